@@ -53,13 +53,15 @@ struct FileChange {
   std::optional<std::string> new_text;
 };
 
-// `current` maps each path the patch updates or deletes (as written in the patch) to its
+// `current` maps each path the patch updates, deletes or adds (as written in the patch) to its
 // present contents; a path missing from the map is a file that does not exist. All-or-nothing:
 // the first hunk that does not apply returns an error naming the file and the hunk (1-based).
+// Ops run in order, so a later op sees what an earlier one did to the same path. Updated files
+// keep their line endings (CRLF when every line had one) and their final-newline convention.
 std::variant<std::vector<FileChange>, PatchError> compute_patch_changes(
     const Patch& patch, const std::map<std::string, std::string>& current);
 
-// Paths (as written) whose present contents compute_patch_changes needs.
+// Paths (as written) whose present contents (or existence, for adds) compute_patch_changes needs.
 std::vector<std::string> paths_to_read(const Patch& patch);
 
 }  // namespace runtime::tools
