@@ -1,0 +1,425 @@
+#include "bridge/process/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+extern char** environ;
+
+namespace bridge::process {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kPollSlice{50};         // how often cancel/deadline/exit are checked
+constexpr milliseconds kTermGrace{500};        // SIGTERM -> SIGKILL
+constexpr milliseconds kEofGraceAfterExit{200};  // child gone, a grandchild holds the pipes
+constexpr milliseconds kFinalDrain{200};       // reading what is left after the group was killed
+
+// What the child reports through the error pipe before it _exits.
+enum class Stage : int { kChdir = 1, kExec = 2, kDup = 3 };
+struct ChildError {
+  int stage;
+  int err;
+};
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.release();
+    }
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+bool make_pipe(Fd& r, Fd& w) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return false;
+  r = Fd(p[0]);
+  w = Fd(p[1]);
+  return true;
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Candidate paths for argv[0], in execvp order.
+std::vector<std::string> exec_candidates(const std::string& file, const std::string& path_var) {
+  if (file.find('/') != std::string::npos) return {file};
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto colon = path_var.find(':', start);
+    std::string dir = path_var.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (dir.empty()) dir = ".";
+    out.push_back(dir + "/" + file);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+// Kills the process group: SIGTERM, up to kTermGrace for it to go away (reaping `pid` and
+// draining the pipes meanwhile through `pump`), then SIGKILL.
+template <typename Pump, typename Reap>
+void kill_group(pid_t pgid, Pump&& pump, Reap&& reap) {
+  ::kill(-pgid, SIGTERM);
+  auto give_up = Clock::now() + kTermGrace;
+  while (Clock::now() < give_up) {
+    reap();
+    if (::kill(-pgid, 0) != 0 && errno == ESRCH) return;
+    pump(milliseconds(10));
+  }
+  ::kill(-pgid, SIGKILL);
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* cancel) {
+  ProcessResult result;
+  if (spec.argv.empty()) {
+    result.spawn_error = "cannot start a process: empty argv";
+    return result;
+  }
+
+  // ---- everything the child needs, built before fork (no allocation after it) ----
+  std::set<std::string> overlay_keys;
+  for (const auto& [k, v] : spec.env_overlay) overlay_keys.insert(k);
+  std::vector<std::string> env_strings;
+  std::string path_var;
+  bool path_from_overlay = false;
+  for (const auto& [k, v] : spec.env_overlay) {
+    if (k == "PATH") {
+      path_var = v;
+      path_from_overlay = true;
+    }
+  }
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    std::string key(entry.substr(0, eq));
+    if (overlay_keys.count(key)) continue;
+    if (key == "PATH" && !path_from_overlay && eq != std::string_view::npos) {
+      path_var = std::string(entry.substr(eq + 1));
+    }
+    env_strings.emplace_back(entry);
+  }
+  // Later duplicates in the overlay win.
+  std::map<std::string, std::string> overlay_final;
+  for (const auto& [k, v] : spec.env_overlay) overlay_final[k] = v;
+  for (const auto& [k, v] : spec.env_overlay) {
+    auto it = overlay_final.find(k);
+    if (it == overlay_final.end()) continue;
+    env_strings.push_back(k + "=" + it->second);
+    overlay_final.erase(it);
+  }
+  if (path_var.empty() && !path_from_overlay) path_var = "/usr/local/bin:/usr/bin:/bin";
+
+  std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  std::vector<std::string> argv_strings = spec.argv;
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> candidates = exec_candidates(spec.argv[0], path_var);
+  std::vector<const char*> candidate_ptrs;
+  for (auto& c : candidates) candidate_ptrs.push_back(c.c_str());
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+
+  Fd in_r, in_w, out_r, out_w, err_r, err_w, status_r, status_w;
+  if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
+      !make_pipe(status_r, status_w)) {
+    result.spawn_error = "cannot create pipes: " + errno_text(errno);
+    return result;
+  }
+
+  // Block SIGPIPE in this thread while we write the child's stdin; the child resets its mask.
+  sigset_t pipe_set, old_mask;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+  sigset_t pending_before;
+  sigpending(&pending_before);
+  const bool sigpipe_was_pending = sigismember(&pending_before, SIGPIPE) == 1;
+  bool got_epipe = false;
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    result.spawn_error = "cannot fork: " + errno_text(e);
+    return result;
+  }
+
+  if (pid == 0) {
+    // ---- child: async-signal-safe calls only ----
+    ::setpgid(0, 0);
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    // Ignored dispositions survive exec; the child should start with the defaults.
+    for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t empty;
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+
+    auto fail = [&](Stage stage, int err) {
+      ChildError ce{static_cast<int>(stage), err};
+      ssize_t ignored = ::write(status_w.get(), &ce, sizeof ce);
+      (void)ignored;
+      ::_exit(127);
+    };
+    // Move the three ends above 2 first, so dup2 onto 0..2 cannot clobber one of them.
+    int fds[3] = {in_r.get(), out_w.get(), err_w.get()};
+    int high[3];
+    for (int k = 0; k < 3; ++k) {
+      high[k] = ::fcntl(fds[k], F_DUPFD_CLOEXEC, 3);
+      if (high[k] < 0) fail(Stage::kDup, errno);
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (::dup2(high[k], k) < 0) fail(Stage::kDup, errno);  // dup2 clears FD_CLOEXEC
+    }
+    if (cwd && ::chdir(cwd) != 0) fail(Stage::kChdir, errno);
+    int exec_err = ENOENT;
+    bool saw_eacces = false;
+    for (const char* path : candidate_ptrs) {
+      ::execve(path, argv.data(), envp.data());
+      exec_err = errno;
+      if (exec_err == EACCES) saw_eacces = true;
+      if (exec_err != ENOENT && exec_err != EACCES && exec_err != ENOTDIR && exec_err != ESTALE &&
+          exec_err != ENODEV && exec_err != ETIMEDOUT)
+        break;
+    }
+    if (saw_eacces && exec_err != EACCES && candidate_ptrs.size() > 1 &&
+        (exec_err == ENOENT || exec_err == ENOTDIR))
+      exec_err = EACCES;
+    fail(Stage::kExec, exec_err);
+  }
+
+  // ---- parent ----
+  ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  const pid_t pgid = pid;
+  in_r.reset();
+  out_w.reset();
+  err_w.reset();
+  status_w.reset();
+
+  ChildError ce{};
+  std::size_t got = 0;
+  while (got < sizeof ce) {
+    ssize_t n = ::read(status_r.get(), reinterpret_cast<char*>(&ce) + got, sizeof ce - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  status_r.reset();
+  if (got == sizeof ce) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    switch (static_cast<Stage>(ce.stage)) {
+      case Stage::kChdir:
+        result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + errno_text(ce.err);
+        break;
+      case Stage::kExec: {
+        const bool searched = spec.argv[0].find('/') == std::string::npos;
+        result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + errno_text(ce.err);
+        if (searched && ce.err == ENOENT) result.spawn_error += " (not found on PATH)";
+        break;
+      }
+      default:
+        result.spawn_error = "cannot set up the child's standard streams: " + errno_text(ce.err);
+    }
+    return result;
+  }
+  result.started = true;
+
+  // ---- the I/O loop ----
+  ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(out_r.get(), F_SETFL, ::fcntl(out_r.get(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(err_r.get(), F_SETFL, ::fcntl(err_r.get(), F_GETFL) | O_NONBLOCK);
+  std::size_t stdin_off = 0;
+  if (spec.stdin_data.empty()) in_w.reset();
+
+  bool reaped = false;
+  int wait_status = 0;
+  auto reap = [&] {
+    if (reaped) return;
+    pid_t r;
+    do {
+      r = ::waitpid(pid, &wait_status, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid || (r < 0 && errno == ECHILD)) reaped = true;
+  };
+
+  char buf[65536];
+  auto read_into = [&](Fd& fd, std::string& out, bool& truncated) {
+    while (fd.valid()) {
+      ssize_t n = ::read(fd.get(), buf, sizeof buf);
+      if (n > 0) {
+        std::size_t room = spec.max_output_bytes > out.size() ? spec.max_output_bytes - out.size() : 0;
+        std::size_t keep = std::min(room, static_cast<std::size_t>(n));
+        out.append(buf, keep);
+        if (keep < static_cast<std::size_t>(n)) truncated = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      fd.reset();  // EOF or error
+    }
+  };
+  auto write_stdin = [&] {
+    while (in_w.valid() && stdin_off < spec.stdin_data.size()) {
+      ssize_t n = ::write(in_w.get(), spec.stdin_data.data() + stdin_off,
+                          spec.stdin_data.size() - stdin_off);
+      if (n > 0) {
+        stdin_off += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n < 0 && errno == EPIPE) got_epipe = true;
+      in_w.reset();
+      return;
+    }
+    if (in_w.valid() && stdin_off >= spec.stdin_data.size()) in_w.reset();
+  };
+  // One poll over whatever is still open, then service it. Sleeps `wait` when nothing is open.
+  auto pump = [&](milliseconds wait) {
+    pollfd pfds[3];
+    nfds_t n = 0;
+    int idx_out = -1, idx_err = -1, idx_in = -1;
+    if (out_r.valid()) {
+      idx_out = static_cast<int>(n);
+      pfds[n++] = {out_r.get(), POLLIN, 0};
+    }
+    if (err_r.valid()) {
+      idx_err = static_cast<int>(n);
+      pfds[n++] = {err_r.get(), POLLIN, 0};
+    }
+    if (in_w.valid()) {
+      idx_in = static_cast<int>(n);
+      pfds[n++] = {in_w.get(), POLLOUT, 0};
+    }
+    int r = ::poll(n ? pfds : nullptr, n, static_cast<int>(wait.count()));
+    if (r <= 0) return;
+    if (idx_out >= 0 && pfds[idx_out].revents) read_into(out_r, result.stdout_data, result.stdout_truncated);
+    if (idx_err >= 0 && pfds[idx_err].revents) read_into(err_r, result.stderr_data, result.stderr_truncated);
+    if (idx_in >= 0 && pfds[idx_in].revents) {
+      if (pfds[idx_in].revents & (POLLERR | POLLHUP)) {
+        in_w.reset();  // the reader is gone
+      } else {
+        write_stdin();
+      }
+    }
+  };
+
+  const bool has_deadline = spec.timeout.count() > 0;
+  const auto deadline = Clock::now() + spec.timeout;
+  std::optional<Clock::time_point> exited_at;
+  bool killed = false;
+  milliseconds idle_wait{1};
+  while (true) {
+    if (cancel && cancel->load()) {
+      result.cancelled = true;
+      break;
+    }
+    auto now = Clock::now();
+    if (has_deadline && now >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    reap();
+    if (reaped && !exited_at) exited_at = now;
+    if (reaped && !out_r.valid() && !err_r.valid()) break;
+    if (exited_at && now - *exited_at >= kEofGraceAfterExit) break;  // a grandchild holds the pipes
+
+    // With both pipes closed only the exit is awaited: start with short sleeps so a quick
+    // child is reaped promptly, backing off to the usual slice.
+    milliseconds wait = kPollSlice;
+    if (!out_r.valid() && !err_r.valid() && !in_w.valid()) {
+      wait = std::min(kPollSlice, idle_wait);
+      idle_wait = std::min(kPollSlice, idle_wait * 2);
+    }
+    if (has_deadline) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - now) + milliseconds(1);
+      wait = std::min(wait, left);
+    }
+    pump(wait);
+  }
+
+  if (result.cancelled || result.timed_out || !reaped || out_r.valid() || err_r.valid()) {
+    kill_group(pgid, pump, reap);
+    killed = true;
+  }
+  in_w.reset();
+  if (!reaped) {
+    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    reaped = true;
+  }
+  if (killed) {
+    // Whatever the group wrote before it died; a process outside the group (one that called
+    // setsid) may still hold a pipe, so this is bounded.
+    auto until = Clock::now() + kFinalDrain;
+    while ((out_r.valid() || err_r.valid()) && Clock::now() < until) pump(milliseconds(10));
+  }
+  out_r.reset();
+  err_r.reset();
+
+  if (WIFEXITED(wait_status)) {
+    result.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    result.term_signal = WTERMSIG(wait_status);
+  }
+
+  if (got_epipe && !sigpipe_was_pending) {
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return result;
+}
+
+}  // namespace bridge::process
