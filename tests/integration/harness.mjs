@@ -509,6 +509,7 @@ export const DEFAULT_CLIENT_CAPABILITIES = Object.freeze({
  *   onFsRead / onFsWrite (params, ctx) => response   (override the real-disk defaults)
  *   onTerminal: { create, output, waitForExit, kill, release }   overrides
  *   onRequest(method, params)  fallback for other client requests (default: method not found)
+ *   onUpdate(params)     called for every session/update as it arrives (after it is recorded)
  *   echoStderr           pipe the agent's stderr to ours (also env OPENVAALA_TEST_STDERR=1)
  */
 export async function startAgent(opts = {}) {
@@ -524,6 +525,7 @@ export async function startAgent(opts = {}) {
     onFsWrite = null,
     onTerminal = {},
     onRequest = null,
+    onUpdate = null,
     echoStderr = !!process.env.OPENVAALA_TEST_STDERR,
   } = opts;
 
@@ -573,6 +575,7 @@ export async function startAgent(opts = {}) {
   const updates = []; // SessionNotification params, in arrival order
   const clientRequests = []; // { method, params, at, response?, error? }
   const terminals = new Map();
+  const sessionCwds = new Map(); // sessionId -> cwd (terminals default to the session's cwd, as editors do)
   let terminalCounter = 0;
   const updateWaiters = new Set();
   const requestWaiters = new Set();
@@ -634,7 +637,7 @@ export async function startAgent(opts = {}) {
     terminalCreate: async (params) => {
       if (params.cwd) checkAbsolute("terminal/create cwd", params.cwd);
       const id = `term-${++terminalCounter}`;
-      const t = new ClientTerminal(id, params);
+      const t = new ClientTerminal(id, { ...params, cwd: params.cwd ?? sessionCwds.get(params.sessionId) ?? cwd });
       terminals.set(id, t);
       // surface spawn failures (e.g. ENOENT because a shell command line was passed as `command`)
       await Promise.race([sleep(30), t.exited]);
@@ -670,6 +673,7 @@ export async function startAgent(opts = {}) {
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
       for (const w of updateWaiters) w();
+      if (onUpdate) onUpdate(params);
     })
     .onNotification("*", () => {})
     .onRequest(acp.methods.client.session.requestPermission, (ctx) =>
@@ -735,8 +739,10 @@ export async function startAgent(opts = {}) {
         "initialize",
       );
     },
-    newSession(sessionCwd, extra = {}) {
-      return withTimeout(agent.request("session/new", { cwd: sessionCwd, mcpServers: [], ...extra }), 10000, "session/new");
+    async newSession(sessionCwd, extra = {}) {
+      const r = await withTimeout(agent.request("session/new", { cwd: sessionCwd, mcpServers: [], ...extra }), 10000, "session/new");
+      if (r?.sessionId) sessionCwds.set(r.sessionId, sessionCwd);
+      return r;
     },
     prompt(sessionId, prompt, { timeout = 30000 } = {}) {
       const blocks = typeof prompt === "string" ? [{ type: "text", text: prompt }] : Array.isArray(prompt) ? prompt : [prompt];

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs the Node.js integration tests (official ACP SDK client driving build/openvaala, fake model server).
+# Usage: scripts/run-integration.sh [test files...]   (default: tests/integration/*.test.mjs)
+# Env:   OPENVAALA_BIN=path/to/openvaala (default build/openvaala)
+#        OPENVAALA_TEST_STDERR=1 to echo the agent's stderr; OPENVAALA_KEEP_TMP=1 to keep temp dirs
+set -eu
+cd "$(dirname "$0")/.."
+if [ ! -d node_modules/@agentclientprotocol/sdk ]; then
+  echo "run-integration: installing npm devDependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+if [ "$#" -eq 0 ]; then
+  set -- tests/integration/*.test.mjs
+fi
+BIN="${OPENVAALA_BIN:-build/openvaala}"
+if [ ! -x "$BIN" ]; then
+  echo "run-integration: $BIN not found or not executable: agent tests will be skipped (build it or set OPENVAALA_BIN)" >&2
+fi
+exec node --test --test-concurrency=1 "$@"

@@ -1,0 +1,103 @@
+// session/cancel: mid-stream, mid-command (client terminal and local process), pending permission.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { scenario, withTimeout, waitUntil, pgrep } from "./harness.mjs";
+
+/** A unique, pgrep-able long command: bash cannot exec-optimise it away (a command follows the sleep). */
+function uniqueSleep() {
+  const secs = `30.${crypto.randomInt(100000, 999999)}`;
+  return { command: `sleep ${secs}; echo finished-${crypto.randomUUID()}`, pattern: `sleep ${secs}` };
+}
+
+for (const provider of ["openai", "anthropic"]) {
+  scenario(`cancel mid-stream (${provider}): prompt returns cancelled within 2 s`, async (ctx) => {
+    const chunks = Array.from({ length: 60 }, (_, i) => `chunk${i} `);
+    const { fake, ws, h } = await ctx.setup({ provider, script: [{ chunks, chunkDelayMs: 200 }] });
+    const { sessionId } = await h.newSession(ws);
+    const prompt = h.prompt(sessionId, "tell me a long story");
+    await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk");
+    const t0 = Date.now();
+    await h.cancel(sessionId);
+    const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+    assert.equal(res.stopReason, "cancelled");
+    assert.ok(Date.now() - t0 < 2000);
+    assert.ok(h.textOf(sessionId).length < chunks.join("").length, "the stream was cut short");
+    assert.equal(fake.requests.length, 1);
+    // the session is usable afterwards
+    fake.push({ text: "next turn works" });
+    const before = h.textOf(sessionId);
+    assert.equal((await h.prompt(sessionId, "again")).stopReason, "end_turn");
+    assert.equal(h.textOf(sessionId).slice(before.length), "next turn works");
+    h.assertSchemaClean();
+  });
+}
+
+scenario("cancel mid-command in a client terminal: cancelled within 2 s, terminal killed/released", async (ctx) => {
+  const s = uniqueSleep();
+  const { ws, h } = await ctx.setup({
+    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }, { text: "should not be needed" }],
+  });
+  const { sessionId } = await h.newSession(ws);
+  const prompt = h.prompt(sessionId, "run the long command");
+  const created = await h.waitForRequest("terminal/create");
+  await waitUntil(() => created.response?.terminalId, { label: "terminal/create answered" });
+  const term = h.terminals.get(created.response.terminalId);
+  await waitUntil(() => pgrep(s.pattern).length > 0, { label: `process ${s.pattern} running` });
+  const t0 = Date.now();
+  await h.cancel(sessionId);
+  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(Date.now() - t0 < 2000);
+  await waitUntil(() => term.killed || term.released, { timeout: 2000, label: "terminal/kill or terminal/release" });
+  await waitUntil(() => !term.running, { timeout: 2000, label: "terminal process gone" });
+  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  const call = h.updatesOf(sessionId).filter((u) => u.toolCallId && u.status).at(-1);
+  assert.ok(!call || call.status !== "in_progress", "the tool call is not left in progress");
+  h.assertSchemaClean();
+});
+
+scenario("cancel mid-command run locally: cancelled within 2 s, no process left", async (ctx) => {
+  const s = uniqueSleep();
+  const { ws, h } = await ctx.setup({
+    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }, { text: "should not be needed" }],
+    agentOpts: { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } },
+  });
+  const { sessionId } = await h.newSession(ws);
+  const prompt = h.prompt(sessionId, "run the long command");
+  await waitUntil(() => pgrep(s.pattern).length > 0, { timeout: 10000, label: `process ${s.pattern} running` });
+  const t0 = Date.now();
+  await h.cancel(sessionId);
+  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(Date.now() - t0 < 2000);
+  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  assert.equal(h.requestsOf("terminal/create").length, 0);
+  h.assertSchemaClean();
+});
+
+scenario("cancel while a permission request is pending: cancelled, nothing edited", async (ctx) => {
+  let answer;
+  const answered = new Promise((r) => { answer = r; });
+  const { ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch" } }] },
+      { text: "should not be needed" },
+    ],
+    files: { "hello.txt": "old line\n" },
+    agentOpts: { onPermission: () => answered },
+  });
+  const { sessionId } = await h.newSession(ws);
+  const prompt = h.prompt(sessionId, "edit it");
+  await h.waitForRequest("session/request_permission");
+  const t0 = Date.now();
+  await h.cancel(sessionId);
+  answer("cancelled"); // the client answers pending permission requests with `cancelled` after session/cancel (spec)
+  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(Date.now() - t0 < 2000);
+  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n");
+  assert.equal(h.requestsOf("fs/write_text_file").length, 0);
+  h.assertSchemaClean();
+});
