@@ -1,0 +1,75 @@
+#pragma once
+// Typed calls from the agent to the client (the editor): session updates, permission prompts,
+// file system and terminals. Knows which of them the client advertised in `initialize`.
+#include <boost/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acp/connection.hpp"
+
+namespace acp {
+
+struct ClientCapabilities {
+  bool fs_read = false;
+  bool fs_write = false;
+  bool terminal = false;
+
+  static ClientCapabilities from_json(const boost::json::value& caps);
+};
+
+struct PermissionOption {
+  std::string option_id;
+  std::string name;
+  std::string kind;  // allow_once | allow_always | reject_once | reject_always
+};
+
+struct TerminalExit {
+  std::optional<std::int64_t> exit_code;
+  std::optional<std::string> signal;
+};
+
+struct TerminalOutput {
+  std::string output;
+  bool truncated = false;
+  std::optional<TerminalExit> exit_status;
+};
+
+class ClientApi {
+ public:
+  explicit ClientApi(Connection& conn) : conn_(conn) {}
+
+  void set_capabilities(ClientCapabilities caps) { caps_ = caps; }
+  const ClientCapabilities& capabilities() const { return caps_; }
+
+  void session_update(const std::string& session_id, boost::json::object update);
+
+  // Returns the chosen optionId, or nullopt when the outcome was "cancelled".
+  awaitable<std::optional<std::string>> request_permission(const std::string& session_id,
+                                                           boost::json::object tool_call,
+                                                           const std::vector<PermissionOption>& options,
+                                                           CancelSource* cancel);
+
+  awaitable<std::string> read_text_file(const std::string& session_id, const std::string& path,
+                                        std::optional<std::int64_t> line,
+                                        std::optional<std::int64_t> limit, CancelSource* cancel);
+  awaitable<void> write_text_file(const std::string& session_id, const std::string& path,
+                                  const std::string& content, CancelSource* cancel);
+
+  awaitable<std::string> terminal_create(const std::string& session_id, const std::string& command,
+                                         const std::vector<std::string>& args, const std::string& cwd,
+                                         std::int64_t output_byte_limit, CancelSource* cancel);
+  awaitable<TerminalOutput> terminal_output(const std::string& session_id, const std::string& terminal_id);
+  awaitable<TerminalExit> terminal_wait_for_exit(const std::string& session_id,
+                                                 const std::string& terminal_id, CancelSource* cancel);
+  awaitable<void> terminal_kill(const std::string& session_id, const std::string& terminal_id);
+  awaitable<void> terminal_release(const std::string& session_id, const std::string& terminal_id);
+
+  Connection& connection() { return conn_; }
+
+ private:
+  Connection& conn_;
+  ClientCapabilities caps_;
+};
+
+}  // namespace acp

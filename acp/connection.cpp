@@ -1,0 +1,244 @@
+#include "acp/connection.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "acp/methods.hpp"
+
+namespace acp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+struct Connection::PendingCall {
+  explicit PendingCall(asio::any_io_executor ex) : timer(ex, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer timer;
+  bool done = false;
+  json::value result;
+  std::optional<RpcError> error;
+  void resolve() {
+    done = true;
+    timer.cancel();
+  }
+};
+
+Connection::Connection(asio::any_io_executor executor, Transport& transport)
+    : executor_(std::move(executor)), transport_(transport) {}
+
+Connection::~Connection() { close(); }
+
+void Connection::on_request(std::string method, RequestHandler handler) {
+  requests_[std::move(method)] = std::move(handler);
+}
+
+void Connection::on_notification(std::string method, NotificationHandler handler) {
+  notifications_[std::move(method)] = std::move(handler);
+}
+
+void Connection::send_object(const json::object& msg) {
+  if (closed_) return;
+  transport_.send(json::serialize(msg));
+}
+
+void Connection::send_error(const json::value& id, int code, std::string_view message,
+                            const json::value& data) {
+  json::object err{{"code", code}, {"message", message}};
+  if (!data.is_null()) err["data"] = data;
+  send_object(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(err)}});
+}
+
+void Connection::send_result(const json::value& id, json::value result) {
+  send_object(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+}
+
+void Connection::notify(std::string_view method, json::object params) {
+  send_object(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+}
+
+void Connection::handle_oversized_line(std::size_t bytes) {
+  spdlog::warn("dropped an incoming line of {} bytes: over the size limit", bytes);
+  send_error(nullptr, error_code::kInvalidRequest,
+             "Message too large: " + std::to_string(bytes) + " bytes");
+}
+
+void Connection::handle_line(std::string_view line) {
+  json::error_code ec;
+  json::value msg = json::parse(line, ec);
+  if (ec) {
+    spdlog::debug("unparseable line ({} bytes): {}", line.size(), ec.message());
+    send_error(nullptr, error_code::kParseError, "Parse error: " + ec.message());
+    return;
+  }
+  if (!msg.is_object()) {
+    send_error(nullptr, error_code::kInvalidRequest,
+               msg.is_array() ? "Invalid request: batches are not supported"
+                              : "Invalid request: a message must be a JSON object");
+    return;
+  }
+  auto& obj = msg.as_object();
+  const json::value* id = obj.if_contains("id");
+  const bool id_ok = !id || id->is_string() || id->is_int64() || id->is_uint64() || id->is_null();
+  const json::value reply_id = (id && id_ok) ? *id : json::value(nullptr);
+  auto* version = obj.if_contains("jsonrpc");
+  if (!version || !version->is_string() || version->as_string() != "2.0" || !id_ok) {
+    send_error(reply_id, error_code::kInvalidRequest,
+               !id_ok ? "Invalid request: id must be a string, a number or null"
+                      : "Invalid request: \"jsonrpc\" must be \"2.0\"");
+    return;
+  }
+  auto* method = obj.if_contains("method");
+  if (!method) {
+    if (id && (obj.contains("result") || obj.contains("error"))) {
+      dispatch_response(obj);
+    } else {
+      send_error(reply_id, error_code::kInvalidRequest,
+                 "Invalid request: no \"method\", and not a response");
+    }
+    return;
+  }
+  if (!method->is_string()) {
+    send_error(reply_id, error_code::kInvalidRequest, "Invalid request: \"method\" must be a string");
+    return;
+  }
+  std::string name(method->as_string());
+  json::value params = obj.contains("params") ? obj["params"] : json::value(nullptr);
+  if (!params.is_null() && !params.is_object() && !params.is_array()) {
+    if (id) send_error(reply_id, error_code::kInvalidRequest, "Invalid request: params must be an object");
+    return;
+  }
+  if (!id) {
+    if (name == methods::kCancelRequest) {
+      if (params.is_object()) {
+        if (auto* rid = params.as_object().if_contains("requestId")) {
+          auto [b, e] = running_.equal_range(json::serialize(*rid));
+          for (auto it = b; it != e; ++it) it->second->cancel();
+        }
+      }
+      return;
+    }
+    auto it = notifications_.find(name);
+    if (it == notifications_.end()) {
+      spdlog::debug("ignoring notification {}", name);
+      return;
+    }
+    try {
+      it->second(std::move(params));
+    } catch (const std::exception& e) {
+      spdlog::warn("notification {} failed: {}", name, e.what());
+    }
+    return;
+  }
+  dispatch_request(std::move(name), *id, std::move(params));
+}
+
+void Connection::dispatch_request(std::string method, json::value id, json::value params) {
+  auto it = requests_.find(method);
+  if (it == requests_.end()) {
+    send_error(id, error_code::kMethodNotFound, "Method not found: " + method);
+    return;
+  }
+  if (gate_) {
+    try {
+      gate_(method);
+    } catch (const RpcError& e) {
+      send_error(id, e.code(), e.what(), e.data());
+      return;
+    }
+  }
+  auto cancel = std::make_shared<CancelSource>();
+  auto key = json::serialize(id);
+  auto running_it = running_.emplace(key, cancel);
+  RequestHandler handler = it->second;
+  spdlog::debug("--> {}({})", method, key);
+  asio::co_spawn(
+      executor_,
+      [this, handler, method = std::move(method), id = std::move(id), params = std::move(params),
+       cancel, running_it]() mutable -> awaitable<void> {
+        const auto started = std::chrono::steady_clock::now();
+        std::optional<json::value> result;
+        std::optional<RpcError> error;
+        try {
+          result = co_await handler(std::move(params), RequestContext{id, cancel});
+        } catch (const RpcError& e) {
+          error = e;
+        } catch (const std::exception& e) {
+          spdlog::error("request {} failed: {}", method, e.what());
+          error = RpcError(error_code::kInternalError, std::string("Internal error: ") + e.what());
+        }
+        if (!closed_) running_.erase(running_it);
+        if (error && cancel->cancelled() && error->code() == error_code::kInternalError)
+          error = RpcError(error_code::kRequestCancelled, "Request cancelled");
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started).count();
+        spdlog::debug("<-- {}({}) {}ms{}", method, json::serialize(id), ms, error ? " error" : "");
+        if (error) send_error(id, error->code(), error->what(), error->data());
+        else send_result(id, std::move(*result));
+      },
+      asio::detached);
+}
+
+void Connection::dispatch_response(const json::object& msg) {
+  const auto& id = msg.at("id");
+  std::int64_t key = id.is_int64() ? id.as_int64() : id.is_uint64() ? static_cast<std::int64_t>(id.as_uint64()) : -1;
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    spdlog::debug("reply to unknown or abandoned call {}", json::serialize(id));
+    return;
+  }
+  auto call = it->second;
+  pending_.erase(it);
+  if (auto* err = msg.if_contains("error"); err && err->is_object()) {
+    const auto& e = err->as_object();
+    int code = error_code::kInternalError;
+    if (auto* c = e.if_contains("code"); c && c->is_int64()) code = static_cast<int>(c->as_int64());
+    std::string text = "error";
+    if (auto* m = e.if_contains("message"); m && m->is_string()) text = m->as_string();
+    call->error = RpcError(code, text, e.contains("data") ? e.at("data") : json::value(nullptr));
+  } else {
+    call->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
+  }
+  call->resolve();
+}
+
+awaitable<json::value> Connection::call(std::string method, json::object params, CancelSource* cancel) {
+  if (closed_) throw RpcError(error_code::kInternalError, "The client has disconnected");
+  const std::int64_t id = next_id_++;
+  auto pending = std::make_shared<PendingCall>(executor_);
+  pending_.emplace(id, pending);
+  send_object(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
+  CancelSource::Registration reg;
+  if (cancel) {
+    reg = cancel->on_cancel([this, id, pending] {
+      if (pending->done) return;
+      pending_.erase(id);
+      notify(methods::kCancelRequest, json::object{{"requestId", id}});
+      pending->error = RpcError(error_code::kRequestCancelled, "Request cancelled");
+      pending->resolve();
+    });
+  }
+  while (!pending->done) {
+    co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  if (pending->error) throw *pending->error;
+  co_return std::move(pending->result);
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [_, call] : pending) {
+    call->error = RpcError(error_code::kInternalError, "The client has disconnected");
+    call->resolve();
+  }
+  auto running = std::move(running_);
+  running_.clear();
+  for (auto& [_, c] : running) c->cancel();
+}
+
+}  // namespace acp

@@ -1,0 +1,80 @@
+#pragma once
+// JSON-RPC 2.0 over a line transport, both directions: dispatches incoming requests (each in
+// its own coroutine, so many run at once) and notifications, sends notifications, and makes
+// outgoing calls whose replies are matched by id. Turns RpcError into error responses; no
+// other layer writes JSON-RPC envelopes.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "acp/cancellation.hpp"
+#include "acp/rpc_error.hpp"
+#include "acp/stdio_transport.hpp"
+
+namespace acp {
+
+template <class T>
+using awaitable = boost::asio::awaitable<T>;
+
+struct RequestContext {
+  boost::json::value id;
+  CancelSourcePtr cancel;  // fired by $/cancel_request for this id
+};
+
+class Connection {
+ public:
+  using RequestHandler =
+      std::function<awaitable<boost::json::value>(boost::json::value params, RequestContext ctx)>;
+  using NotificationHandler = std::function<void(boost::json::value params)>;
+
+  Connection(boost::asio::any_io_executor executor, Transport& transport);
+  ~Connection();
+
+  void on_request(std::string method, RequestHandler handler);
+  void on_notification(std::string method, NotificationHandler handler);
+  // Called for methods with no registered handler before the default "method not found".
+  void set_request_gate(std::function<void(std::string_view method)> gate) { gate_ = std::move(gate); }
+
+  // Feed one received line (from the transport).
+  void handle_line(std::string_view line);
+  void handle_oversized_line(std::size_t bytes);
+
+  void notify(std::string_view method, boost::json::object params);
+  // Sends a request and waits for its reply. Throws RpcError for an error reply, and
+  // RpcError(kRequestCancelled) when `cancel` fires first (the peer is told with $/cancel_request).
+  awaitable<boost::json::value> call(std::string method, boost::json::object params,
+                                     CancelSource* cancel = nullptr);
+
+  // The peer is gone: every outgoing call fails, every running request is cancelled.
+  void close();
+  bool closed() const { return closed_; }
+
+  boost::asio::any_io_executor executor() const { return executor_; }
+
+ private:
+  struct PendingCall;
+  void dispatch_request(std::string method, boost::json::value id, boost::json::value params);
+  void dispatch_response(const boost::json::object& msg);
+  void send_error(const boost::json::value& id, int code, std::string_view message,
+                  const boost::json::value& data = nullptr);
+  void send_result(const boost::json::value& id, boost::json::value result);
+  void send_object(const boost::json::object& msg);
+
+  boost::asio::any_io_executor executor_;
+  Transport& transport_;
+  std::unordered_map<std::string, RequestHandler> requests_;
+  std::unordered_map<std::string, NotificationHandler> notifications_;
+  std::function<void(std::string_view)> gate_;
+  std::int64_t next_id_ = 1;
+  std::map<std::int64_t, std::shared_ptr<PendingCall>> pending_;
+  // Incoming requests in flight, by serialized id, for $/cancel_request.
+  std::multimap<std::string, CancelSourcePtr> running_;
+  bool closed_ = false;
+};
+
+}  // namespace acp

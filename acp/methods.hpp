@@ -1,0 +1,27 @@
+#pragma once
+// Every ACP method name, in one place.
+namespace acp::methods {
+inline constexpr const char* kInitialize = "initialize";
+inline constexpr const char* kAuthenticate = "authenticate";
+inline constexpr const char* kSessionNew = "session/new";
+inline constexpr const char* kSessionLoad = "session/load";
+inline constexpr const char* kSessionList = "session/list";
+inline constexpr const char* kSessionResume = "session/resume";
+inline constexpr const char* kSessionClose = "session/close";
+inline constexpr const char* kSessionPrompt = "session/prompt";
+inline constexpr const char* kSessionCancel = "session/cancel";
+inline constexpr const char* kSessionSetMode = "session/set_mode";
+inline constexpr const char* kSessionSetConfigOption = "session/set_config_option";
+inline constexpr const char* kCancelRequest = "$/cancel_request";
+
+// Agent -> client.
+inline constexpr const char* kSessionUpdate = "session/update";
+inline constexpr const char* kRequestPermission = "session/request_permission";
+inline constexpr const char* kFsReadTextFile = "fs/read_text_file";
+inline constexpr const char* kFsWriteTextFile = "fs/write_text_file";
+inline constexpr const char* kTerminalCreate = "terminal/create";
+inline constexpr const char* kTerminalOutput = "terminal/output";
+inline constexpr const char* kTerminalWaitForExit = "terminal/wait_for_exit";
+inline constexpr const char* kTerminalKill = "terminal/kill";
+inline constexpr const char* kTerminalRelease = "terminal/release";
+}  // namespace acp::methods

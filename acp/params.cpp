@@ -1,0 +1,113 @@
+#include "acp/params.hpp"
+
+namespace acp {
+
+namespace json = boost::json;
+
+Params::Params(const json::value& v) {
+  if (v.is_object()) {
+    obj_ = v.as_object();
+  } else if (!v.is_null()) {
+    throw invalid_params("params must be an object");
+  }
+}
+
+const json::object& Params::empty() {
+  static const json::object o;
+  return o;
+}
+
+bool Params::has(std::string_view key) const {
+  auto it = obj_.find(key);
+  return it != obj_.end() && !it->value().is_null();
+}
+
+const json::value& Params::required(std::string_view key) const {
+  auto it = obj_.find(key);
+  if (it == obj_.end() || it->value().is_null())
+    throw invalid_params("missing required field '" + std::string(key) + "'");
+  return it->value();
+}
+
+std::string Params::required_string(std::string_view key) const {
+  const auto& v = required(key);
+  if (!v.is_string()) throw invalid_params("field '" + std::string(key) + "' must be a string");
+  return std::string(v.as_string());
+}
+
+std::optional<std::string> Params::optional_string(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const auto& v = obj_.at(key);
+  if (!v.is_string()) throw invalid_params("field '" + std::string(key) + "' must be a string");
+  return std::string(v.as_string());
+}
+
+std::optional<std::int64_t> Params::optional_int(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const auto& v = obj_.at(key);
+  if (v.is_int64()) return v.as_int64();
+  if (v.is_uint64()) return static_cast<std::int64_t>(v.as_uint64());
+  throw invalid_params("field '" + std::string(key) + "' must be an integer");
+}
+
+std::optional<bool> Params::optional_bool(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const auto& v = obj_.at(key);
+  if (!v.is_bool()) throw invalid_params("field '" + std::string(key) + "' must be a boolean");
+  return v.as_bool();
+}
+
+const json::array& Params::required_array(std::string_view key) const {
+  const auto& v = required(key);
+  if (!v.is_array()) throw invalid_params("field '" + std::string(key) + "' must be an array");
+  return v.as_array();
+}
+
+const json::array* Params::optional_array(std::string_view key) const {
+  if (!has(key)) return nullptr;
+  const auto& v = obj_.at(key);
+  if (!v.is_array()) throw invalid_params("field '" + std::string(key) + "' must be an array");
+  return &v.as_array();
+}
+
+const json::object* Params::optional_object(std::string_view key) const {
+  if (!has(key)) return nullptr;
+  const auto& v = obj_.at(key);
+  if (!v.is_object()) throw invalid_params("field '" + std::string(key) + "' must be an object");
+  return &v.as_object();
+}
+
+std::string_view str_or(const json::value* v, std::string_view fallback) {
+  if (v && v->is_string()) return v->as_string();
+  return fallback;
+}
+
+std::string_view str_at(const json::object& o, std::string_view key, std::string_view fallback) {
+  return str_or(o.if_contains(key), fallback);
+}
+
+const json::object* obj_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+
+const json::array* arr_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+
+std::optional<std::int64_t> int_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  if (!v) return std::nullopt;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
+  return std::nullopt;
+}
+
+bool bool_at(const json::object& o, std::string_view key, bool fallback) {
+  auto* v = o.if_contains(key);
+  return v && v->is_bool() ? v->as_bool() : fallback;
+}
+
+}  // namespace acp

@@ -1,0 +1,87 @@
+// `openvaala acp`: wires stdio, the JSON-RPC connection and the agent on one io_context.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "acp/connection.hpp"
+#include "acp/stdio_transport.hpp"
+#include "app/cli.hpp"
+#include "runtime/acp_agent.hpp"
+#include "runtime/config/paths.hpp"
+
+namespace app {
+
+namespace {
+
+// Logs go to stderr (the editor shows them) and to <data dir>/logs/; never to stdout.
+void setup_logging() {
+  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  std::vector<spdlog::sink_ptr> sinks{stderr_sink};
+  try {
+    auto dir = runtime::config::data_dir() / "logs";
+    std::filesystem::create_directories(dir);
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "openvaala.log").string()));
+  } catch (const std::exception&) {
+    // A read-only home must not stop the server.
+  }
+  auto logger = std::make_shared<spdlog::logger>("openvaala", sinks.begin(), sinks.end());
+  const char* level = std::getenv("OPENVAALA_LOG");
+  logger->set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int run_acp_server() {
+  std::signal(SIGPIPE, SIG_IGN);
+  setup_logging();
+  boost::asio::io_context ioc(1);
+  boost::asio::thread_pool pool(4);
+  acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
+  acp::Connection conn(ioc.get_executor(), transport);
+  runtime::AcpAgent agent(conn, pool);
+
+  bool stopping = false;
+  auto stop = [&](const char* why) {
+    if (stopping) return;
+    stopping = true;
+    spdlog::info("shutting down: {}", why);
+    agent.shutdown();
+    conn.close();
+    ioc.stop();
+  };
+  boost::asio::signal_set signals(ioc, SIGTERM, SIGINT, SIGHUP);
+  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP: reloading the configuration");
+      agent.reload_config();
+      signals.async_wait(on_signal);
+      return;
+    }
+    stop(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  };
+  signals.async_wait(on_signal);
+
+  transport.start({
+      [&](std::string&& line) { conn.handle_line(line); },
+      [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
+      [&] { stop("stdin closed"); },
+  });
+  ioc.run();
+  transport.flush_and_stop();
+  pool.join();  // local commands were told to stop; their process groups are killed
+  spdlog::shutdown();
+  // The reader thread may still sit in read(); exit without waiting for it.
+  std::_Exit(0);
+}
+
+}  // namespace app

@@ -1,0 +1,59 @@
+#include "app/cli.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace app {
+
+namespace {
+
+const char* kUsage =
+    "Usage: openvaala <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  acp                          Run the Agent Client Protocol server on stdio (editors run this)\n"
+    "  config check [--cwd DIR] [--json]\n"
+    "                               Show what a session in DIR would load, and every problem\n"
+    "  serve reload                 Make every running `openvaala acp` reload its configuration\n"
+    "  plugin install SRC [--path P] [--ref R] | list | update [NAME] | enable NAME | disable NAME | uninstall NAME\n"
+    "                               Manage plugins\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help                   Show this help\n"
+    "  -V, --version                Show the version\n"
+    "\n"
+    "Configuration lives in $OPENVAALA_CONFIG_DIR (default ~/.config/openvaala).\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "openvaala: %s\n\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error("no command given");
+  const std::string& cmd = args[0];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "-V" || cmd == "--version") {
+    std::fputs("openvaala " OPENVAALA_VERSION "\n", stdout);
+    return 0;
+  }
+  if (cmd == "acp") {
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "-h" || args[i] == "--help") {
+        std::fputs("Usage: openvaala acp\n\nRuns the ACP server on stdin/stdout. Logs go to stderr.\n", stdout);
+        return 0;
+      }
+      return usage_error("unknown option for 'acp': " + args[i]);
+    }
+    return run_acp_server();
+  }
+  if (!cmd.empty() && cmd[0] == '-') return usage_error("unknown option: " + cmd);
+  return usage_error("unknown command: " + cmd);
+}
+
+}  // namespace app

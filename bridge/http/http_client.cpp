@@ -1,0 +1,155 @@
+#include "bridge/http/http_client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+#include <spdlog/spdlog.h>
+#include <strings.h>
+
+namespace bridge::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+std::string HttpResponseHead::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return v;
+  return {};
+}
+
+namespace {
+
+HttpFailure classify(const boost::system::error_code& ec, bool cancelled, std::string_view stage) {
+  if (cancelled) return {FailureKind::Cancelled, "cancelled"};
+  if (ec == beast::error::timeout) return {FailureKind::Timeout, std::string(stage) + ": timed out"};
+  if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe || ec == bhttp::error::end_of_stream ||
+      ec == asio::error::eof || ec == bhttp::error::partial_message)
+    return {FailureKind::Reset, std::string(stage) + ": connection closed (" + ec.message() + ")"};
+  if (ec.category() == asio::error::get_ssl_category())
+    return {FailureKind::Tls, std::string(stage) + ": TLS error (" + ec.message() + ")"};
+  if (stage == "connect") return {FailureKind::Connect, "connect: " + ec.message()};
+  return {FailureKind::Protocol, std::string(stage) + ": " + ec.message()};
+}
+
+asio::ssl::context& tls_context() {
+  static asio::ssl::context ctx = [] {
+    asio::ssl::context c(asio::ssl::context::tls_client);
+    c.set_default_verify_paths();
+    c.set_verify_mode(asio::ssl::verify_peer);
+    return c;
+  }();
+  return ctx;
+}
+
+template <class Stream>
+asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_stream& lowest,
+                                                     bhttp::request<bhttp::string_body>& req,
+                                                     const StreamOptions& options,
+                                                     const std::function<void(const HttpResponseHead&)>& on_head,
+                                                     const std::function<void(std::string_view)>& on_data,
+                                                     acp::CancelSource* cancel) {
+  auto cancelled = [&] { return cancel && cancel->cancelled(); };
+  lowest.expires_after(options.idle_timeout);
+  auto [wec, wn] = co_await bhttp::async_write(stream, req, kTuple);
+  if (wec) co_return classify(wec, cancelled(), "sending the request");
+
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);
+  auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
+  if (hec) co_return classify(hec, cancelled(), "reading the response");
+  HttpResponseHead head;
+  head.status = static_cast<int>(parser.get().result_int());
+  for (const auto& f : parser.get()) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  on_head(head);
+
+  std::array<char, 16384> chunk;
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    lowest.expires_after(options.idle_timeout);
+    auto [rec, rn] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
+    if (rec == bhttp::error::need_buffer) rec = {};
+    std::size_t got = chunk.size() - parser.get().body().size;
+    if (got) on_data(std::string_view(chunk.data(), got));
+    if (rec) co_return classify(rec, cancelled(), "reading the response");
+    if (cancelled()) co_return HttpFailure{FailureKind::Cancelled, "cancelled"};
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& request, const StreamOptions& options,
+                                                           std::function<void(const HttpResponseHead&)> on_head,
+                                                           std::function<void(std::string_view)> on_data,
+                                                           acp::CancelSource* cancel) {
+  auto parsed = boost::urls::parse_uri(request.url);
+  if (!parsed) co_return HttpFailure{FailureKind::BadUrl, "not a valid URL: " + request.url};
+  const std::string scheme(parsed->scheme());
+  if (scheme != "http" && scheme != "https")
+    co_return HttpFailure{FailureKind::BadUrl, "unsupported URL scheme '" + scheme + "' in " + request.url};
+  const bool tls = scheme == "https";
+  const std::string host(parsed->host_address());
+  const std::string port = parsed->has_port() ? std::string(parsed->port()) : (tls ? "443" : "80");
+  std::string target(parsed->encoded_resource());
+  if (target.empty()) target = "/";
+
+  bhttp::request<bhttp::string_body> req;
+  req.method_string(request.method);
+  req.target(target);
+  req.version(11);
+  req.set(bhttp::field::host, parsed->has_port() ? host + ":" + port : host);
+  req.set(bhttp::field::user_agent, "openvaala/" OPENVAALA_VERSION);
+  for (const auto& [k, v] : request.headers) req.set(k, v);
+  req.body() = request.body;
+  req.prepare_payload();
+
+  auto executor = co_await asio::this_coro::executor;
+  auto cancelled = [&] { return cancel && cancel->cancelled(); };
+
+  tcp::resolver resolver(executor);
+  auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
+  if (rec) co_return HttpFailure{FailureKind::Connect, "cannot resolve " + host + ": " + rec.message()};
+
+  if (!tls) {
+    beast::tcp_stream stream(executor);
+    acp::CancelSource::Registration reg;
+    if (cancel) reg = cancel->on_cancel([&stream] { stream.socket().close(); });
+    stream.expires_after(options.connect_timeout);
+    auto [cec, ep] = co_await stream.async_connect(endpoints, kTuple);
+    if (cec) co_return classify(cec, cancelled(), "connect");
+    auto result = co_await exchange(stream, stream, req, options, on_head, on_data, cancel);
+    boost::system::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    co_return result;
+  }
+
+  beast::ssl_stream<beast::tcp_stream> stream(executor, tls_context());
+  acp::CancelSource::Registration reg;
+  if (cancel) reg = cancel->on_cancel([&stream] { beast::get_lowest_layer(stream).socket().close(); });
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str()))
+    co_return HttpFailure{FailureKind::Tls, "cannot set TLS server name for " + host};
+  stream.set_verify_callback(asio::ssl::host_name_verification(host));
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(options.connect_timeout);
+  auto [cec, ep] = co_await lowest.async_connect(endpoints, kTuple);
+  if (cec) co_return classify(cec, cancelled(), "connect");
+  auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
+  if (hec) co_return classify(hec, cancelled(), "TLS handshake with " + host);
+  auto result = co_await exchange(stream, lowest, req, options, on_head, on_data, cancel);
+  boost::system::error_code ignored;
+  lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  co_return result;
+}
+
+}  // namespace bridge::http

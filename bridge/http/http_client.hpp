@@ -1,0 +1,52 @@
+#pragma once
+// One HTTP/1.1 request over http:// or https:// (system CA store, SNI, host name checks), with
+// the response body streamed to a callback as it arrives: the transport under the model
+// providers' SSE streams and MCP's HTTP transports. Beast stays out of this header.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "acp/cancellation.hpp"
+
+namespace bridge::http {
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponseHead {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Case-insensitive lookup; empty when absent.
+  std::string header(std::string_view name) const;
+};
+
+struct StreamOptions {
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(30)};
+  // Longest silence allowed between two pieces of the response.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
+};
+
+enum class FailureKind { Connect, Timeout, Reset, Cancelled, Tls, Protocol, BadUrl };
+
+struct HttpFailure {
+  FailureKind kind;
+  std::string message;
+};
+
+// Returns nullopt when the whole response was received. on_head runs once, before any on_data.
+boost::asio::awaitable<std::optional<HttpFailure>> stream_request(
+    const HttpRequest& request, const StreamOptions& options,
+    std::function<void(const HttpResponseHead&)> on_head, std::function<void(std::string_view)> on_data,
+    acp::CancelSource* cancel);
+
+}  // namespace bridge::http

@@ -1,0 +1,27 @@
+#include "runtime/agent/session.hpp"
+
+namespace runtime {
+
+const std::vector<ModeInfo>& all_modes() {
+  static const std::vector<ModeInfo> modes{
+      {Mode::Default, "default", "Ask", "Ask before editing files or running commands"},
+      {Mode::AcceptEdits, "accept_edits", "Accept edits", "Edit files without asking; ask before running commands"},
+      {Mode::ReadOnly, "read_only", "Read only", "Read and answer only: no edits, no commands"},
+      {Mode::FullAuto, "full_auto", "Full auto", "Edit files and run commands without asking"},
+  };
+  return modes;
+}
+
+std::optional<Mode> mode_from_id(std::string_view id) {
+  for (const auto& m : all_modes())
+    if (id == m.id) return m.mode;
+  return std::nullopt;
+}
+
+const char* mode_id(Mode m) {
+  for (const auto& info : all_modes())
+    if (info.mode == m) return info.id;
+  return "default";
+}
+
+}  // namespace runtime

@@ -1,0 +1,77 @@
+#include "runtime/config/main_config.hpp"
+
+#include "runtime/config/yaml_reading.hpp"
+
+namespace runtime::config {
+
+namespace fs = std::filesystem;
+
+static void read_provider(YamlReader& r, const std::string& id, const YAML::Node& node, MainConfig& cfg) {
+  if (!r.expect_map(node, "provider '" + id + "'")) return;
+  r.check_keys(node, {"api_type", "base_url", "api_key_env", "max_retries", "idle_timeout_seconds",
+                      "max_output_tokens", "context_window"},
+               "provider '" + id + "'");
+  ProviderConfig p;
+  p.id = id;
+  p.api_type = r.string(node, "api_type").value_or("");
+  if (p.api_type != "openai" && p.api_type != "anthropic") {
+    r.error(node["api_type"] ? node["api_type"] : node,
+            "provider '" + id + "': api_type must be 'openai' or 'anthropic'" +
+                (p.api_type.empty() ? std::string(" (it is missing)") : ", not '" + p.api_type + "'"));
+    return;
+  }
+  p.base_url = r.string(node, "base_url").value_or(p.api_type == "openai" ? "https://api.openai.com/v1"
+                                                                           : "https://api.anthropic.com");
+  if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0) {
+    r.error(node["base_url"], "provider '" + id + "': base_url must start with http:// or https://");
+    return;
+  }
+  while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
+  p.api_key_env = r.string(node, "api_key_env").value_or("");
+  if (auto v = node["max_retries"]; v && v.IsScalar() && v.Scalar() == "0") p.max_retries = 0;
+  else if (auto n = r.positive_int(node, "max_retries")) p.max_retries = *n;
+  if (auto n = r.positive_int(node, "idle_timeout_seconds")) p.idle_timeout_seconds = *n;
+  p.max_output_tokens = r.positive_int(node, "max_output_tokens");
+  p.context_window = r.positive_int(node, "context_window");
+  cfg.providers[id] = std::move(p);
+}
+
+MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
+  MainConfig cfg;
+  cfg.file = config_root / "config.yaml";
+  std::error_code ec;
+  if (!fs::exists(cfg.file, ec)) return cfg;
+  YamlReader r(cfg.file, diags);
+  auto root = r.load();
+  if (!root || root->IsNull()) return cfg;
+  if (!r.expect_map(*root, "config.yaml")) return cfg;
+  r.check_keys(*root, {"model", "providers", "skills", "plugins", "default_agent", "max_turn_requests"}, "config.yaml");
+  cfg.model = r.string(*root, "model");
+  if (cfg.model && cfg.model->find('/') == std::string::npos) {
+    r.error((*root)["model"], "model must be '<provider id>/<model name>', got '" + *cfg.model + "'");
+    cfg.model.reset();
+  }
+  if (auto providers = (*root)["providers"]; providers && !providers.IsNull()) {
+    if (r.expect_map(providers, "'providers'"))
+      for (const auto& kv : providers) read_provider(r, kv.first.as<std::string>(""), kv.second, cfg);
+  }
+  if (auto skills = (*root)["skills"]; skills && !skills.IsNull() && r.expect_map(skills, "'skills'")) {
+    r.check_keys(skills, {"directory"}, "'skills'");
+    cfg.skills_directory = r.string(skills, "directory");
+  }
+  if (auto plugins = (*root)["plugins"]; plugins && !plugins.IsNull() && r.expect_map(plugins, "'plugins'")) {
+    r.check_keys(plugins, {"disabled"}, "'plugins'");
+    cfg.plugins_disabled = r.string_list(plugins, "disabled").value_or(std::vector<std::string>{});
+  }
+  cfg.default_agent = r.string(*root, "default_agent");
+  if (auto n = r.positive_int(*root, "max_turn_requests")) cfg.max_turn_requests = *n;
+  if (cfg.model) {
+    auto provider_id = cfg.model->substr(0, cfg.model->find('/'));
+    if (!cfg.providers.count(provider_id) && provider_id != "openai" && provider_id != "anthropic")
+      r.error((*root)["model"], "model '" + *cfg.model + "' names provider '" + provider_id +
+                                    "', which is not defined under 'providers' (nor a built-in: openai, anthropic)");
+  }
+  return cfg;
+}
+
+}  // namespace runtime::config

@@ -1,0 +1,38 @@
+#pragma once
+// `<config root>/config.yaml`: the model, the providers and the agent loop's limits.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/config/diagnostic.hpp"
+
+namespace runtime::config {
+
+struct ProviderConfig {
+  std::string id;
+  std::string api_type;     // "openai" | "anthropic"
+  std::string base_url;
+  std::string api_key_env;  // the NAME of the variable holding the key
+  int max_retries = 4;
+  int idle_timeout_seconds = 300;
+  std::optional<int> max_output_tokens;
+  std::optional<int> context_window;
+};
+
+struct MainConfig {
+  std::filesystem::path file;      // where it was read from (may not exist)
+  std::optional<std::string> model;  // "<provider id>/<model name>"
+  std::map<std::string, ProviderConfig> providers;
+  std::optional<std::string> skills_directory;
+  std::vector<std::string> plugins_disabled;
+  std::optional<std::string> default_agent;
+  int max_turn_requests = 100;
+};
+
+// A missing file is not an error (everything has defaults). Problems are appended to `diags`
+// with the file and line; fields that fail validation keep their defaults.
+MainConfig load_main_config(const std::filesystem::path& config_root, Diagnostics& diags);
+
+}  // namespace runtime::config

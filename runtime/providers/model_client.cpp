@@ -1,0 +1,144 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+#include "bridge/http/http_client.hpp"
+#include "runtime/providers/model_provider.hpp"
+
+namespace runtime::providers {
+
+namespace asio = boost::asio;
+using bridge::http::FailureKind;
+
+ModelClient::ModelClient(ResolvedModel model)
+    : model_(std::move(model)),
+      format_(model_.provider.api_type == "anthropic" ? make_anthropic_messages_format() : make_openai_chat_format()) {}
+
+namespace {
+
+std::chrono::milliseconds backoff(int attempt, const std::string& retry_after) {
+  if (!retry_after.empty()) {
+    try {
+      double secs = std::stod(retry_after);
+      if (secs >= 0) return std::chrono::milliseconds(static_cast<long>(std::min(secs, 30.0) * 1000));
+    } catch (...) {
+    }
+  }
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  long base = std::min(250L << std::min(attempt, 6), 8000L);
+  return std::chrono::milliseconds(base + std::uniform_int_distribution<long>(0, base / 4)(rng));
+}
+
+}  // namespace
+
+asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, StreamCallbacks& cb,
+                                                   acp::CancelSource* cancel) {
+  const auto& provider = model_.provider;
+  bridge::http::HttpRequest http_req;
+  http_req.url = format_->endpoint(provider.base_url);
+  http_req.headers = format_->headers(model_.api_key);
+  http_req.body = format_->body(req, provider.max_output_tokens);
+  bridge::http::StreamOptions options;
+  options.idle_timeout = std::chrono::seconds(provider.idle_timeout_seconds);
+  options.connect_timeout = std::min(options.connect_timeout, options.idle_timeout);
+
+  const int attempts = provider.max_retries + 1;
+  for (int attempt = 1;; ++attempt) {
+    ModelResponse response;
+    auto decoder = format_->decoder();
+    bridge::http::SseDecoder sse;
+    std::vector<bridge::http::SseEvent> events;
+    int status = 0;
+    std::string error_body, retry_after;
+    bool streamed = false;
+    std::optional<ModelError> decode_error;
+    StreamCallbacks counting{
+        [&](std::string_view t) { streamed = true; cb.on_text(t); },
+        [&](std::string_view t) { streamed = true; cb.on_reasoning(t); },
+        nullptr};
+
+    spdlog::debug("model request {} ({} bytes) attempt {}/{}", http_req.url, http_req.body.size(), attempt, attempts);
+    auto failure = co_await bridge::http::stream_request(
+        http_req, options,
+        [&](const bridge::http::HttpResponseHead& head) {
+          status = head.status;
+          retry_after = head.header("retry-after");
+        },
+        [&](std::string_view data) {
+          if (status != 200) {
+            if (error_body.size() < 64 * 1024) error_body.append(data);
+            return;
+          }
+          if (decode_error) return;
+          events.clear();
+          sse.feed(data, events);
+          try {
+            for (const auto& ev : events) decoder->on_event(ev, response, counting);
+          } catch (const ModelError& e) {
+            decode_error = e;
+          }
+        },
+        cancel);
+
+    if (cancel && cancel->cancelled()) throw ModelError(ModelError::Kind::Cancelled, "cancelled");
+    std::optional<ModelError> error = decode_error;
+    if (!error && failure) {
+      if (failure->kind == FailureKind::Timeout)
+        error = ModelError(ModelError::Kind::Timeout,
+                           "the model did not answer within " + std::to_string(provider.idle_timeout_seconds) +
+                               " s (provider '" + provider.id + "', idle_timeout_seconds)");
+      else if (failure->kind == FailureKind::BadUrl)
+        error = ModelError(ModelError::Kind::Config, "provider '" + provider.id + "': " + failure->message);
+      else
+        error = ModelError(ModelError::Kind::Network,
+                           "cannot reach the model at " + provider.base_url + ": " + failure->message);
+    }
+    if (!error && status != 200) {
+      std::string detail = format_->error_message(error_body);
+      std::string where = "the model provider '" + provider.id + "' answered HTTP " + std::to_string(status);
+      if (status == 401 || status == 403) {
+        error = ModelError(ModelError::Kind::Auth,
+                           where + ": the API key was rejected" +
+                               (provider.api_key_env.empty() ? std::string(" (no api_key_env is set for this provider)")
+                                                             : " (check the key in $" + provider.api_key_env + ")") +
+                               (detail.empty() ? "" : ": " + detail));
+      } else if (status == 429) {
+        error = ModelError(ModelError::Kind::RateLimit, where + " (rate limited)" + (detail.empty() ? "" : ": " + detail));
+      } else if (status >= 500) {
+        error = ModelError(ModelError::Kind::Server, where + (detail.empty() ? "" : ": " + detail));
+      } else {
+        error = ModelError(ModelError::Kind::BadRequest, where + (detail.empty() ? "" : ": " + detail));
+      }
+    }
+    if (!error) {
+      events.clear();
+      sse.finish(events);
+      try {
+        for (const auto& ev : events) decoder->on_event(ev, response, counting);
+        decoder->finish(response);
+        co_return response;
+      } catch (const ModelError& e) {
+        error = e;
+      }
+    }
+    if (!error->retryable() || streamed || attempt >= attempts) {
+      if (attempt > 1) throw ModelError(error->kind(), std::string(error->what()) + " (after " + std::to_string(attempt) + " attempts)");
+      throw *error;
+    }
+    auto delay = backoff(attempt - 1, status == 429 || status == 503 ? retry_after : "");
+    spdlog::warn("model request failed ({}); retry {}/{} in {} ms", error->what(), attempt, attempts - 1, delay.count());
+    if (cb.on_retry) cb.on_retry(attempt, attempts - 1, error->what());
+    asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+    acp::CancelSource::Registration reg;
+    if (cancel) reg = cancel->on_cancel([&timer] { timer.cancel(); });
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (cancel && cancel->cancelled()) throw ModelError(ModelError::Kind::Cancelled, "cancelled");
+  }
+}
+
+}  // namespace runtime::providers

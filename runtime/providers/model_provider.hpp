@@ -1,0 +1,104 @@
+#pragma once
+// A model provider streams one model response for a conversation. Concrete wire formats
+// (OpenAI Chat Completions, Anthropic Messages) only build the request body and decode SSE
+// events; HTTP, retries with backoff, timeouts and error classification are shared.
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acp/cancellation.hpp"
+#include "bridge/http/sse_decoder.hpp"
+#include "runtime/agent/conversation.hpp"
+#include "runtime/config/main_config.hpp"
+
+namespace runtime::providers {
+
+struct ModelRequest {
+  std::string model;
+  std::string system;
+  const std::vector<Message>* messages = nullptr;
+  std::vector<ToolSpec> tools;
+};
+
+struct ModelResponse {
+  std::string text;
+  std::string reasoning;
+  std::vector<ToolCall> tool_calls;
+  FinishReason finish = FinishReason::Stop;
+  Usage usage;
+};
+
+struct StreamCallbacks {
+  std::function<void(std::string_view)> on_text;
+  std::function<void(std::string_view)> on_reasoning;
+  std::function<void(int attempt, int max_attempts, const std::string& why)> on_retry;
+};
+
+class ModelError : public std::runtime_error {
+ public:
+  enum class Kind { Auth, Config, Timeout, Network, Server, RateLimit, BadRequest, Cancelled };
+  ModelError(Kind kind, std::string message) : std::runtime_error(std::move(message)), kind_(kind) {}
+  Kind kind() const { return kind_; }
+  bool retryable() const {
+    return kind_ == Kind::Timeout || kind_ == Kind::Network || kind_ == Kind::Server || kind_ == Kind::RateLimit;
+  }
+
+ private:
+  Kind kind_;
+};
+
+// Per-request decoding state of one wire format.
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+  // Applies one SSE event to `out`, calling the callbacks for streamed text.
+  virtual void on_event(const bridge::http::SseEvent& ev, ModelResponse& out, StreamCallbacks& cb) = 0;
+  // Called at end of stream; throws ModelError if the stream ended before the response did.
+  virtual void finish(ModelResponse& out) = 0;
+};
+
+class WireFormat {
+ public:
+  virtual ~WireFormat() = default;
+  virtual std::string endpoint(const std::string& base_url) const = 0;
+  virtual std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const = 0;
+  virtual std::string body(const ModelRequest& req, std::optional<int> max_output_tokens) const = 0;
+  virtual std::unique_ptr<StreamDecoder> decoder() const = 0;
+  // The provider's error message from an error response body, if it has one.
+  virtual std::string error_message(std::string_view body) const = 0;
+};
+
+std::unique_ptr<WireFormat> make_openai_chat_format();
+std::unique_ptr<WireFormat> make_anthropic_messages_format();
+
+// The model the session uses: a provider, its key, and a model name.
+struct ResolvedModel {
+  config::ProviderConfig provider;
+  std::string model;
+  std::string api_key;  // never logged
+};
+
+class ModelClient {
+ public:
+  explicit ModelClient(ResolvedModel model);
+  const ResolvedModel& model() const { return model_; }
+
+  // Streams one response. Retries 429/5xx/connection failures with backoff while nothing has
+  // been streamed yet. Throws ModelError.
+  boost::asio::awaitable<ModelResponse> stream(const ModelRequest& req, StreamCallbacks& cb, acp::CancelSource* cancel);
+
+ private:
+  ResolvedModel model_;
+  std::unique_ptr<WireFormat> format_;
+};
+
+// Works out the model from config.yaml and the conventional environment variables (DESIGN §5).
+// Throws ModelError(Config | Auth) with a message that says what to set.
+ResolvedModel resolve_model(const config::MainConfig& cfg, const std::optional<std::string>& model_override = {});
+
+}  // namespace runtime::providers

@@ -1,0 +1,186 @@
+// apply_patch: edits files with the Codex patch envelope. Every file is read and every hunk
+// applied in memory before anything is written, so a hunk that does not apply leaves the disk
+// untouched; the editor sees the diffs in the permission prompt and the tool call.
+#include <fstream>
+#include <sstream>
+
+#include "acp/params.hpp"
+#include "bridge/process/run_blocking.hpp"
+#include "runtime/tools/apply_patch.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime::tools {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kDescription =
+    "Edit files. The input is a patch in this format:\n"
+    "*** Begin Patch\n"
+    "*** Update File: path/to/file.py\n"
+    "@@ def greet():\n"
+    " context line\n"
+    "-old line\n"
+    "+new line\n"
+    "*** Add File: path/new.txt\n"
+    "+every line of the new file starts with +\n"
+    "*** Delete File: path/old.txt\n"
+    "*** End Patch\n"
+    "Use `*** Move to: new/path` right after an Update File line to rename. Give 3 lines of context around "
+    "each change; paths are relative to the working directory. All hunks must apply or nothing is written.";
+
+std::string read_local(const fs::path& p, bool& ok) {
+  std::ifstream in(p, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string write_local(const fs::path& p, const std::string& text) {
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  // Write beside the target, then rename: a crash never leaves a half-written file.
+  auto tmp = p;
+  tmp += ".openvaala-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot write " + p.string() + ": " + std::error_code(errno, std::generic_category()).message();
+    out << text;
+    if (!out.flush()) return "cannot write " + p.string();
+  }
+  std::error_code perm_ec;
+  if (fs::exists(p, perm_ec)) fs::permissions(tmp, fs::status(p, perm_ec).permissions(), perm_ec);
+  fs::rename(tmp, p, ec);
+  if (ec) return "cannot write " + p.string() + ": " + ec.message();
+  return {};
+}
+
+class ApplyPatchTool : public Tool {
+ public:
+  std::string name() const override { return "apply_patch"; }
+
+  ToolSpec spec() const override {
+    return {name(), kDescription,
+            json::object{{"type", "object"},
+                         {"properties", json::object{{"patch", json::object{{"type", "string"},
+                                                                            {"description", "The whole patch"}}}}},
+                         {"required", json::array{"patch"}}}};
+  }
+
+  ToolDescription describe(const json::object& args, const Session& session) const override {
+    ToolDescription d;
+    d.kind = "edit";
+    d.title = "Edit files";
+    auto parsed = parse_patch(acp::str_at(args, "patch"));
+    if (auto* patch = std::get_if<Patch>(&parsed)) {
+      bool all_deletes = !patch->ops.empty();
+      std::string names;
+      for (const auto& op : patch->ops) {
+        all_deletes = all_deletes && std::holds_alternative<DeleteFileOp>(op);
+        std::visit([&](const auto& o) {
+          auto abs = resolve_path(session, o.path);
+          d.locations.push_back(json::object{{"path", abs.string()}});
+          names += (names.empty() ? "" : ", ") + abs.lexically_relative(session.cwd).string();
+        }, op);
+      }
+      if (all_deletes) d.kind = "delete";
+      d.title = (all_deletes ? "Delete " : "Edit ") + names;
+    }
+    return d;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    auto* patch_text = args.if_contains("patch");
+    if (!patch_text || !patch_text->is_string()) co_return error_result("apply_patch needs a 'patch' string.");
+    auto parsed = parse_patch(patch_text->as_string());
+    if (auto* err = std::get_if<PatchError>(&parsed)) co_return error_result("Invalid patch: " + err->message);
+    const Patch& patch = std::get<Patch>(parsed);
+    Session& session = ctx.session();
+
+    // Present contents of every file the patch reads, through the editor when it can.
+    std::map<std::string, std::string> current;
+    for (const auto& path : paths_to_read(patch)) {
+      auto abs = resolve_path(session, path);
+      std::error_code ec;
+      if (!fs::is_regular_file(abs, ec)) continue;  // reported by compute_patch_changes
+      if (ctx.client().capabilities().fs_read) {
+        try {
+          current[path] = co_await ctx.client().read_text_file(session.id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
+        } catch (const acp::RpcError& e) {
+          if (ctx.cancel().cancelled()) throw ToolCancelled();
+          co_return error_result("Cannot read " + abs.string() + ": " + e.what());
+        }
+      } else {
+        bool ok = false;
+        auto text = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
+        if (!ok) co_return error_result("Cannot read " + abs.string());
+        current[path] = std::move(text);
+      }
+    }
+    // Adding a file that already exists is an error the pure layer needs to see.
+    for (const auto& op : patch.ops) {
+      if (auto* add = std::get_if<AddFileOp>(&op)) {
+        std::error_code ec;
+        auto abs = resolve_path(session, add->path);
+        if (fs::exists(abs, ec)) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
+      }
+    }
+    auto computed = compute_patch_changes(patch, current);
+    if (auto* err = std::get_if<PatchError>(&computed)) co_return error_result("The patch does not apply, nothing was changed: " + err->message);
+    const auto& changes = std::get<std::vector<FileChange>>(computed);
+
+    json::array diffs;
+    for (const auto& c : changes) {
+      auto target = resolve_path(session, c.move_to.value_or(c.path));
+      json::object diff{{"type", "diff"}, {"path", target.string()}, {"newText", c.new_text.value_or("")}};
+      diff["oldText"] = c.old_text ? json::value(*c.old_text) : json::value(nullptr);
+      diffs.push_back(std::move(diff));
+    }
+    auto auth = co_await ctx.authorize(Permission::Edit, diffs);
+    if (auth == Authorization::Cancelled) throw ToolCancelled();
+    if (auth == Authorization::Rejected) {
+      auto r = refused_result(auth, session);
+      co_return r;
+    }
+
+    std::string summary = "Success. Updated the following files:";
+    for (const auto& c : changes) {
+      auto from = resolve_path(session, c.path);
+      auto to = resolve_path(session, c.move_to.value_or(c.path));
+      std::string error;
+      if (c.new_text) {
+        if (ctx.client().capabilities().fs_write) {
+          try {
+            co_await ctx.client().write_text_file(session.id, to.string(), *c.new_text, &ctx.cancel());
+          } catch (const acp::RpcError& e) {
+            if (ctx.cancel().cancelled()) throw ToolCancelled();
+            error = "cannot write " + to.string() + ": " + e.what();
+          }
+        } else {
+          error = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&] { return write_local(to, *c.new_text); });
+        }
+      }
+      if (error.empty() && (!c.new_text || c.move_to)) {
+        std::error_code ec;
+        fs::remove(from, ec);
+        if (ec) error = "cannot remove " + from.string() + ": " + ec.message();
+      }
+      if (!error.empty()) co_return error_result("Writing failed part way: " + error + "\n" + summary);
+      char letter = !c.old_text ? 'A' : !c.new_text ? 'D' : 'M';
+      summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(session.cwd).string();
+    }
+    ToolResult r;
+    r.text = std::move(summary);
+    r.content = std::move(diffs);
+    co_return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Tool> make_apply_patch_tool() { return std::make_unique<ApplyPatchTool>(); }
+
+}  // namespace runtime::tools

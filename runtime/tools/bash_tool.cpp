@@ -1,0 +1,165 @@
+// bash: runs a shell command, in an editor terminal when the client offers terminals (the user
+// watches it live), else as a local child process in its own process group.
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+
+#include "acp/params.hpp"
+#include "bridge/process/child_process.hpp"
+#include "bridge/process/run_blocking.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime::tools {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::int64_t kDefaultTimeoutMs = 120'000;
+constexpr std::int64_t kMaxTimeoutMs = 600'000;
+constexpr std::int64_t kOutputLimit = 64 * 1024;
+
+std::string result_text(const std::string& output, bool truncated, std::optional<std::int64_t> exit_code,
+                        const std::optional<std::string>& signal, bool timed_out, std::int64_t timeout_ms) {
+  std::string text;
+  if (timed_out) text += "The command timed out after " + std::to_string(timeout_ms) + " ms and was killed.\n";
+  if (exit_code) text += "Exit code: " + std::to_string(*exit_code) + "\n";
+  else if (signal) text += "Killed by signal " + *signal + "\n";
+  if (truncated) text += "(output truncated to the last 64 KB)\n";
+  text += "Output:\n" + output;
+  return text;
+}
+
+class BashTool : public Tool {
+ public:
+  std::string name() const override { return "bash"; }
+
+  ToolSpec spec() const override {
+    return {name(),
+            "Run a shell command with bash in the working directory and return its exit code and output "
+            "(stdout and stderr, at most 64 KB). Default timeout 120000 ms, at most 600000.",
+            json::object{{"type", "object"},
+                         {"properties",
+                          json::object{{"command", json::object{{"type", "string"}, {"description", "The command"}}},
+                                       {"timeout_ms", json::object{{"type", "integer"},
+                                                                   {"description", "Timeout in milliseconds"}}}}},
+                         {"required", json::array{"command"}}}};
+  }
+
+  ToolDescription describe(const json::object& args, const Session&) const override {
+    ToolDescription d;
+    d.kind = "execute";
+    std::string cmd(acp::str_at(args, "command"));
+    if (auto nl = cmd.find('\n'); nl != std::string::npos) cmd = cmd.substr(0, nl) + " …";
+    if (cmd.size() > 120) cmd = cmd.substr(0, 120) + "…";
+    d.title = cmd.empty() ? "Run command" : "`" + cmd + "`";
+    return d;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    std::string command(acp::str_at(args, "command"));
+    if (command.empty()) co_return error_result("bash needs a 'command'.");
+    auto timeout_ms = std::clamp<std::int64_t>(acp::int_at(args, "timeout_ms").value_or(kDefaultTimeoutMs), 1, kMaxTimeoutMs);
+    auto auth = co_await ctx.authorize(Permission::Execute, {});
+    if (auth == Authorization::Cancelled) throw ToolCancelled();
+    if (auth == Authorization::Rejected) co_return refused_result(auth, ctx.session());
+    if (ctx.client().capabilities().terminal) co_return co_await run_in_terminal(ctx, command, timeout_ms);
+    co_return co_await run_locally(ctx, command, timeout_ms);
+  }
+
+ private:
+  boost::asio::awaitable<ToolResult> run_in_terminal(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
+    auto& client = ctx.client();
+    const auto& sid = ctx.session().id;
+    std::string terminal_id;
+    const std::string shell = "bash";
+    const std::vector<std::string> shell_args{"-c", command};
+    try {
+      terminal_id = co_await client.terminal_create(sid, shell, shell_args, ctx.session().cwd.string(), kOutputLimit,
+                                                    &ctx.cancel());
+    } catch (const acp::RpcError& e) {
+      if (ctx.cancel().cancelled()) throw ToolCancelled();
+      co_return error_result(std::string("The editor could not start the command: ") + e.what());
+    }
+    json::array content{json::object{{"type", "terminal"}, {"terminalId", terminal_id}}};
+    ctx.update(json::object{{"content", content}});
+
+    // Wait for the exit, until the turn is cancelled or the timeout fires.
+    acp::CancelSource stop_waiting;
+    bool timed_out = false;
+    auto turn_reg = ctx.cancel().on_cancel([&] { stop_waiting.cancel(); });
+    boost::asio::steady_timer timer(client.connection().executor(), std::chrono::milliseconds(timeout_ms));
+    timer.async_wait([&](boost::system::error_code ec) {
+      if (!ec) {
+        timed_out = true;
+        stop_waiting.cancel();
+      }
+    });
+    std::optional<acp::TerminalExit> exit;
+    std::string failure;
+    try {
+      exit = co_await client.terminal_wait_for_exit(sid, terminal_id, &stop_waiting);
+    } catch (const acp::RpcError& e) {
+      if (!stop_waiting.cancelled()) failure = e.what();
+    }
+    timer.cancel();
+    turn_reg.reset();
+    if (!exit) {
+      try {
+        co_await client.terminal_kill(sid, terminal_id);
+      } catch (const acp::RpcError&) {
+      }
+    }
+    acp::TerminalOutput out;
+    try {
+      out = co_await client.terminal_output(sid, terminal_id);
+    } catch (const acp::RpcError&) {
+    }
+    try {
+      co_await client.terminal_release(sid, terminal_id);
+    } catch (const acp::RpcError&) {
+    }
+    if (ctx.cancel().cancelled()) throw ToolCancelled();
+    if (!failure.empty()) co_return error_result("The command failed in the editor's terminal: " + failure);
+    if (!exit && out.exit_status) exit = out.exit_status;
+    ToolResult r;
+    r.text = result_text(out.output, out.truncated, exit ? exit->exit_code : std::nullopt,
+                         exit ? exit->signal : std::nullopt, timed_out, timeout_ms);
+    r.is_error = timed_out || !exit || exit->exit_code.value_or(1) != 0;
+    r.content = std::move(content);
+    r.raw_output = json::object{{"exitCode", exit && exit->exit_code ? json::value(*exit->exit_code) : json::value(nullptr)}};
+    co_return r;
+  }
+
+  boost::asio::awaitable<ToolResult> run_locally(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
+    bridge::process::ProcessSpec spec;
+    spec.argv = {"bash", "-c", command};
+    spec.cwd = ctx.session().cwd.string();
+    spec.timeout = std::chrono::milliseconds(timeout_ms);
+    spec.max_output_bytes = kOutputLimit;
+    auto cancel_flag = std::make_shared<std::atomic<bool>>(false);
+    auto reg = ctx.cancel().on_cancel([cancel_flag] { cancel_flag->store(true); });
+    auto result = co_await bridge::process::run_blocking(
+        ctx.blocking_pool(), [spec, cancel_flag] { return bridge::process::run_process(spec, cancel_flag.get()); });
+    if (ctx.cancel().cancelled()) throw ToolCancelled();
+    if (!result.started) co_return error_result("Could not run bash: " + result.spawn_error);
+    std::string output = result.stdout_data;
+    if (!result.stderr_data.empty()) output += (output.empty() || output.back() == '\n' ? "" : "\n") + result.stderr_data;
+    std::optional<std::int64_t> code;
+    if (result.exit_code) code = *result.exit_code;
+    std::optional<std::string> sig;
+    if (result.term_signal) sig = std::to_string(*result.term_signal);
+    ToolResult r;
+    r.text = result_text(output, result.stdout_truncated || result.stderr_truncated, code, sig, result.timed_out, timeout_ms);
+    r.is_error = result.timed_out || code.value_or(1) != 0;
+    r.content.push_back(text_content("```\n" + output + (output.empty() || output.back() == '\n' ? "" : "\n") + "```"));
+    r.raw_output = json::object{{"exitCode", code ? json::value(*code) : json::value(nullptr)}};
+    co_return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Tool> make_bash_tool() { return std::make_unique<BashTool>(); }
+
+}  // namespace runtime::tools

@@ -1,0 +1,114 @@
+// read_file: reads a text file, through the editor when it can (it sees unsaved buffers).
+#include <fstream>
+#include <sstream>
+
+#include "acp/params.hpp"
+#include "bridge/process/run_blocking.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime::tools {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::int64_t kDefaultLimit = 2000;
+constexpr std::size_t kMaxBytes = 256 * 1024;
+constexpr std::size_t kMaxShownBytes = 16 * 1024;
+
+// Lines [line, line+limit) of `text` (line is 1-based).
+std::string slice_lines(const std::string& text, std::int64_t line, std::int64_t limit) {
+  std::size_t pos = 0;
+  for (std::int64_t i = 1; i < line && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  if (pos == std::string::npos || pos >= text.size()) return {};
+  std::size_t end = pos;
+  for (std::int64_t i = 0; i < limit && end != std::string::npos; ++i) {
+    end = text.find('\n', end);
+    if (end != std::string::npos) ++end;
+  }
+  return text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+class ReadFileTool : public Tool {
+ public:
+  std::string name() const override { return "read_file"; }
+
+  ToolSpec spec() const override {
+    return {name(),
+            "Read a text file. Returns its contents (at most 2000 lines unless `limit` says otherwise). "
+            "Paths are absolute or relative to the working directory.",
+            json::object{{"type", "object"},
+                         {"properties",
+                          json::object{{"path", json::object{{"type", "string"}, {"description", "File to read"}}},
+                                       {"offset", json::object{{"type", "integer"}, {"description", "1-based first line"}}},
+                                       {"limit", json::object{{"type", "integer"}, {"description", "Number of lines"}}}}},
+                         {"required", json::array{"path"}}}};
+  }
+
+  ToolDescription describe(const json::object& args, const Session& session) const override {
+    ToolDescription d;
+    d.kind = "read";
+    auto path = std::string(acp::str_at(args, "path"));
+    if (path.empty()) {
+      d.title = "Read file";
+      return d;
+    }
+    auto abs = resolve_path(session, path);
+    d.title = "Read " + abs.lexically_relative(session.cwd).string();
+    json::object loc{{"path", abs.string()}};
+    if (auto off = acp::int_at(args, "offset"); off && *off > 0) loc["line"] = *off;
+    d.locations.push_back(std::move(loc));
+    return d;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    auto path_arg = std::string(acp::str_at(args, "path"));
+    if (path_arg.empty()) co_return error_result("read_file needs a 'path'.");
+    auto path = resolve_path(ctx.session(), path_arg);
+    auto offset = acp::int_at(args, "offset").value_or(1);
+    auto limit = acp::int_at(args, "limit").value_or(kDefaultLimit);
+    if (offset < 1) offset = 1;
+    if (limit < 1) limit = kDefaultLimit;
+    co_await ctx.authorize(Permission::None, {});
+
+    std::string text;
+    if (ctx.client().capabilities().fs_read) {
+      try {
+        text = co_await ctx.client().read_text_file(ctx.session().id, path.string(), offset, limit, &ctx.cancel());
+      } catch (const acp::RpcError& e) {
+        if (ctx.cancel().cancelled()) throw ToolCancelled();
+        co_return error_result("Cannot read " + path.string() + ": " + e.what());
+      }
+    } else {
+      std::string error;
+      text = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&path, &error, offset, limit] {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+          error = std::error_code(errno, std::generic_category()).message();
+          return std::string();
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return slice_lines(ss.str(), offset, limit);
+      });
+      if (!error.empty()) co_return error_result("Cannot read " + path.string() + ": " + error);
+    }
+    ToolResult r;
+    if (text.size() > kMaxBytes) {
+      text.resize(kMaxBytes);
+      text += "\n[... truncated at 256 KB; read further with offset/limit]";
+    }
+    r.content.push_back(text_content(text.size() > kMaxShownBytes ? text.substr(0, kMaxShownBytes) + "\n..." : text));
+    r.text = std::move(text);
+    co_return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Tool> make_read_file_tool() { return std::make_unique<ReadFileTool>(); }
+
+}  // namespace runtime::tools
