@@ -42,9 +42,9 @@ scenario("cancel mid-command in a client terminal: cancelled within 2 s, termina
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "run the long command");
   const created = await h.waitForRequest("terminal/create");
-  await waitUntil(() => created.response?.terminalId, { label: "terminal/create answered" });
+  await h.waitUntil(() => created.response?.terminalId, { label: "terminal/create answered" });
   const term = h.terminals.get(created.response.terminalId);
-  await waitUntil(() => pgrep(s.pattern).length > 0, { label: `process ${s.pattern} running` });
+  await h.waitUntil(() => pgrep(s.pattern).length > 0, { label: `process ${s.pattern} running` });
   const t0 = Date.now();
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
@@ -66,7 +66,7 @@ scenario("cancel mid-command run locally: cancelled within 2 s, no process left"
   });
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "run the long command");
-  await waitUntil(() => pgrep(s.pattern).length > 0, { timeout: 10000, label: `process ${s.pattern} running` });
+  await h.waitUntil(() => pgrep(s.pattern).length > 0, { timeout: 10000, label: `process ${s.pattern} running` });
   const t0 = Date.now();
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");

@@ -292,6 +292,10 @@ export class AcpSchemaValidator {
       if (hasId && msg.id !== null && method === undefined) problems.push(`error response to unknown id ${JSON.stringify(msg.id)}`);
       return problems;
     }
+    if (method === INVALID_REQUEST) {
+      problems.push(`success response to an invalid request (id ${JSON.stringify(msg.id)})`);
+      return problems;
+    }
     if (hasId && msg.id === null) problems.push("success response with id null");
     if (method === undefined) {
       problems.push(`response to unknown id ${JSON.stringify(msg.id)}`);
@@ -314,6 +318,8 @@ export function schemaValidator() {
 }
 
 /** Splits a byte stream into lines (Buffers, without the trailing \n). */
+const INVALID_REQUEST = "<invalid request>";
+
 class LineSplitter {
   constructor(onLine) {
     this.onLine = onLine;
@@ -364,7 +370,10 @@ class WireRecorder {
       return;
     }
     this.transcript.push({ dir: "->", at: Date.now() - this.t0, msg });
-    if (msg && typeof msg.method === "string" && Object.hasOwn(msg, "id")) this.outgoing.set(JSON.stringify(msg.id), msg.method);
+    // any client message with an id that is not itself a response expects an answer (even an invalid one)
+    if (msg && typeof msg === "object" && Object.hasOwn(msg, "id") && !Object.hasOwn(msg, "result") && !Object.hasOwn(msg, "error")) {
+      this.outgoing.set(JSON.stringify(msg.id), typeof msg.method === "string" ? msg.method : INVALID_REQUEST);
+    }
   }
   agentLine(buf, { unterminated = false } = {}) {
     const text = buf.toString("utf8");
@@ -705,6 +714,25 @@ export async function startAgent(opts = {}) {
   const early = await Promise.race([spawnFailed, sleep(0).then(() => null)]);
   if (early) throw new Error(`cannot start ${bin}: ${early.message}`);
 
+  /** agent.request with a timeout; a dropped connection reports how the agent exited */
+  function call(method, params, timeout) {
+    const p = (async () => {
+      try {
+        return await withTimeout(agent.request(method, params), timeout, method);
+      } catch (e) {
+        if (typeof e?.code !== "number" && e && typeof e === "object") {
+          await Promise.race([exited, sleep(500)]);
+          if (exitInfo && !/agent exited during/.test(e.message)) {
+            e.message += ` (agent exited during ${method}: code ${exitInfo.code}, signal ${exitInfo.signal})`;
+          }
+        }
+        throw e;
+      }
+    })();
+    p.catch(() => {}); // callers may await later (cancel tests): never an unhandled rejection
+    return p;
+  }
+
   let closed = false;
   const h = {
     child,
@@ -727,32 +755,32 @@ export async function startAgent(opts = {}) {
       return wire.schemaErrors;
     },
     /** initialize with protocol version 1 and this harness's client capabilities */
+    /** any agent method, with a timeout */
+    request(method, params, { timeout = 10000 } = {}) {
+      return call(method, params, timeout);
+    },
     initialize(params = {}) {
-      return withTimeout(
-        agent.request("initialize", {
-          protocolVersion: 1,
-          clientCapabilities,
-          clientInfo: { name: "openvaala-integration-tests", version: "0.0.0" },
-          ...params,
-        }),
-        10000,
-        "initialize",
-      );
+      return call("initialize", {
+        protocolVersion: 1,
+        clientCapabilities,
+        clientInfo: { name: "openvaala-integration-tests", version: "0.0.0" },
+        ...params,
+      }, 10000);
     },
     async newSession(sessionCwd, extra = {}) {
-      const r = await withTimeout(agent.request("session/new", { cwd: sessionCwd, mcpServers: [], ...extra }), 10000, "session/new");
+      const r = await call("session/new", { cwd: sessionCwd, mcpServers: [], ...extra }, 10000);
       if (r?.sessionId) sessionCwds.set(r.sessionId, sessionCwd);
       return r;
     },
     prompt(sessionId, prompt, { timeout = 30000 } = {}) {
       const blocks = typeof prompt === "string" ? [{ type: "text", text: prompt }] : Array.isArray(prompt) ? prompt : [prompt];
-      return withTimeout(agent.request("session/prompt", { sessionId, prompt: blocks }), timeout, "session/prompt");
+      return call("session/prompt", { sessionId, prompt: blocks }, timeout);
     },
     cancel(sessionId) {
       return agent.notify("session/cancel", { sessionId });
     },
     setMode(sessionId, modeId) {
-      return withTimeout(agent.request("session/set_mode", { sessionId, modeId }), 10000, "session/set_mode");
+      return call("session/set_mode", { sessionId, modeId }, 10000);
     },
     /** updates for one session, optionally one sessionUpdate kind */
     updatesOf(sessionId, kind) {
@@ -777,6 +805,13 @@ export async function startAgent(opts = {}) {
     },
     waitForRequest(method, pred = () => true, { timeout = 10000 } = {}) {
       return waitFor(() => clientRequests.find((r) => r.method === method && pred(r.params)), requestWaiters, timeout, `client request ${method}`);
+    },
+    /** waitUntil that fails fast when the agent dies */
+    waitUntil(fn, opts = {}) {
+      return waitUntil(() => {
+        if (exitInfo) throw new Error(`agent exited (${JSON.stringify(exitInfo)}) while waiting for ${opts.label ?? "condition"}`);
+        return fn();
+      }, opts);
     },
     /** human-readable dump for failure messages */
     diagnostics() {
@@ -930,8 +965,13 @@ export async function startRawAgent({ env = {}, cwd = process.cwd(), args = ["ac
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`timeout after ${timeout} ms waiting for ${label}; got: ${lines.slice(-5).join(" | ")}; stderr: ${stderr.slice(-1000)}`));
+          reject(new Error(`timeout after ${timeout} ms waiting for ${label}; got: ${lines.slice(-5).join(" | ").slice(0, 1500)}; stderr: ${stderr.slice(-1000)}`));
         }, timeout);
+        exited.then(() => setTimeout(() => {
+          if (find()) return;
+          done();
+          reject(new Error(`agent exited (code ${exitInfo?.code}, signal ${exitInfo?.signal}) while waiting for ${label}; stderr: ${stderr.slice(-1000)}`));
+        }, 100));
         function done() {
           clearTimeout(timer);
           waiters.delete(check);
@@ -1058,6 +1098,7 @@ export function scenario(name, fn, { timeout = 30000, skip = false } = {}) {
       await fn(ctx, t);
     } catch (e) {
       try {
+        await Promise.race([Promise.all(ctx.agents.map((a) => a.exited)), sleep(300)]);
         const d = ctx.diagnostics();
         if (e && typeof e === "object") {
           e.message = `${e.message}${d}`;
