@@ -1,0 +1,319 @@
+// Loading and validating hooks/*.yaml and plugin `hooks:` sections.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "runtime/config/yaml_reading.hpp"
+#include "runtime/hooks/hooks.hpp"
+
+namespace runtime::hooks {
+
+namespace {
+
+using runtime::config::Diagnostic;
+using runtime::config::YamlReader;
+
+struct Source {
+  fs::path base_dir;                         // relative scripts resolve here (the YAML's directory)
+  const PluginHookSource* plugin = nullptr;  // set for plugin hooks
+};
+
+std::string all_events_list() {
+  std::string out;
+  for (HookEvent e : kAllHookEvents) out += std::string(out.empty() ? "" : ", ") + std::string(to_string(e));
+  return out;
+}
+
+std::size_t error_count(const Diagnostics& d) {
+  return static_cast<std::size_t>(std::count_if(d.begin(), d.end(), [](const Diagnostic& x) {
+    return x.severity == Diagnostic::Severity::Error;
+  }));
+}
+
+bool present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+fs::path home_dir() {
+  const char* h = std::getenv("HOME");
+  return (h && *h) ? fs::path(h) : fs::path("/");
+}
+
+bool lexically_inside(const fs::path& p, const fs::path& root) {
+  auto rel = p.lexically_normal().lexically_relative(root.lexically_normal());
+  if (rel.empty()) return false;
+  auto first = *rel.begin();
+  return first != ".." && rel != ".";
+}
+
+// Resolves and checks `script`; returns the absolute path, or nullopt after reporting.
+std::optional<fs::path> check_script(YamlReader& r, const YAML::Node& node, const std::string& prefix,
+                                     const Source& src) {
+  if (!node.IsScalar()) {
+    r.error(node, prefix + "'script' must be a string (a path to the script)");
+    return std::nullopt;
+  }
+  const std::string text = node.Scalar();
+  if (text.empty()) {
+    r.error(node, prefix + "'script' must not be empty");
+    return std::nullopt;
+  }
+  fs::path path;
+  if (src.plugin) {
+    if (text.front() == '/' || text.front() == '~') {
+      r.error(node, prefix + "plugin hook script '" + text + "' must be a relative path inside the plugin directory");
+      return std::nullopt;
+    }
+    const fs::path root = src.plugin->plugin_root;
+    path = (root / text).lexically_normal();
+    bool inside = lexically_inside(path, root);
+    std::error_code ec;
+    if (inside && fs::exists(path, ec)) {
+      auto real = fs::weakly_canonical(path, ec);
+      auto real_root = fs::weakly_canonical(root, ec);
+      inside = !ec && lexically_inside(real, real_root);
+    }
+    if (!inside) {
+      r.error(node, prefix + "plugin hook script '" + text + "' is outside the plugin directory");
+      return std::nullopt;
+    }
+  } else if (text.rfind("~/", 0) == 0) {
+    path = home_dir() / text.substr(2);
+  } else if (text.front() == '/') {
+    path = text;
+  } else {
+    path = src.base_dir / text;
+  }
+  path = fs::absolute(path).lexically_normal();
+
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    r.error(node, prefix + "script '" + text + "' does not exist (" + path.string() + ")");
+    return std::nullopt;
+  }
+  if (!fs::is_regular_file(st)) {
+    r.error(node, prefix + "script '" + text + "' is not a file (" + path.string() + ")");
+    return std::nullopt;
+  }
+  bool ok = true;
+  {
+    std::ifstream in(path, std::ios::binary);
+    char head[2] = {0, 0};
+    in.read(head, 2);
+    if (!in || head[0] != '#' || head[1] != '!') {
+      r.error(node, prefix + "script '" + text + "' does not start with a shebang line (#!)");
+      ok = false;
+    }
+  }
+  if (::access(path.c_str(), X_OK) != 0) {
+    r.error(node, prefix + "script '" + text + "' is not executable (chmod +x " + path.string() + ")");
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return path;
+}
+
+std::optional<Hook> read_hook(YamlReader& r, Diagnostics& diags, const YAML::Node& entry, HookEvent ev,
+                              const Source& src) {
+  const std::string ev_name(to_string(ev));
+  const std::string prefix = ev_name + " hook: ";
+  if (!entry.IsMap()) {
+    r.error(entry, prefix + "each hook must be a mapping with 'type' and 'command' or 'script'");
+    return std::nullopt;
+  }
+  const std::size_t errors_before = error_count(diags);
+  r.check_keys(entry, {"type", "command", "script", "args", "timeout", "on_failure"}, ev_name + " hook");
+
+  Hook h;
+  h.event = ev;
+  h.line = YamlReader::line_of(entry);
+  h.source_file = r.file();
+  if (src.plugin) {
+    h.plugin_name = src.plugin->plugin_name;
+    h.plugin_root = src.plugin->plugin_root;
+  }
+
+  const YAML::Node type = entry["type"];
+  if (!present(type)) {
+    r.error(entry, prefix + "'type' is required (the only type is 'command')");
+  } else if (!type.IsScalar() || type.Scalar() != "command") {
+    r.error(type, prefix + "type must be 'command'" +
+                      (type.IsScalar() ? ", not '" + type.Scalar() + "'" : std::string()));
+  }
+
+  const YAML::Node command = entry["command"];
+  const YAML::Node script = entry["script"];
+  const bool has_command = present(command), has_script = present(script);
+  if (has_command && has_script) {
+    r.error(script, prefix + "write either 'command' or 'script', not both");
+  } else if (!has_command && !has_script) {
+    r.error(entry, prefix + "one of 'command' or 'script' is required");
+  } else if (has_command) {
+    if (!command.IsScalar()) {
+      r.error(command, prefix + "'command' must be a string");
+    } else if (command.Scalar().find_first_not_of(" \t\r\n") == std::string::npos) {
+      r.error(command, prefix + "'command' must not be empty");
+    } else {
+      h.command = command.Scalar();
+    }
+  } else {
+    h.script = check_script(r, script, prefix, src);
+  }
+
+  const YAML::Node args = entry["args"];
+  if (present(args)) {
+    if (!has_script) {
+      r.error(args, prefix + "'args' can only be used with 'script'");
+    } else if (!args.IsSequence()) {
+      r.error(args, prefix + "'args' must be a list of strings");
+    } else {
+      for (const auto& a : args) {
+        if (!a.IsScalar()) {
+          r.error(a, prefix + "every entry of 'args' must be a string");
+          break;
+        }
+        h.args.push_back(a.Scalar());
+      }
+    }
+  }
+
+  const YAML::Node timeout = entry["timeout"];
+  if (present(timeout)) {
+    long long secs = 0;
+    if (!timeout.IsScalar() || !YAML::convert<long long>::decode(timeout, secs) || secs <= 0) {
+      r.error(timeout, prefix + "'timeout' must be a positive whole number of seconds" +
+                           (timeout.IsScalar() ? ", not '" + timeout.Scalar() + "'" : std::string()));
+    } else {
+      h.timeout = std::chrono::seconds(secs);
+    }
+  }
+
+  const YAML::Node on_failure = entry["on_failure"];
+  if (present(on_failure)) {
+    if (!event_allows_on_failure(ev)) {
+      r.error(on_failure, prefix + "'on_failure' can only be used on PreToolUse and UserPromptSubmit hooks");
+    } else if (!on_failure.IsScalar() || (on_failure.Scalar() != "allow" && on_failure.Scalar() != "block")) {
+      r.error(on_failure, prefix + "'on_failure' must be 'allow' or 'block'" +
+                              (on_failure.IsScalar() ? ", not '" + on_failure.Scalar() + "'" : std::string()));
+    } else {
+      h.on_failure = on_failure.Scalar() == "block" ? OnFailure::Block : OnFailure::Allow;
+    }
+  }
+
+  if (error_count(diags) != errors_before) return std::nullopt;
+  return h;
+}
+
+void read_hooks_section(YamlReader& r, Diagnostics& diags, const YAML::Node& section, const Source& src,
+                        HookSet& set) {
+  if (!section.IsMap()) {
+    r.error(section, "'hooks' must be a mapping from event names (" + all_events_list() +
+                         ") to lists of matcher groups");
+    return;
+  }
+  for (const auto& kv : section) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    auto ev = parse_hook_event(name);
+    if (!ev) {
+      r.error(kv.first, "unknown hook event '" + name + "' (allowed: " + all_events_list() + ")");
+      continue;
+    }
+    const YAML::Node groups = kv.second;
+    if (!present(groups)) continue;
+    if (!groups.IsSequence()) {
+      r.error(groups, name + ": must be a list of matcher groups, each with 'hooks' and an optional 'matcher'");
+      continue;
+    }
+    for (const auto& group : groups) {
+      if (!group.IsMap()) {
+        r.error(group, name + ": each matcher group must be a mapping with 'hooks' and an optional 'matcher'");
+        continue;
+      }
+      r.check_keys(group, {"matcher", "hooks"}, name + " matcher group");
+      HookMatcher matcher;
+      bool matcher_ok = true;
+      const YAML::Node m = group["matcher"];
+      if (present(m)) {
+        if (!m.IsScalar()) {
+          r.error(m, name + ": 'matcher' must be a string");
+          matcher_ok = false;
+        } else if (!event_has_matcher(*ev)) {
+          const std::string& t = m.Scalar();
+          if (!t.empty() && t != "*")
+            r.warning(m, name + ": 'matcher' is ignored on " + name + " (its hooks always run)");
+        } else {
+          std::string err;
+          matcher = HookMatcher::parse(m.Scalar(), &err);
+          if (!err.empty()) {
+            r.error(m, name + ": matcher '" + m.Scalar() + "' is not a valid regular expression: " + err);
+            matcher_ok = false;
+          }
+        }
+      }
+      const YAML::Node list = group["hooks"];
+      if (!present(list)) {
+        r.error(group, name + " matcher group: 'hooks' is required (a list of hooks)");
+        continue;
+      }
+      if (!list.IsSequence()) {
+        r.error(list, name + " matcher group: 'hooks' must be a list of hooks");
+        continue;
+      }
+      for (const auto& entry : list) {
+        auto hook = read_hook(r, diags, entry, *ev, src);
+        if (hook && matcher_ok) {
+          hook->matcher = matcher;
+          set.hooks.push_back(std::move(*hook));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+HookSet load_hooks(const fs::path& config_root, const std::vector<PluginHookSource>& plugins, Diagnostics& diags) {
+  HookSet set;
+  const fs::path dir = config_root / "hooks";
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const auto name = it->path().filename().string();
+      if (name.empty() || name.front() == '.') continue;
+      if (it->path().extension() != ".yaml") continue;
+      std::error_code fec;
+      if (!fs::is_regular_file(it->path(), fec)) continue;
+      files.push_back(it->path());
+    }
+    if (ec) diags.push_back({Diagnostic::Severity::Error, dir.string(), 0, "cannot be listed: " + ec.message()});
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      YamlReader r(file, diags);
+      auto root = r.load();
+      if (!root || root->IsNull()) continue;
+      if (!root->IsMap()) {
+        r.error(*root, "a hooks file must be a mapping with a 'hooks' key");
+        continue;
+      }
+      r.check_keys(*root, {"hooks"}, "a hooks file");
+      const YAML::Node section = (*root)["hooks"];
+      if (!present(section)) continue;
+      read_hooks_section(r, diags, section, Source{file.parent_path(), nullptr}, set);
+    }
+  }
+
+  std::vector<const PluginHookSource*> sorted;
+  for (const auto& p : plugins) sorted.push_back(&p);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const PluginHookSource* a, const PluginHookSource* b) { return a->plugin_name < b->plugin_name; });
+  for (const PluginHookSource* p : sorted) {
+    if (!present(p->hooks)) continue;
+    YamlReader r(p->manifest_file, diags);
+    read_hooks_section(r, diags, p->hooks, Source{p->plugin_root, p}, set);
+  }
+  return set;
+}
+
+}  // namespace runtime::hooks

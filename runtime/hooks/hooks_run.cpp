@@ -1,0 +1,347 @@
+// Running hooks: the script cache, the child process, and turning exit code + output into answers.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "bridge/process/child_process.hpp"
+#include "runtime/config/paths.hpp"
+#include "runtime/hooks/hooks.hpp"
+
+namespace runtime::hooks {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kOutputCap = 64 * 1024;  // seed: stdout and stderr are each cut at 64 KB
+
+std::string rtrim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  return s;
+}
+
+std::string_view ltrim(std::string_view s) {
+  while (!s.empty() && (s.front() == '\n' || s.front() == '\r' || s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  return s;
+}
+
+std::string brief(const std::string& s, std::size_t max = 500) {
+  std::string t = rtrim(s);
+  if (t.size() > max) t = t.substr(0, max) + "…";
+  return t;
+}
+
+bool read_file(const fs::path& p, std::string& out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return !in.bad();
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cache_root, std::string* error) {
+  auto fail = [&](const std::string& msg) -> std::optional<fs::path> {
+    if (error) *error = msg;
+    return std::nullopt;
+  };
+  struct stat src_st {};
+  if (::stat(script.c_str(), &src_st) != 0) return fail("script " + script.string() + " no longer exists");
+  std::string content;
+  if (!read_file(script, content)) return fail("cannot read script " + script.string());
+  const mode_t mode = src_st.st_mode & 07777;
+
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(script.string())));
+  const fs::path dir = cache_root / "hooks" / hex;
+  const fs::path dest = dir / script.filename();
+
+  struct stat dst_st {};
+  if (::stat(dest.c_str(), &dst_st) == 0 && S_ISREG(dst_st.st_mode) && (dst_st.st_mode & 07777) == mode &&
+      static_cast<std::size_t>(dst_st.st_size) == content.size()) {
+    std::string cached;
+    if (read_file(dest, cached) && cached == content) return dest;
+  }
+
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail("cannot create the script cache " + dir.string() + ": " + ec.message());
+  // Write a private temporary file and rename it over the copy: a concurrent run of the old copy
+  // keeps its inode, and nobody ever executes a half-written file.
+  static std::atomic<unsigned> counter{0};
+  const fs::path tmp = dir / ("." + script.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                              std::to_string(counter.fetch_add(1)));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return fail("cannot write the script cache " + tmp.string());
+    }
+  }
+  if (::chmod(tmp.c_str(), mode) != 0 || ::rename(tmp.c_str(), dest.c_str()) != 0) {
+    fs::remove(tmp, ec);
+    return fail("cannot update the cached script " + dest.string());
+  }
+  return dest;
+}
+
+HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::seconds timeout) {
+  HookAnswer a;
+  auto error = [&](std::string msg) {
+    HookAnswer e;
+    e.error = true;
+    e.error_message = std::move(msg);
+    return e;
+  };
+  const std::string ev(to_string(event));
+  if (!r.spawn_error.empty()) return error("could not start: " + r.spawn_error);
+  if (r.timed_out) return error("timed out after " + std::to_string(timeout.count()) + " s");
+  if (!r.exit_code) return error("was killed by signal " + std::to_string(r.term_signal.value_or(0)));
+  const int code = *r.exit_code;
+  if (code == 2) {
+    if (!event_can_block(event))
+      return error("exited with code 2, but " + ev + " hooks cannot block" +
+                   (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
+    a.block = true;
+    a.block_reason = rtrim(r.stderr_data);
+    return a;
+  }
+  if (code != 0)
+    return error("exited with code " + std::to_string(code) +
+                 (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
+
+  const std::string_view out = ltrim(r.stdout_data);
+  if (out.empty()) return a;
+  if (out.front() != '{') {
+    if (event == HookEvent::SessionStart || event == HookEvent::SubagentStart || event == HookEvent::UserPromptSubmit)
+      a.additional_context.push_back(rtrim(r.stdout_data));
+    return a;
+  }
+
+  json::error_code ec;
+  json::value v = json::parse(out, ec);
+  if (ec) return error("printed invalid JSON on stdout: " + ec.message());
+  if (!v.is_object()) return error("printed invalid JSON on stdout: not an object");
+  const json::object& o = v.as_object();
+
+  std::vector<std::string> problems;
+  auto get_string = [&](const json::object& from, const char* key, std::string& dst, const std::string& where) {
+    auto it = from.find(key);
+    if (it == from.end() || it->value().is_null()) return false;
+    if (!it->value().is_string()) {
+      problems.push_back(where + key + " must be a string");
+      return false;
+    }
+    dst = std::string(it->value().as_string());
+    return true;
+  };
+
+  if (auto it = o.find("continue"); it != o.end() && !it->value().is_null()) {
+    if (!it->value().is_bool()) problems.push_back("continue must be true or false");
+    else if (!it->value().as_bool()) a.stop_turn = true;
+  }
+  get_string(o, "stopReason", a.stop_reason, "");
+  if (std::string msg; get_string(o, "systemMessage", msg, "")) a.system_message = msg;
+  if (std::string ctx; get_string(o, "additionalContext", ctx, "") && !ctx.empty()) a.additional_context.push_back(ctx);
+
+  if (auto it = o.find("decision"); it != o.end() && !it->value().is_null()) {
+    if (!it->value().is_string() || it->value().as_string() != "block") {
+      problems.push_back("decision must be \"block\"");
+    } else if (!event_can_block(event)) {
+      problems.push_back("decision \"block\" is not possible on " + ev);
+    } else {
+      a.block = true;
+      get_string(o, "reason", a.block_reason, "");
+    }
+  }
+
+  if (auto it = o.find("hookSpecificOutput"); it != o.end() && !it->value().is_null()) {
+    if (!it->value().is_object()) {
+      problems.push_back("hookSpecificOutput must be an object");
+    } else {
+      const json::object& h = it->value().as_object();
+      if (std::string ctx; get_string(h, "additionalContext", ctx, "hookSpecificOutput.") && !ctx.empty())
+        a.additional_context.push_back(ctx);
+      if (event == HookEvent::PreToolUse) {
+        std::string decision, reason;
+        const bool has_decision = get_string(h, "permissionDecision", decision, "hookSpecificOutput.");
+        get_string(h, "permissionDecisionReason", reason, "hookSpecificOutput.");
+        if (has_decision) {
+          if (decision == "deny") {
+            a.permission = PermissionDecision::Deny;
+            a.block = true;
+            a.block_reason = reason;
+            a.permission_reason = reason;
+          } else if (decision == "allow") {
+            a.permission = PermissionDecision::Allow;
+            a.permission_reason = reason;
+          } else if (decision == "ask" || decision == "defer") {
+            problems.push_back("permissionDecision \"" + decision + "\" is not supported (use \"allow\" or \"deny\")");
+          } else {
+            problems.push_back("permissionDecision must be \"allow\" or \"deny\", not \"" + decision + "\"");
+          }
+        }
+        if (auto u = h.find("updatedInput"); u != h.end() && !u->value().is_null()) {
+          if (!u->value().is_object()) problems.push_back("hookSpecificOutput.updatedInput must be an object (the tool's arguments)");
+          else a.updated_input = u->value();
+        }
+      }
+    }
+  }
+
+  if (!problems.empty()) {
+    std::string msg = "printed invalid output: ";
+    for (std::size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
+    return error(msg);
+  }
+  return a;
+}
+
+HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel) {
+  HookOutcome out;
+  if (!set.has(event)) return out;
+  json::object stdin_obj = hook_stdin_json(event, input);
+  fs::path cache_root;
+
+  for (const Hook& hook : set.hooks) {
+    if (!hook_matches(hook, event, input)) continue;
+    if (cancel && cancel->load()) break;
+    const auto started = std::chrono::steady_clock::now();
+    HookRunRecord rec;
+    rec.hook = hook.location();
+    rec.label = hook.label();
+
+    HookProcessResult pr;
+    bridge::process::ProcessSpec spec;
+    if (hook.command) {
+      spec.argv = {"bash", "-c", *hook.command};
+    } else {
+      if (cache_root.empty()) cache_root = runtime::config::cache_dir();
+      std::string err;
+      auto cached = cache_script(*hook.script, cache_root, &err);
+      if (!cached) {
+        pr.spawn_error = err;
+      } else {
+        std::string line = shell_quote(cached->string());
+        for (const auto& a : hook.args) line += " " + shell_quote(a);
+        spec.argv = {"bash", "-c", line};
+      }
+    }
+    if (pr.spawn_error.empty()) {
+      spec.cwd = input.cwd.string();
+      if (!hook.plugin_root.empty()) spec.env_overlay.emplace_back("OPENVAALA_PLUGIN_ROOT", hook.plugin_root.string());
+      spec.stdin_data = json::serialize(stdin_obj) + "\n";
+      spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(hook.timeout);
+      spec.max_output_bytes = kOutputCap;
+      auto res = bridge::process::run_process(spec, cancel);
+      if (res.cancelled) {
+        rec.status = HookRunRecord::Status::Error;
+        rec.message = "cancelled";
+        rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        out.runs.push_back(std::move(rec));
+        break;
+      }
+      if (!res.started) pr.spawn_error = res.spawn_error;
+      pr.exit_code = res.exit_code;
+      pr.term_signal = res.term_signal;
+      pr.timed_out = res.timed_out;
+      pr.stdout_data = std::move(res.stdout_data);
+      pr.stderr_data = std::move(res.stderr_data);
+    }
+    rec.exit_code = pr.exit_code;
+    rec.timed_out = pr.timed_out;
+    rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    if (!pr.stderr_data.empty() && pr.exit_code == 0)
+      spdlog::info("hook {} ({}) stderr: {}", rec.hook, to_string(event), rtrim(pr.stderr_data));
+
+    HookAnswer a = interpret_hook_result(event, pr, hook.timeout);
+    if (a.error) {
+      spdlog::warn("hook {} ({}) failed: {}", rec.hook, to_string(event), a.error_message);
+      out.errors.push_back({rec.hook, a.error_message});
+      rec.status = HookRunRecord::Status::Error;
+      rec.message = a.error_message;
+      out.runs.push_back(rec);
+      if (hook.on_failure == OnFailure::Block && event_allows_on_failure(event)) {
+        out.blocked = true;
+        out.reason = "hook " + rec.label + " failed (" + a.error_message + "), and its on_failure is block";
+        if (event == HookEvent::PreToolUse) {
+          out.permission = PermissionDecision::Deny;
+          out.permission_reason = out.reason;
+        }
+        out.decided_by = rec.hook;
+        out.decided_by_label = rec.label;
+        break;
+      }
+      continue;
+    }
+
+    if (a.system_message) out.system_messages.push_back(*a.system_message);
+    for (auto& c : a.additional_context) out.additional_context.push_back(std::move(c));
+    if (a.updated_input && event == HookEvent::PreToolUse) {
+      out.updated_input = *a.updated_input;
+      stdin_obj["tool_input"] = *a.updated_input;  // later hooks see the rewritten arguments
+      if (!out.decided_by) {
+        out.decided_by = rec.hook;
+        out.decided_by_label = rec.label;
+      }
+    }
+    if (a.permission == PermissionDecision::Allow && out.permission == PermissionDecision::None) {
+      out.permission = PermissionDecision::Allow;
+      out.permission_reason = a.permission_reason;
+      if (!out.decided_by) {
+        out.decided_by = rec.hook;
+        out.decided_by_label = rec.label;
+      }
+    }
+    bool stop = false;
+    if (a.block) {
+      out.blocked = true;
+      out.reason = a.block_reason.empty() ? "blocked by hook " + rec.label + " (" + rec.hook + ")" : a.block_reason;
+      if (event == HookEvent::PreToolUse) {
+        out.permission = PermissionDecision::Deny;
+        out.permission_reason = out.reason;
+      }
+      out.decided_by = rec.hook;
+      out.decided_by_label = rec.label;
+      rec.status = HookRunRecord::Status::Blocked;
+      rec.message = out.reason;
+      stop = true;
+    }
+    if (a.stop_turn) {
+      out.stop_turn = true;
+      out.stop_reason = a.stop_reason;
+      if (!a.block) {
+        out.decided_by = rec.hook;
+        out.decided_by_label = rec.label;
+        rec.status = HookRunRecord::Status::StoppedTurn;
+        rec.message = a.stop_reason;
+      }
+      stop = true;
+    }
+    out.runs.push_back(std::move(rec));
+    if (stop) break;
+  }
+  return out;
+}
+
+}  // namespace runtime::hooks
