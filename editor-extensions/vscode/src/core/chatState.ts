@@ -1,0 +1,258 @@
+// Chat state of one session as a pure reducer over ACP session updates and UI events. The webview
+// renders this state; the extension host owns it. No `vscode` import.
+import type * as acp from "@agentclientprotocol/sdk/unstable";
+
+export type ChatItem =
+  | { kind: "user"; id: string; rev: number; text: string }
+  | { kind: "agent"; id: string; rev: number; text: string; messageId?: string | undefined }
+  | { kind: "thought"; id: string; rev: number; text: string; messageId?: string | undefined }
+  | { kind: "tool"; id: string; rev: number; toolCallId: string }
+  | { kind: "permission"; id: string; rev: number; requestId: string }
+  | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string }
+  | { kind: "plan"; id: string; rev: number };
+
+export interface ToolCallState {
+  toolCallId: string;
+  title: string;
+  kind: acp.ToolKind;
+  status: acp.ToolCallStatus;
+  content: acp.ToolCallContent[];
+  locations: acp.ToolCallLocation[];
+  rawInput?: unknown;
+  rawOutput?: unknown;
+  rev: number;
+}
+
+export interface PermissionState {
+  requestId: string;
+  toolCall: acp.ToolCallUpdate;
+  options: acp.PermissionOption[];
+  /** optionId chosen, "cancelled", or undefined while pending */
+  outcome?: string | undefined;
+}
+
+export interface ChatState {
+  sessionId?: string | undefined;
+  title?: string | undefined;
+  items: ChatItem[];
+  toolCalls: Record<string, ToolCallState>;
+  permissions: Record<string, PermissionState>;
+  plan: acp.PlanEntry[];
+  modes?: acp.SessionModeState | undefined;
+  configOptions: acp.SessionConfigOption[];
+  commands: acp.AvailableCommand[];
+  busy: boolean;
+  lastStopReason?: string | undefined;
+  usage?: { used: number; size: number } | undefined;
+  nextId: number;
+  rev: number;
+}
+
+export type ChatEvent =
+  | { type: "sessionStarted"; sessionId: string; modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null; title?: string | null }
+  | { type: "reset" }
+  | { type: "userPrompt"; text: string }
+  | { type: "update"; update: acp.SessionUpdate }
+  | { type: "permissionRequested"; requestId: string; request: acp.RequestPermissionRequest }
+  | { type: "permissionResolved"; requestId: string; outcome: string }
+  | { type: "turnStarted" }
+  | { type: "turnEnded"; stopReason?: string; error?: string }
+  | { type: "modeSet"; modeId: string }
+  | { type: "configOptions"; configOptions: acp.SessionConfigOption[] }
+  | { type: "notice"; severity: "info" | "warning" | "error"; text: string };
+
+export function initialChatState(): ChatState {
+  return { items: [], toolCalls: {}, permissions: {}, plan: [], configOptions: [], commands: [], busy: false, nextId: 1, rev: 0 };
+}
+
+/** Text of a content block as it should appear in the chat (Markdown). */
+export function contentText(block: acp.ContentBlock | undefined | null): string {
+  if (!block) return "";
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "image":
+      return "[image]";
+    case "audio":
+      return "[audio]";
+    case "resource_link":
+      return `[${block.title ?? block.name}](${block.uri})`;
+    case "resource": {
+      const r = block.resource as { uri: string; text?: string };
+      return r.text !== undefined ? `\n\`\`\`\n${r.text}\n\`\`\`\n` : `[${r.uri}](${r.uri})`;
+    }
+    default:
+      return "";
+  }
+}
+
+type NewItem = ChatItem extends infer T ? (T extends ChatItem ? Omit<T, "id" | "rev"> & { id?: string } : never) : never;
+
+function push(s: ChatState, item: NewItem): ChatState {
+  const id = item.id ?? `i${s.nextId}`;
+  const full = { ...item, id, rev: s.rev + 1 } as ChatItem;
+  return { ...s, items: [...s.items, full], nextId: s.nextId + 1, rev: s.rev + 1 };
+}
+
+function replaceLast(s: ChatState, item: ChatItem): ChatState {
+  const items = s.items.slice(0, -1);
+  items.push({ ...item, rev: s.rev + 1 });
+  return { ...s, items, rev: s.rev + 1 };
+}
+
+function bumpItem(s: ChatState, pred: (i: ChatItem) => boolean): ChatState {
+  const rev = s.rev + 1;
+  return { ...s, rev, items: s.items.map((i) => (pred(i) ? { ...i, rev } : i)) };
+}
+
+function appendChunk(s: ChatState, kind: "user" | "agent" | "thought", text: string, messageId?: string | null): ChatState {
+  const last = s.items[s.items.length - 1];
+  if (last && last.kind === kind) {
+    const sameMessage = kind === "user" || !messageId || !("messageId" in last) || !last.messageId || last.messageId === messageId;
+    if (sameMessage) return replaceLast(s, { ...last, text: last.text + text } as ChatItem);
+  }
+  if (kind === "user") return push(s, { kind, text });
+  return push(s, { kind, text, messageId: messageId ?? undefined });
+}
+
+function applyToolCall(s: ChatState, u: acp.ToolCallUpdate, isNew: boolean): ChatState {
+  const prev = s.toolCalls[u.toolCallId];
+  const rev = s.rev + 1;
+  const base: ToolCallState = prev ?? {
+    toolCallId: u.toolCallId,
+    title: u.title ?? "",
+    kind: u.kind ?? "other",
+    status: u.status ?? "pending",
+    content: [],
+    locations: [],
+    rev,
+  };
+  const next: ToolCallState = { ...base, rev };
+  if (u.title != null) next.title = u.title;
+  if (u.kind != null) next.kind = u.kind;
+  if (u.status != null) next.status = u.status;
+  // `content` and `locations` in an update replace the previous lists (ACP: "replaces")
+  if (u.content != null) next.content = u.content;
+  if (u.locations != null) next.locations = u.locations;
+  if (u.rawInput !== undefined) next.rawInput = u.rawInput;
+  if (u.rawOutput !== undefined) next.rawOutput = u.rawOutput;
+  let st: ChatState = { ...s, toolCalls: { ...s.toolCalls, [u.toolCallId]: next }, rev };
+  if (!prev) {
+    st = push(st, { kind: "tool", toolCallId: u.toolCallId, id: `tool-${u.toolCallId}` });
+  } else {
+    st = bumpItem(st, (i) => i.kind === "tool" && i.toolCallId === u.toolCallId);
+  }
+  void isNew;
+  return st;
+}
+
+export function applyUpdate(s: ChatState, u: acp.SessionUpdate): ChatState {
+  switch (u.sessionUpdate) {
+    case "user_message_chunk":
+      return appendChunk(s, "user", contentText(u.content), u.messageId);
+    case "agent_message_chunk":
+      return appendChunk(s, "agent", contentText(u.content), u.messageId);
+    case "agent_thought_chunk":
+      return appendChunk(s, "thought", contentText(u.content), u.messageId);
+    case "tool_call":
+      return applyToolCall(s, u, true);
+    case "tool_call_update":
+      return applyToolCall(s, u, false);
+    case "plan": {
+      let st: ChatState = { ...s, plan: u.entries, rev: s.rev + 1 };
+      const idx = st.items.findIndex((i) => i.kind === "plan");
+      if (idx >= 0) {
+        const items = st.items.slice();
+        items.splice(idx, 1);
+        st = { ...st, items };
+      }
+      return push(st, { kind: "plan", id: "plan" });
+    }
+    case "available_commands_update":
+      return { ...s, commands: u.availableCommands, rev: s.rev + 1 };
+    case "current_mode_update":
+      return s.modes ? { ...s, modes: { ...s.modes, currentModeId: u.currentModeId }, rev: s.rev + 1 } : s;
+    case "config_option_update":
+      return { ...s, configOptions: u.configOptions, rev: s.rev + 1 };
+    case "session_info_update":
+      return u.title !== undefined ? { ...s, title: u.title ?? undefined, rev: s.rev + 1 } : s;
+    case "usage_update":
+      return { ...s, usage: { used: u.used, size: u.size }, rev: s.rev + 1 };
+    case "notice": {
+      const sev = u.severity === "error" ? "error" : u.severity === "warning" ? "warning" : "info";
+      return push(s, { kind: "notice", severity: sev, text: u.description ? `${u.title}: ${u.description}` : u.title });
+    }
+    default:
+      return s;
+  }
+}
+
+export function reduce(s: ChatState, e: ChatEvent): ChatState {
+  switch (e.type) {
+    case "reset":
+      return { ...initialChatState(), rev: s.rev + 1 };
+    case "sessionStarted":
+      return {
+        ...s,
+        sessionId: e.sessionId,
+        modes: e.modes ?? undefined,
+        configOptions: e.configOptions ?? [],
+        title: e.title ?? s.title,
+        rev: s.rev + 1,
+      };
+    case "userPrompt":
+      return push(s, { kind: "user", text: e.text });
+    case "update":
+      return applyUpdate(s, e.update);
+    case "permissionRequested": {
+      const p: PermissionState = { requestId: e.requestId, toolCall: e.request.toolCall, options: e.request.options };
+      let st: ChatState = { ...s, permissions: { ...s.permissions, [e.requestId]: p } };
+      // the permission carries a tool call: make sure it is shown
+      if (e.request.toolCall?.toolCallId && !st.toolCalls[e.request.toolCall.toolCallId]) {
+        st = applyToolCall(st, e.request.toolCall, true);
+      }
+      return push(st, { kind: "permission", requestId: e.requestId, id: `perm-${e.requestId}` });
+    }
+    case "permissionResolved": {
+      const p = s.permissions[e.requestId];
+      if (!p) return s;
+      const st = { ...s, permissions: { ...s.permissions, [e.requestId]: { ...p, outcome: e.outcome } } };
+      return bumpItem(st, (i) => i.kind === "permission" && i.requestId === e.requestId);
+    }
+    case "turnStarted":
+      return { ...s, busy: true, lastStopReason: undefined, rev: s.rev + 1 };
+    case "turnEnded": {
+      let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, rev: s.rev + 1 };
+      // pending permission prompts of a finished turn are moot
+      for (const [id, p] of Object.entries(st.permissions)) {
+        if (p.outcome === undefined) st = reduce(st, { type: "permissionResolved", requestId: id, outcome: "cancelled" });
+      }
+      if (e.error) st = push(st, { kind: "notice", severity: "error", text: e.error });
+      else if (e.stopReason && e.stopReason !== "end_turn") {
+        const why: Record<string, string> = {
+          cancelled: "Stopped.",
+          max_tokens: "The model hit its output token limit.",
+          max_turn_requests: "Stopped: too many model requests in one turn.",
+          refusal: "The model refused to continue.",
+        };
+        st = push(st, { kind: "notice", severity: e.stopReason === "cancelled" ? "info" : "warning", text: why[e.stopReason] ?? `Stopped: ${e.stopReason}` });
+      }
+      return st;
+    }
+    case "modeSet":
+      return s.modes ? { ...s, modes: { ...s.modes, currentModeId: e.modeId }, rev: s.rev + 1 } : s;
+    case "configOptions":
+      return { ...s, configOptions: e.configOptions, rev: s.rev + 1 };
+    case "notice":
+      return push(s, { kind: "notice", severity: e.severity, text: e.text });
+  }
+}
+
+/** All agent text of the state (tests, copy). */
+export function agentText(s: ChatState): string {
+  return s.items.filter((i) => i.kind === "agent").map((i) => (i as { text: string }).text).join("");
+}
+
+export function pendingPermissions(s: ChatState): PermissionState[] {
+  return Object.values(s.permissions).filter((p) => p.outcome === undefined);
+}
