@@ -165,8 +165,8 @@ std::string AcpAgent::system_prompt(const Session& session) const {
 
 acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestContext ctx) {
   Session& session = session_for(params);
-  const auto& blocks = Params(params).required_array("prompt");
-  Message message = user_message_from(blocks);
+  Params p(params);
+  Message message = user_message_from(p.required_array("prompt"));
   if (session.turn_cancel) throw acp::RpcError(acp::error_code::kInvalidRequest, "A prompt is already running in this session");
 
   std::optional<providers::ModelClient> model;

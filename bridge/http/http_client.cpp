@@ -77,7 +77,8 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     lowest.expires_after(options.idle_timeout);
-    auto [rec, rn] = co_await bhttp::async_read(stream, buffer, parser, kTuple);
+    // read_some, not read: read() would wait until the buffer is full, stalling a live stream.
+    auto [rec, rn] = co_await bhttp::async_read_some(stream, buffer, parser, kTuple);
     if (rec == bhttp::error::need_buffer) rec = {};
     std::size_t got = chunk.size() - parser.get().body().size;
     if (got) on_data(std::string_view(chunk.data(), got));

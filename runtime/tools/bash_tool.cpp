@@ -139,8 +139,9 @@ class BashTool : public Tool {
     spec.max_output_bytes = kOutputLimit;
     auto cancel_flag = std::make_shared<std::atomic<bool>>(false);
     auto reg = ctx.cancel().on_cancel([cancel_flag] { cancel_flag->store(true); });
-    auto result = co_await bridge::process::run_blocking(
-        ctx.blocking_pool(), [spec, cancel_flag] { return bridge::process::run_process(spec, cancel_flag.get()); });
+    // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
+    auto job = [spec, cancel_flag] { return bridge::process::run_process(spec, cancel_flag.get()); };
+    auto result = co_await bridge::process::run_blocking(ctx.blocking_pool(), std::move(job));
     if (ctx.cancel().cancelled()) throw ToolCancelled();
     if (!result.started) co_return error_result("Could not run bash: " + result.spawn_error);
     std::string output = result.stdout_data;
