@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { TerminalManager } from "./terminals.js";
+import type { LegacyMcpRouter } from "./mcpRelay.js";
+
+const passThrough = (p: unknown) => (p ?? {}) as Record<string, unknown>;
 
 export type { acp };
 
@@ -39,6 +42,8 @@ export interface StartOptions {
   terminals?: TerminalManager;
   /** shared MCP-over-ACP provider; `mcp/message` requests are routed to it */
   mcpProvider?: acp.McpOverAcpProvider;
+  /** serves the older `mcp/connect` / `mcp/message {connectionId}` / `mcp/disconnect` form */
+  legacyMcp?: () => LegacyMcpRouter | undefined;
   clientInfo?: { name: string; version: string; title?: string };
   clientCapabilities?: acp.ClientCapabilities;
 }
@@ -89,8 +94,24 @@ export class AgentConnection {
       .onRequest(acp.methods.client.terminal.waitForExit, ({ params, signal }) => terminals.waitForExit(params, signal))
       .onRequest(acp.methods.client.terminal.kill, ({ params }) => terminals.kill(params))
       .onRequest(acp.methods.client.terminal.release, ({ params }) => terminals.release(params));
-    if (opts.mcpProvider) {
-      app = app.onRequest(acp.methods.client.mcp.message, opts.mcpProvider.handleRequest);
+    const provider = opts.mcpProvider;
+    const legacy = opts.legacyMcp ?? (() => undefined);
+    if (provider) {
+      // one handler for both shapes: `{serverId, requestId}` (current) and `{connectionId}` (legacy)
+      app = app.onRequest("mcp/message", passThrough, async ({ params, signal, agent }) => {
+        if (typeof params.connectionId === "string") {
+          const r = legacy();
+          if (!r) throw new acp.RequestError(acp.McpBindingErrorCode.serverUnavailable, "no MCP servers on this connection");
+          return r.message(params, signal);
+        }
+        return provider.handleRequest({ params: params as unknown as acp.McpMessageParams, signal, agent });
+      });
+      app = app.onRequest("mcp/connect", passThrough, ({ params }) => {
+        const r = legacy();
+        if (!r) throw new acp.RequestError(acp.McpBindingErrorCode.serverUnavailable, "no MCP servers on this connection");
+        return r.connect(params);
+      });
+      app = app.onRequest("mcp/disconnect", passThrough, ({ params }) => legacy()?.disconnect(params) ?? {});
     }
     app = app.onRequest("*", ({ method, params }) => {
       host.onUnknownRequest?.(method, params);
