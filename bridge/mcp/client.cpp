@@ -1,0 +1,357 @@
+#include "bridge/mcp/client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bridge/mcp/jsonrpc.hpp"
+
+namespace bridge::mcp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+bool is_supported_protocol_version(std::string_view v) {
+  return v == "2025-11-25" || v == "2025-06-18" || v == "2025-03-26" || v == "2024-11-05";
+}
+
+std::string file_uri(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+struct Client::Pending {
+  explicit Pending(asio::any_io_executor ex) : timer(ex) {}
+  asio::steady_timer timer;
+  bool done = false;
+  json::value result;
+  std::optional<McpError> error;
+  void resolve() {
+    done = true;
+    timer.cancel();
+  }
+};
+
+Client::Client(asio::any_io_executor ex, std::shared_ptr<Transport> transport, Options options)
+    : ex_(std::move(ex)), transport_(std::move(transport)), options_(std::move(options)) {}
+
+Client::~Client() { kill_now(); }
+
+asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
+  if (state_ != State::New) throw McpError(McpError::Kind::Protocol, "connect() called twice");
+  state_ = State::Connecting;
+  const auto deadline = Clock::now() + timeout;
+  std::weak_ptr<Client> weak = shared_from_this();
+  Transport::Handlers handlers{
+      [weak](json::object msg) {
+        if (auto self = weak.lock()) self->on_message(std::move(msg));
+      },
+      [weak](std::string reason) {
+        if (auto self = weak.lock()) self->on_transport_closed(std::move(reason));
+      }};
+  try {
+    co_await transport_->start(std::move(handlers), timeout);
+  } catch (const McpError&) {
+    state_ = State::Closed;
+    throw;
+  }
+  if (state_ == State::Closed) throw McpError(McpError::Kind::Closed, "the server went away while connecting: " + closed_reason_);
+  if (transport_->stateless()) {
+    protocol_version_ = kStatelessProtocolVersion;
+    state_ = State::Ready;
+    co_return;
+  }
+  json::object params;
+  params["protocolVersion"] = kOfferedProtocolVersion;
+  params["capabilities"] = json::object{{"roots", json::object{{"listChanged", true}}}};
+  params["clientInfo"] = json::object{{"name", options_.client_name}, {"version", options_.client_version}};
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() < 1) left = std::chrono::milliseconds(1);
+  json::value result;
+  try {
+    result = co_await request("initialize", std::move(params), left);
+  } catch (const McpError& e) {
+    state_ = State::Closed;
+    transport_->kill_now();
+    if (e.kind() == McpError::Kind::Timeout)
+      throw McpError(McpError::Kind::Timeout, "no answer to initialize within " + std::to_string(timeout.count()) + " ms");
+    throw McpError(e.kind(), std::string("initialize failed: ") + e.what(), e.code());
+  }
+  const json::object* r = result.if_object();
+  const json::value* pv = r ? r->if_contains("protocolVersion") : nullptr;
+  if (!pv || !pv->is_string() || !is_supported_protocol_version(pv->as_string())) {
+    state_ = State::Closed;
+    transport_->kill_now();
+    throw McpError(McpError::Kind::Protocol,
+                   "the server answered initialize with unsupported protocol version " +
+                       (pv ? json::serialize(*pv) : std::string("(none)")) +
+                       "; supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
+  }
+  protocol_version_ = std::string(pv->as_string());
+  if (auto* v = r->if_contains("serverInfo"); v && v->is_object()) server_info_ = v->as_object();
+  if (auto* v = r->if_contains("capabilities"); v && v->is_object()) server_capabilities_ = v->as_object();
+  if (auto* v = r->if_contains("instructions"); v && v->is_string()) instructions_ = std::string(v->as_string());
+  transport_->set_protocol_version(protocol_version_);
+  notify("notifications/initialized", {});
+  state_ = State::Ready;
+  spdlog::debug("mcp {}: connected ({}, protocol {})", options_.log_id, json::serialize(server_info_), protocol_version_);
+}
+
+asio::awaitable<json::value> Client::request(std::string method, json::object params, std::chrono::milliseconds timeout,
+                                             acp::CancelSource* cancel, ProgressFn on_progress) {
+  if (state_ == State::Closed)
+    throw McpError(McpError::Kind::Closed, closed_reason_.empty() ? "the MCP connection is closed" : closed_reason_);
+  auto self = shared_from_this();  // keeps us alive while waiting
+  const std::int64_t id = next_id_++;
+  auto pending = std::make_shared<Pending>(ex_);
+  pending->timer.expires_after(timeout);
+  pending_.emplace(id, pending);
+  std::string token;
+  if (on_progress) {
+    token = "ov-" + std::to_string(id);
+    json::object meta;
+    if (auto* m = params.if_contains("_meta"); m && m->is_object()) meta = m->as_object();
+    meta["progressToken"] = token;
+    params["_meta"] = std::move(meta);
+    progress_[json::serialize(json::value(token))] = std::move(on_progress);
+  }
+  json::object msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.empty() || method == "tools/list" || method == "tools/call") msg["params"] = std::move(params);
+  transport_->send(std::move(msg));
+
+  acp::CancelSource::Registration reg;
+  if (cancel) {
+    reg = cancel->on_cancel([pending] {
+      if (pending->done) return;
+      pending->error = McpError(McpError::Kind::Cancelled, "cancelled");
+      pending->resolve();
+    });
+  }
+  while (!pending->done) {
+    auto [ec] = co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!pending->done && !ec) {
+      pending->error = McpError(McpError::Kind::Timeout, method + ": no answer within " + std::to_string(timeout.count()) + " ms");
+      pending->done = true;
+    }
+  }
+  reg.reset();
+  pending_.erase(id);
+  if (!token.empty()) progress_.erase(json::serialize(json::value(token)));
+  if (pending->error) {
+    auto kind = pending->error->kind();
+    if ((kind == McpError::Kind::Timeout || kind == McpError::Kind::Cancelled) && state_ != State::Closed) {
+      notify("notifications/cancelled",
+             json::object{{"requestId", id}, {"reason", kind == McpError::Kind::Timeout ? "timeout" : "cancelled by the user"}});
+    }
+    throw *pending->error;
+  }
+  co_return std::move(pending->result);
+}
+
+void Client::notify(std::string method, json::object params) {
+  if (state_ == State::Closed) return;
+  json::object msg{{"jsonrpc", "2.0"}, {"method", method}};
+  if (!params.empty()) msg["params"] = std::move(params);
+  transport_->send(std::move(msg));
+}
+
+asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseconds timeout, acp::CancelSource* cancel) {
+  std::vector<ToolInfo> tools;
+  std::optional<std::string> cursor;
+  tools_stale_ = false;
+  for (int page = 0; page < 1000; ++page) {
+    json::object params;
+    if (cursor) params["cursor"] = *cursor;
+    auto result = co_await request("tools/list", std::move(params), timeout, cancel);
+    const json::object* r = result.if_object();
+    if (!r) throw McpError(McpError::Kind::Protocol, "tools/list: the result is not an object");
+    const json::value* list = r->if_contains("tools");
+    if (!list || !list->is_array()) throw McpError(McpError::Kind::Protocol, "tools/list: the result has no 'tools' array");
+    for (const auto& t : list->as_array()) {
+      const json::object* o = t.if_object();
+      if (!o) continue;
+      ToolInfo info;
+      if (auto* n = o->if_contains("name"); n && n->is_string()) info.name = std::string(n->as_string());
+      if (info.name.empty()) {
+        spdlog::warn("mcp {}: skipping a tool without a name", options_.log_id);
+        continue;
+      }
+      if (auto* v = o->if_contains("title"); v && v->is_string()) info.title = std::string(v->as_string());
+      if (auto* v = o->if_contains("description"); v && v->is_string()) info.description = std::string(v->as_string());
+      if (auto* v = o->if_contains("inputSchema"); v && v->is_object()) info.input_schema = v->as_object();
+      if (!info.input_schema.contains("type")) info.input_schema["type"] = "object";
+      if (auto* v = o->if_contains("outputSchema")) info.output_schema = *v;
+      if (auto* v = o->if_contains("annotations")) info.annotations = *v;
+      tools.push_back(std::move(info));
+    }
+    const json::value* next = r->if_contains("nextCursor");
+    if (!next || !next->is_string() || next->as_string().empty()) break;
+    std::string n(next->as_string());
+    if (cursor && *cursor == n) {
+      spdlog::warn("mcp {}: tools/list returned the same cursor twice; stopping", options_.log_id);
+      break;
+    }
+    cursor = std::move(n);
+  }
+  co_return tools;
+}
+
+asio::awaitable<json::object> Client::call_tool(const std::string& name, json::object arguments,
+                                                std::chrono::milliseconds timeout, acp::CancelSource* cancel,
+                                                ProgressFn on_progress) {
+  json::object params;
+  params["name"] = name;
+  params["arguments"] = std::move(arguments);
+  auto result = co_await request("tools/call", std::move(params), timeout, cancel, std::move(on_progress));
+  if (!result.is_object()) throw McpError(McpError::Kind::Protocol, "tools/call: the result is not an object");
+  co_return std::move(result.as_object());
+}
+
+asio::awaitable<void> Client::ping(std::chrono::milliseconds timeout) {
+  co_await request("ping", {}, timeout);
+}
+
+asio::awaitable<void> Client::close() {
+  if (state_ == State::Closed && !transport_) co_return;
+  state_ = State::Closed;
+  if (closed_reason_.empty()) closed_reason_ = "closed";
+  fail_all(McpError::Kind::Closed, "the MCP connection was closed");
+  auto keep = shared_from_this();
+  co_await transport_->close();
+}
+
+void Client::kill_now() {
+  state_ = State::Closed;
+  fail_all(McpError::Kind::Closed, "the MCP connection was closed");
+  if (transport_) transport_->kill_now();
+}
+
+void Client::fail_all(McpError::Kind kind, const std::string& why) {
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [_, p] : pending) {
+    if (p->done) continue;
+    p->error = McpError(kind, why);
+    p->resolve();
+  }
+}
+
+void Client::on_transport_closed(std::string reason) {
+  if (state_ == State::Closed) return;
+  spdlog::warn("mcp {}: connection lost: {}", options_.log_id, reason);
+  state_ = State::Closed;
+  closed_reason_ = reason;
+  fail_all(McpError::Kind::Closed, "the MCP server connection was lost: " + reason);
+  if (options_.on_closed) options_.on_closed(reason);
+}
+
+void Client::on_message(json::object msg) {
+  const json::value* method = msg.if_contains("method");
+  const json::value* id = msg.if_contains("id");
+  json::object params;
+  if (auto* p = msg.if_contains("params"); p && p->is_object()) params = p->as_object();
+  if (method && method->is_string()) {
+    std::string m(method->as_string());
+    if (id && !id->is_null()) handle_server_request(m, *id, params);
+    else handle_notification(m, params);
+    return;
+  }
+  if (id) {
+    handle_response(msg);
+    return;
+  }
+  spdlog::debug("mcp {}: ignoring a message that is neither request, notification nor response", options_.log_id);
+}
+
+void Client::handle_response(const json::object& msg) {
+  const auto& id = msg.at("id");
+  std::int64_t key = id.is_int64() ? id.as_int64() : id.is_uint64() ? static_cast<std::int64_t>(id.as_uint64()) : -1;
+  if (id.is_string()) {  // some servers stringify ids
+    try {
+      key = std::stoll(std::string(id.as_string()));
+    } catch (...) {
+    }
+  }
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    spdlog::debug("mcp {}: reply to an unknown or abandoned request {}", options_.log_id, json::serialize(id));
+    return;
+  }
+  auto p = it->second;
+  pending_.erase(it);
+  if (auto* err = msg.if_contains("error"); err && !err->is_null()) {
+    auto e = parse_error_object(*err);
+    p->error = McpError(McpError::Kind::Rpc, e.message, e.code);
+  } else {
+    p->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
+  }
+  p->resolve();
+}
+
+void Client::handle_server_request(const std::string& method, const json::value& id, const json::object& params) {
+  (void)params;
+  auto reply = [&](json::value result) {
+    transport_->send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+  };
+  auto reply_error = [&](int code, std::string message) {
+    transport_->send(json::object{
+        {"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", std::move(message)}}}});
+  };
+  spdlog::debug("mcp {}: server request {}", options_.log_id, method);
+  if (method == "ping") return reply(json::object{});
+  if (method == "roots/list") {
+    json::array roots;
+    if (options_.roots)
+      for (const auto& r : options_.roots()) {
+        json::object o{{"uri", r.uri}};
+        if (!r.name.empty()) o["name"] = r.name;
+        roots.push_back(std::move(o));
+      }
+    return reply(json::object{{"roots", std::move(roots)}});
+  }
+  if (method == "sampling/createMessage")
+    return reply_error(-32601, "Method not found: this client does not offer sampling (no 'sampling' capability)");
+  if (method == "elicitation/create")
+    return reply_error(-32601, "Method not found: this client does not offer elicitation (no 'elicitation' capability)");
+  reply_error(-32601, "Method not found: " + method);
+}
+
+void Client::handle_notification(const std::string& method, const json::object& params) {
+  if (method == "notifications/tools/list_changed") {
+    spdlog::debug("mcp {}: the tool list changed", options_.log_id);
+    tools_stale_ = true;
+    if (options_.on_tools_changed) options_.on_tools_changed();
+    return;
+  }
+  if (method == "notifications/progress") {
+    if (auto* t = params.if_contains("progressToken")) {
+      auto it = progress_.find(json::serialize(*t));
+      if (it != progress_.end() && it->second) it->second(params);
+    }
+    return;
+  }
+  if (method == "notifications/message") {
+    std::string level(params.contains("level") && params.at("level").is_string() ? params.at("level").as_string() : "info");
+    std::string data = params.contains("data") ? json::serialize(params.at("data")) : "";
+    if (level == "error" || level == "critical" || level == "alert" || level == "emergency")
+      spdlog::warn("mcp {} [{}]: {}", options_.log_id, level, data);
+    else
+      spdlog::debug("mcp {} [{}]: {}", options_.log_id, level, data);
+    return;
+  }
+  spdlog::debug("mcp {}: notification {} {}", options_.log_id, method, json::serialize(params));
+}
+
+}  // namespace bridge::mcp

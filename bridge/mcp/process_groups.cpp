@@ -1,0 +1,84 @@
+#include "bridge/mcp/process_groups.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "bridge/mcp/transport.hpp"
+
+namespace bridge::mcp {
+
+namespace {
+std::mutex& mu() {
+  static std::mutex m;
+  return m;
+}
+std::set<pid_t>& groups() {
+  static std::set<pid_t> g;
+  return g;
+}
+}  // namespace
+
+void register_process_group(pid_t pgid) {
+  std::lock_guard lock(mu());
+  groups().insert(pgid);
+}
+
+void unregister_process_group(pid_t pgid) {
+  std::lock_guard lock(mu());
+  groups().erase(pgid);
+}
+
+bool process_group_gone(pid_t pgid) {
+  int st = 0;
+  while (::waitpid(pgid, &st, WNOHANG) < 0 && errno == EINTR) {
+  }
+  return ::kill(-pgid, 0) != 0 && errno == ESRCH;
+}
+
+bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace) {
+  if (process_group_gone(pgid)) return true;
+  ::kill(-pgid, SIGTERM);
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < until) {
+    if (process_group_gone(pgid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(-pgid, SIGKILL);
+  for (int i = 0; i < 20 && !process_group_gone(pgid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return false;
+}
+
+void kill_all_server_process_groups(std::chrono::milliseconds grace) {
+  std::vector<pid_t> all;
+  {
+    std::lock_guard lock(mu());
+    all.assign(groups().begin(), groups().end());
+    groups().clear();
+  }
+  if (all.empty()) return;
+  for (pid_t g : all) ::kill(-g, SIGTERM);
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < until) {
+    bool any = false;
+    for (pid_t g : all)
+      if (!process_group_gone(g)) any = true;
+    if (!any) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (pid_t g : all) ::kill(-g, SIGKILL);
+  for (int i = 0; i < 20; ++i) {
+    bool any = false;
+    for (pid_t g : all)
+      if (!process_group_gone(g)) any = true;
+    if (!any) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace bridge::mcp

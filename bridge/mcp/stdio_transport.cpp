@@ -1,0 +1,359 @@
+// stdio transport: the server is a child process in a new process group; one JSON-RPC message
+// per line on its stdin/stdout; stderr goes to the log. Closing it closes stdin, gives the
+// server 500 ms to leave, then SIGTERM and SIGKILL to the whole group: gone within a second.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "bridge/mcp/errors.hpp"
+#include "bridge/mcp/jsonrpc.hpp"
+#include "bridge/mcp/process_groups.hpp"
+#include "bridge/mcp/transport.hpp"
+
+extern char** environ;
+
+namespace bridge::mcp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::posix::stream_descriptor;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
+constexpr std::chrono::milliseconds kStdinGrace{500};
+constexpr std::chrono::milliseconds kTermGrace{400};
+
+std::string find_executable(const std::string& file, const std::string& path_var) {
+  if (file.find('/') != std::string::npos) return file;
+  std::size_t start = 0;
+  while (true) {
+    auto colon = path_var.find(':', start);
+    std::string dir = path_var.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + file;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return {};
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  int in = -1, out = -1, err = -1;
+};
+
+Spawned spawn_server(const StdioSpec& spec) {
+  std::map<std::string, std::string> overlay;
+  for (const auto& [k, v] : spec.env) overlay[k] = v;
+  std::vector<std::string> env_strings;
+  std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    std::string key(entry.substr(0, eq));
+    if (overlay.count(key)) continue;
+    if (key == "PATH" && eq != std::string_view::npos) path_var = std::string(entry.substr(eq + 1));
+    env_strings.emplace_back(entry);
+  }
+  for (const auto& [k, v] : overlay) {
+    if (k == "PATH") path_var = v;
+    env_strings.push_back(k + "=" + v);
+  }
+  std::string exe = find_executable(spec.command, path_var);
+  if (exe.empty()) throw McpError(McpError::Kind::Transport, "command not found: " + spec.command);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings{spec.command};
+  argv_strings.insert(argv_strings.end(), spec.args.begin(), spec.args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int in_p[2], out_p[2], err_p[2];
+  if (::pipe2(in_p, O_CLOEXEC) != 0) throw McpError(McpError::Kind::Transport, std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_p, O_CLOEXEC) != 0) {
+    ::close(in_p[0]), ::close(in_p[1]);
+    throw McpError(McpError::Kind::Transport, std::string("pipe: ") + std::strerror(errno));
+  }
+  if (::pipe2(err_p, O_CLOEXEC) != 0) {
+    for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1]}) ::close(fd);
+    throw McpError(McpError::Kind::Transport, std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t def, empty;
+  sigemptyset(&def);
+  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&def, sig);
+  sigemptyset(&empty);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(in_p[0]);
+  ::close(out_p[1]);
+  ::close(err_p[1]);
+  if (rc != 0) {
+    ::close(in_p[1]);
+    ::close(out_p[0]);
+    ::close(err_p[0]);
+    std::string what = std::strerror(rc);
+    if (rc == ENOENT && !spec.cwd.empty()) what += " (command " + exe + ", cwd " + spec.cwd + ")";
+    throw McpError(McpError::Kind::Transport, "cannot start " + spec.command + ": " + what);
+  }
+  return {pid, in_p[1], out_p[0], err_p[0]};
+}
+
+class StdioTransport : public Transport {
+ public:
+  StdioTransport(asio::any_io_executor ex, StdioSpec spec, std::string log_id)
+      : ex_(ex), spec_(std::move(spec)), log_id_(std::move(log_id)), in_(ex), out_(ex), err_(ex), wake_(ex) {}
+  ~StdioTransport() override { kill_now(); }
+
+  asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds) override {
+    handlers_ = std::move(handlers);
+    Spawned s = spawn_server(spec_);
+    pid_ = s.pid;
+    register_process_group(pid_);
+    in_.assign(s.in);
+    out_.assign(s.out);
+    err_.assign(s.err);
+    in_.non_blocking(true);
+    out_.non_blocking(true);
+    err_.non_blocking(true);
+    spdlog::debug("mcp {}: started {} (pid {})", log_id_, spec_.command, pid_);
+    auto self = std::static_pointer_cast<StdioTransport>(shared_from_this());
+    asio::co_spawn(ex_, [self]() { return self->read_stdout(); }, asio::detached);
+    asio::co_spawn(ex_, [self]() { return self->read_stderr(); }, asio::detached);
+    asio::co_spawn(ex_, [self]() { return self->write_loop(); }, asio::detached);
+    co_return;
+  }
+
+  void send(json::object message) override {
+    if (stopped_ || !in_.is_open()) {
+      if (is_request(message) && handlers_.on_message)
+        deliver(error_response(message.at("id"), -32000, "the MCP server process is not running"));
+      return;
+    }
+    queue_.push_back(json::serialize(message) + "\n");
+    wake_.cancel();
+  }
+
+  asio::awaitable<void> close() override {
+    if (stopped_) co_return;
+    stopped_ = true;
+    handlers_ = {};
+    wake_.cancel();
+    boost::system::error_code ec;
+    in_.close(ec);
+    if (pid_ > 0) {
+      auto self = shared_from_this();
+      asio::steady_timer t(ex_);
+      auto wait_gone = [&](std::chrono::milliseconds limit) -> asio::awaitable<bool> {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < until) {
+          if (process_group_gone(pid_)) co_return true;
+          t.expires_after(std::chrono::milliseconds(10));
+          co_await t.async_wait(kTuple);
+        }
+        co_return process_group_gone(pid_);
+      };
+      bool gone = co_await wait_gone(kStdinGrace);
+      if (!gone) {
+        spdlog::debug("mcp {}: still running 500 ms after stdin closed; SIGTERM", log_id_);
+        ::kill(-pid_, SIGTERM);
+        gone = co_await wait_gone(kTermGrace);
+      }
+      if (!gone) {
+        spdlog::warn("mcp {}: SIGKILL to process group {}", log_id_, pid_);
+        ::kill(-pid_, SIGKILL);
+        co_await wait_gone(std::chrono::milliseconds(100));
+      }
+      unregister_process_group(pid_);
+      pid_ = -1;
+    }
+    out_.close(ec);
+    err_.close(ec);
+  }
+
+  void kill_now() override {
+    stopped_ = true;
+    handlers_ = {};
+    boost::system::error_code ec;
+    in_.close(ec);
+    out_.close(ec);
+    err_.close(ec);
+    wake_.cancel();
+    if (pid_ > 0) {
+      terminate_process_group(pid_, std::chrono::milliseconds(100));
+      unregister_process_group(pid_);
+      pid_ = -1;
+    }
+  }
+
+  std::string describe() const override { return "stdio " + spec_.command; }
+
+ private:
+  void deliver(json::object msg) {
+    // Posted, so a reply synthesized inside send() never re-enters the caller.
+    auto self = std::static_pointer_cast<StdioTransport>(shared_from_this());
+    asio::post(ex_, [self, msg = std::move(msg)]() mutable {
+      if (auto h = self->handlers_.on_message) h(std::move(msg));
+    });
+  }
+
+  asio::awaitable<void> write_loop() {
+    auto self = shared_from_this();
+    while (!stopped_) {
+      if (queue_.empty()) {
+        wake_.expires_at(asio::steady_timer::time_point::max());
+        co_await wake_.async_wait(kTuple);
+        continue;
+      }
+      std::string data = std::move(queue_.front());
+      queue_.pop_front();
+      auto [ec, n] = co_await asio::async_write(in_, asio::buffer(data), kTuple);
+      if (ec) {
+        if (!stopped_) spdlog::debug("mcp {}: writing to the server failed: {}", log_id_, ec.message());
+        break;  // the reader sees EOF and reports the exit
+      }
+    }
+  }
+
+  asio::awaitable<void> read_stdout() {
+    auto self = shared_from_this();
+    std::string buffer;
+    std::array<char, 65536> chunk;
+    while (true) {
+      auto [ec, n] = co_await out_.async_read_some(asio::buffer(chunk), kTuple);
+      if (stopped_) co_return;
+      if (ec) break;
+      buffer.append(chunk.data(), n);
+      std::size_t start = 0;
+      while (true) {
+        auto nl = buffer.find('\n', start);
+        if (nl == std::string::npos) break;
+        std::string_view line(buffer.data() + start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty() && line.find_first_not_of(" \t") != std::string_view::npos) {
+          for (auto& m : parse_messages(line, log_id_)) {
+            if (stopped_ || !handlers_.on_message) co_return;
+            auto handler = handlers_.on_message;
+            handler(std::move(m));
+          }
+        }
+        start = nl + 1;
+      }
+      buffer.erase(0, start);
+      if (buffer.size() > kMaxLine) {
+        spdlog::warn("mcp {}: dropping a line over {} bytes", log_id_, kMaxLine);
+        buffer.clear();
+      }
+    }
+    co_await report_exit();
+  }
+
+  asio::awaitable<void> report_exit() {
+    // stdout closed: the server exited (or closed it). Collect the exit status briefly.
+    std::string reason = "the server closed its output";
+    asio::steady_timer t(ex_);
+    for (int i = 0; i < 50 && pid_ > 0; ++i) {
+      int st = 0;
+      pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) {
+        if (WIFEXITED(st)) reason = "the server exited with code " + std::to_string(WEXITSTATUS(st));
+        else if (WIFSIGNALED(st)) reason = "the server was killed by signal " + std::to_string(WTERMSIG(st));
+        break;
+      }
+      if (r < 0) break;
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(kTuple);
+      if (stopped_) co_return;
+    }
+    if (!last_stderr_.empty()) reason += " (stderr: " + last_stderr_ + ")";
+    if (stopped_) co_return;
+    auto handlers = std::move(handlers_);
+    handlers_ = {};
+    stopped_ = true;
+    wake_.cancel();
+    if (pid_ > 0) {  // whatever it left behind in its group
+      terminate_process_group(pid_, std::chrono::milliseconds(50));
+      unregister_process_group(pid_);
+      pid_ = -1;
+    }
+    if (handlers.on_closed) handlers.on_closed(reason);
+  }
+
+  asio::awaitable<void> read_stderr() {
+    auto self = shared_from_this();
+    std::string buffer;
+    std::array<char, 8192> chunk;
+    while (true) {
+      auto [ec, n] = co_await err_.async_read_some(asio::buffer(chunk), kTuple);
+      if (ec) break;
+      buffer.append(chunk.data(), n);
+      std::size_t start = 0;
+      while (true) {
+        auto nl = buffer.find('\n', start);
+        if (nl == std::string::npos) break;
+        std::string line = buffer.substr(start, nl - start);
+        if (!line.empty()) {
+          spdlog::debug("mcp {} stderr: {}", log_id_, line.substr(0, 2000));
+          last_stderr_ = line.substr(0, 300);
+        }
+        start = nl + 1;
+      }
+      buffer.erase(0, start);
+      if (buffer.size() > 64 * 1024) buffer.clear();
+    }
+  }
+
+  asio::any_io_executor ex_;
+  StdioSpec spec_;
+  std::string log_id_;
+  stream_descriptor in_, out_, err_;
+  asio::steady_timer wake_;
+  std::deque<std::string> queue_;
+  Handlers handlers_;
+  pid_t pid_ = -1;
+  bool stopped_ = false;
+  std::string last_stderr_;
+};
+
+}  // namespace
+
+std::shared_ptr<Transport> make_stdio_transport(asio::any_io_executor ex, StdioSpec spec, std::string log_id) {
+  return std::make_shared<StdioTransport>(std::move(ex), std::move(spec), std::move(log_id));
+}
+
+}  // namespace bridge::mcp
