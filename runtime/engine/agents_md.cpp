@@ -1,0 +1,97 @@
+// AGENTS.md: from the git root down to the working directory.
+#include <sys/stat.h>
+
+#include "runtime/engine/engine.hpp"
+#include "runtime/engine/util.hpp"
+
+namespace runtime::engine {
+
+namespace {
+
+constexpr std::uintmax_t kMaxAgentsMdBytes = 1024 * 1024;
+
+std::optional<AgentsMdFile> read_agents_md(const fs::path& dir) {
+  fs::path p = dir / "AGENTS.md";
+  auto size = regular_file_size(p);
+  if (!size) return std::nullopt;
+  auto text = read_file(p);
+  if (!text) return std::nullopt;
+  if (text->size() > kMaxAgentsMdBytes) {
+    text->resize(kMaxAgentsMdBytes);
+    *text += "\n[... truncated: AGENTS.md files are read up to 1 MB]";
+  }
+  if (trim(*text).empty()) return std::nullopt;
+  return AgentsMdFile{p, std::move(*text)};
+}
+
+}  // namespace
+
+fs::path find_git_root(const fs::path& dir) {
+  fs::path d = dir.lexically_normal();
+  if (!d.empty() && d.filename().empty()) d = d.parent_path();
+  while (true) {
+    struct stat st{};
+    if (::lstat((d / ".git").c_str(), &st) == 0) return d;  // a folder, or a file (worktrees, submodules)
+    fs::path parent = d.parent_path();
+    if (parent == d || parent.empty()) return {};
+    d = parent;
+  }
+}
+
+std::vector<AgentsMdFile> load_agents_md_chain(const fs::path& cwd_in) {
+  fs::path cwd = cwd_in.lexically_normal();
+  if (!cwd.empty() && cwd.filename().empty()) cwd = cwd.parent_path();
+  std::vector<AgentsMdFile> out;
+  fs::path root = find_git_root(cwd);
+  std::vector<fs::path> dirs;
+  if (root.empty()) {
+    dirs.push_back(cwd);
+  } else {
+    for (fs::path d = cwd;; d = d.parent_path()) {
+      dirs.push_back(d);
+      if (d == root || d.parent_path() == d) break;
+    }
+    std::reverse(dirs.begin(), dirs.end());
+  }
+  for (const auto& d : dirs)
+    if (auto f = read_agents_md(d)) out.push_back(std::move(*f));
+  return out;
+}
+
+std::string agents_md_prompt(const std::vector<AgentsMdFile>& files) {
+  if (files.empty()) return {};
+  std::string s =
+      "# Project instructions (AGENTS.md)\n"
+      "These AGENTS.md files describe how this project works, from the repository root down to the working "
+      "directory. When they disagree, a deeper file takes precedence over the ones above it; the user's own "
+      "requests take precedence over all of them.\n";
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    s += "\n## " + files[i].path.string();
+    if (i > 0) s += " (deeper: takes precedence over the files above)";
+    s += "\n\n" + files[i].content;
+    if (s.back() != '\n') s += '\n';
+  }
+  return s;
+}
+
+std::vector<AgentsMdFile> agents_md_for_read(const SessionView& view, const fs::path& path_read,
+                                             const std::set<fs::path>& already_included) {
+  std::vector<AgentsMdFile> out;
+  fs::path p = path_read.is_absolute() ? path_read : view.cwd / path_read;
+  p = p.lexically_normal();
+  fs::path cwd = view.cwd.lexically_normal();
+  if (!cwd.empty() && cwd.filename().empty()) cwd = cwd.parent_path();
+  std::error_code ec;
+  fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
+  auto rel = dir.lexically_relative(cwd);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return out;
+  fs::path d = cwd;
+  for (const auto& part : rel) {
+    d /= part;
+    if (already_included.count(d / "AGENTS.md")) continue;
+    if (auto f = read_agents_md(d)) out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+}  // namespace runtime::engine

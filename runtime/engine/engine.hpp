@@ -1,0 +1,262 @@
+#pragma once
+// The OpenVaala engine (seed `openvaala-extending.zh.txt`: Skill, 项目说明, MCP server files, 插件):
+// one immutable snapshot of everything the config root declares, and what one session sees.
+//
+//   config::Diagnostics diags;
+//   auto engine = engine::Engine::load(config::config_root(), diags);
+//   if (engine->failed()) { /* keep the previous snapshot (reload) or report (startup) */ }
+//   auto view = engine->session_view(session.cwd, agent_name);
+//   view.available_commands();           // ACP availableCommands
+//   view.system_prompt_block();          // agent instructions + skills + AGENTS.md chain
+//   auto x = engine::expand_slash_command(view, prompt_text);
+//
+// Every problem is a config::Diagnostic (`path:line: message`). Errors are what
+// `openvaala config check` exits 1 on; `failed()` is narrower: the errors the seed says make the
+// whole load fail (a broken plugin manifest, a broken config.yaml, two plugins with one MCP id).
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/config/diagnostic.hpp"
+#include "runtime/config/main_config.hpp"
+#include "runtime/hooks/plugin_hook_source.hpp"
+
+namespace runtime::engine {
+
+namespace fs = std::filesystem;
+using config::Diagnostic;
+using config::Diagnostics;
+
+// ---------------------------------------------------------------------------------------------
+// Skills
+
+// The seven places, in the seed's order (first one wins on a name clash).
+enum class SkillSource {
+  ProjectAgents,  // <cwd>/.agents/skills/
+  ProjectClaude,  // <cwd>/.claude/skills/
+  Private,        // skills.directory, default <config root>/skills/
+  Builtin,        // shipped with the binary (the `openvaala` skill)
+  Plugin,         // enabled plugins, named <plugin>:<skill>
+  HomeAgents,     // ~/.agents/skills/
+  HomeClaude,     // ~/.claude/skills/
+};
+std::string_view source_label(SkillSource s);  // "project .agents/skills", "plugin", ...
+std::string_view source_id(SkillSource s);     // "project-agents", "plugin", ... (JSON)
+
+struct Skill {
+  std::string name;  // what the model and `/name` use; `<plugin>:<skill>` for plugin skills
+  std::string description;
+  fs::path file;     // absolute path of SKILL.md (through symlinks as found, not resolved)
+  SkillSource source = SkillSource::Private;
+  std::string plugin;  // plugin name for plugin skills
+};
+
+constexpr std::uintmax_t kMaxSkillFileBytes = 1024 * 1024;  // larger SKILL.md files are not read
+
+// ---------------------------------------------------------------------------------------------
+// MCP server configuration (mcp_servers/<id>.yaml, plugin manifests, Agent Plugins mcp.json)
+
+struct McpServerConfig {
+  enum class Transport { Stdio, Http, Sse };
+  std::string id;
+  Transport transport = Transport::Stdio;
+  // stdio
+  std::string command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;  // on top of the inherited environment (already expanded)
+  std::optional<fs::path> cwd;             // absent: the executor's working directory
+  // http / sse
+  std::string url;
+  std::map<std::string, std::string> headers;
+
+  std::vector<std::string> executors{"local"};
+  std::optional<std::vector<std::string>> tools;  // absent: every tool
+  bool required = false;
+  bool disabled = false;
+  double startup_timeout_seconds = 30;
+  double tool_timeout_seconds = 300;
+
+  fs::path source_file;  // the YAML / JSON file it was declared in
+  int source_line = 0;
+  std::string plugin;    // the plugin that declared it; empty for mcp_servers/<id>.yaml
+};
+std::string_view transport_name(McpServerConfig::Transport t);  // "stdio" | "http" | "sse"
+
+// ---------------------------------------------------------------------------------------------
+// Agents (agents/<name>.yaml)
+
+struct Agent {
+  std::string name;
+  std::string description;
+  std::string instructions;               // guidance for every project
+  std::optional<std::string> model;       // "<provider>/<model>"; absent: config.yaml's model
+  std::optional<std::vector<std::string>> mcp_servers;  // absent: all; []: none
+  std::optional<std::vector<std::string>> skills;       // absent: all
+  fs::path file;                          // empty for the built-in `default` agent
+};
+
+// ---------------------------------------------------------------------------------------------
+// Plugins
+
+struct InstallRecord {  // <plugin>/.openvaala-install.yaml, written by `plugin install`
+  std::string source;   // git URL or absolute local folder
+  std::string ref;      // may be empty (default branch)
+  std::string path;     // folder inside the source; empty = root
+  std::string commit;   // empty for local folders that are not git repositories
+};
+
+struct PluginInfo {
+  enum class Format { OpenVaala, Codex, Claude, AgentPlugins };
+  std::string name;
+  std::string version;
+  std::string description;
+  Format format = Format::OpenVaala;
+  fs::path root;      // <config root>/plugins/<dir>
+  fs::path manifest;  // the manifest file used
+  bool enabled = true;
+  bool valid = true;  // false when its manifest is broken
+  std::vector<std::string> skill_names;       // full names
+  std::vector<std::string> mcp_server_ids;    // servers it contributes (after overrides)
+  int hook_events = 0;                        // events in its `hooks:` section
+  std::optional<InstallRecord> install;
+};
+std::string_view format_name(PluginInfo::Format f);  // "openvaala" | "codex" | "claude" | "agent-plugins"
+
+// ---------------------------------------------------------------------------------------------
+// AGENTS.md
+
+struct AgentsMdFile {
+  fs::path path;
+  std::string content;
+};
+
+// The git root of `dir` (walking up to a `.git` file or folder); empty when not in a repo.
+fs::path find_git_root(const fs::path& dir);
+// Every AGENTS.md from the git root down to cwd (only cwd's outside a repo), shallowest first.
+// Empty or whitespace-only files are left out.
+std::vector<AgentsMdFile> load_agents_md_chain(const fs::path& cwd);
+// The text given to the model for these files (deeper ones are marked as taking precedence).
+std::string agents_md_prompt(const std::vector<AgentsMdFile>& files);
+
+// ---------------------------------------------------------------------------------------------
+// What a session sees
+
+struct SessionView {
+  fs::path cwd;
+  fs::path git_root;  // empty outside a repo
+  Agent agent;
+  std::vector<Skill> skills;         // available to this agent, in the seven places' order
+  std::vector<Skill> shadowed;       // lost a name clash to an earlier place
+  std::vector<Skill> not_for_agent;  // found, but not in this agent's `skills` list
+  std::vector<AgentsMdFile> agents_md;
+  std::vector<McpServerConfig> mcp_servers;  // selected by the agent, not disabled
+  Diagnostics diagnostics;                   // project-level skill problems (skipped skills)
+
+  const Skill* find_skill(std::string_view name) const;
+  // ACP `availableCommands`: [{name, description, input: {hint}}], one per skill.
+  boost::json::array available_commands() const;
+  std::string skills_prompt() const;        // name, description and path of each skill
+  std::string instructions_prompt() const;  // the agent's instructions ("" when none)
+  std::string agents_md_prompt() const;     // the AGENTS.md chain
+  // All three, ready to append to the system prompt.
+  std::string system_prompt_block() const;
+};
+
+class Engine {
+ public:
+  struct Options {
+    fs::path config_root;
+    fs::path home;                // ~ for ~/.agents/skills and ~/.claude/skills
+    fs::path builtin_skills_dir;  // where built-in skills are written so the model can read them
+    fs::path plugin_data_root;    // ${PLUGIN_DATA} of Agent Plugins = <this>/<plugin name>
+  };
+  // Options from the environment: $HOME, <cache dir>/builtin-skills/<version>,
+  // <data dir>/plugin-data.
+  static Options default_options(const fs::path& config_root);
+
+  // Never null. Diagnostics are appended to `diags` (and kept in diagnostics()).
+  static std::shared_ptr<const Engine> load(const fs::path& config_root, Diagnostics& diags);
+  static std::shared_ptr<const Engine> load(const Options& options, Diagnostics& diags);
+
+  // The load failed as a whole: on reload keep the previous snapshot; `plugin` commands roll back.
+  bool failed() const { return failed_; }
+  const Diagnostics& diagnostics() const { return diags_; }
+  const Options& options() const { return options_; }
+
+  const config::MainConfig& main_config() const { return main_; }
+
+  // Agents, including a built-in `default` (all skills, all servers) unless agents/default.yaml
+  // exists. Sorted by name.
+  const std::map<std::string, Agent>& agents() const { return agents_; }
+  const std::string& default_agent() const { return default_agent_; }
+  const Agent* find_agent(std::string_view name) const;
+  // ACP `SessionConfigOption` (select, id "agent") offering every agent; `current` preselected.
+  boost::json::object agent_config_option(std::string_view current) const;
+  // ACP `SessionModeState`-shaped list {currentModeId, availableModes:[{id,name,description}]}.
+  boost::json::object agent_modes(std::string_view current) const;
+
+  const std::vector<PluginInfo>& plugins() const { return plugins_; }  // enabled or not, by name
+  const PluginInfo* find_plugin(std::string_view name) const;
+  // Every MCP server after merging (user files win over plugin entries), disabled ones included.
+  const std::vector<McpServerConfig>& mcp_servers() const { return mcp_servers_; }
+  // The servers an agent may use: its `mcp_servers` selection, without disabled ones.
+  std::vector<McpServerConfig> mcp_servers_for(const Agent& agent) const;
+  // `hooks:` sections of enabled OpenVaala-format plugins, sorted by plugin name.
+  const std::vector<hooks::PluginHookSource>& plugin_hook_sources() const { return hook_sources_; }
+  // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
+  // every one found (name clashes are resolved in session_view).
+  const std::vector<Skill>& user_level_skills() const { return user_skills_; }
+
+  // What a session in `cwd` with this agent sees (empty name: the default agent; an unknown
+  // name falls back to the default agent). Reads the project's skills and AGENTS.md now.
+  SessionView session_view(const fs::path& cwd, std::string_view agent_name = {}) const;
+
+ private:
+  Engine() = default;
+  Options options_;
+  Diagnostics diags_;
+  bool failed_ = false;
+  config::MainConfig main_;
+  std::map<std::string, Agent> agents_;
+  std::string default_agent_;
+  std::vector<PluginInfo> plugins_;
+  std::vector<McpServerConfig> mcp_servers_;
+  std::vector<hooks::PluginHookSource> hook_sources_;
+  std::vector<Skill> user_skills_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Slash commands (DESIGN §7)
+
+struct SlashExpansion {
+  enum class Kind {
+    Unchanged,  // not a command, or `/name` with no such skill: send `text` as typed
+    Expanded,   // `text` is the skill's SKILL.md plus the user's request
+    Refused,    // `/skill:name` for a skill this agent cannot use: show `error`, do not send
+  };
+  Kind kind = Kind::Unchanged;
+  std::string text;
+  std::string skill;  // the skill's name when expanded
+  std::string error;
+};
+// `/name rest` and `/skill:name rest` (plugin skills `/plugin:skill`). Leading whitespace before
+// the slash is allowed; `rest` is everything after the command (further lines included).
+SlashExpansion expand_slash_command(const SessionView& view, std::string_view prompt_text);
+
+// The AGENTS.md files between the session's cwd (exclusive) and the folder of `path_read`
+// (inclusive), shallowest first, leaving out those in `already_included` (absolute paths) and
+// files outside cwd. `path_read` may be relative to cwd.
+std::vector<AgentsMdFile> agents_md_for_read(const SessionView& view, const fs::path& path_read,
+                                             const std::set<fs::path>& already_included);
+
+// The built-in `openvaala` skill's SKILL.md text (runtime/builtin_skills/openvaala/SKILL.md).
+std::string_view builtin_openvaala_skill();
+
+}  // namespace runtime::engine

@@ -1,0 +1,93 @@
+#pragma once
+// The engine's loaders (internal to runtime/engine; tests and the fuzzer use them directly).
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/config/yaml_reading.hpp"
+#include "runtime/engine/engine.hpp"
+
+namespace runtime::engine::detail {
+
+// ---- SKILL.md frontmatter
+
+struct FrontmatterSplit {
+  std::string yaml;  // the lines between the two `---` lines
+  int yaml_first_line = 2;  // file line of the first YAML line
+};
+enum class FrontmatterError { None, Missing, Unclosed };
+FrontmatterError split_frontmatter(std::string_view text, FrontmatterSplit& out);
+
+// A fast reader for the common frontmatter shape (`key: plain value` lines only). Returns
+// nullopt when the text uses anything else, in which case YAML proper decides; when it returns a
+// map, yaml-cpp would have produced the same keys and scalar values.
+struct FastField {
+  std::string value;
+  int line = 0;  // 1-based within the YAML text
+  bool null = false;
+};
+std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_view yaml);
+
+struct SkillFields {
+  std::optional<std::string> name;
+  int name_line = 0;
+  std::optional<std::string> description;
+  int description_line = 0;
+};
+// Parses SKILL.md text. On a problem appends one diagnostic (`severity`, file and line, the
+// message ending with "(skill skipped)") and returns nullopt.
+std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::path& file, Diagnostic::Severity severity,
+                                            Diagnostics& diags);
+
+// Reads and validates `dir/SKILL.md`; the skill's name defaults to the folder's name.
+std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const std::string& plugin,
+                                Diagnostic::Severity severity, Diagnostics& diags);
+
+// The recursive search: a folder holding SKILL.md is a skill (its subfolders are not searched);
+// otherwise its subfolders are searched. Symlinks are followed; a folder reached twice (a loop, or
+// two links to one target) is searched once. Names starting with '.' are not searched.
+void find_skills(const fs::path& root, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
+                 std::vector<Skill>& out, Diagnostics& diags);
+
+// ---- MCP server entries
+
+struct McpParseContext {
+  fs::path config_root;          // for executors/<id>.yaml
+  std::string expected_id;       // the file name's stem; empty inside plugin manifests
+  std::string plugin;            // set for entries of a plugin manifest
+  fs::path plugin_root;
+};
+std::optional<McpServerConfig> parse_mcp_server(config::YamlReader& r, const YAML::Node& node,
+                                                const McpParseContext& ctx);
+// Every mcp_servers/*.yaml, sorted by file name; broken files are reported and left out.
+std::vector<McpServerConfig> load_mcp_server_files(const fs::path& config_root, Diagnostics& diags);
+
+// ---- agents
+
+std::map<std::string, Agent> load_agent_files(const fs::path& config_root, Diagnostics& diags);
+
+// ---- plugins
+
+struct LoadedPlugin {
+  PluginInfo info;
+  std::vector<Skill> skills;
+  std::vector<McpServerConfig> mcp_servers;
+  std::optional<hooks::PluginHookSource> hooks;
+  bool fatal = false;  // its manifest is broken: the whole load fails
+};
+// The manifest a plugin folder would be read from (OpenVaala, Codex, Claude, Agent Plugins
+// order); nullopt when it has none.
+std::optional<std::pair<PluginInfo::Format, fs::path>> detect_manifest(const fs::path& plugin_dir);
+LoadedPlugin load_plugin(const fs::path& plugin_dir, const Engine::Options& options, Diagnostics& diags);
+// The name a plugin folder declares, read leniently (no diagnostics); the folder name otherwise.
+std::string plugin_declared_name(const fs::path& plugin_dir);
+std::optional<InstallRecord> read_install_record(const fs::path& plugin_dir);
+
+constexpr const char* kAgentPluginsSchema = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json";
+constexpr const char* kAgentPluginsMcpSchema = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json";
+
+}  // namespace runtime::engine::detail

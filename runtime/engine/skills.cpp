@@ -1,0 +1,239 @@
+// SKILL.md parsing and the recursive skill search.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/engine/loaders.hpp"
+#include "runtime/engine/util.hpp"
+
+namespace runtime::engine::detail {
+
+namespace {
+
+bool is_fence(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  return line == "---";
+}
+
+bool plain_key_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+}  // namespace
+
+FrontmatterError split_frontmatter(std::string_view text, FrontmatterSplit& out) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  auto first_nl = text.find('\n');
+  if (first_nl == std::string_view::npos || !is_fence(text.substr(0, first_nl))) return FrontmatterError::Missing;
+  std::size_t pos = first_nl + 1;
+  while (pos <= text.size()) {
+    auto nl = text.find('\n', pos);
+    auto line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (is_fence(line)) {
+      out.yaml = std::string(text.substr(first_nl + 1, pos - (first_nl + 1)));
+      out.yaml_first_line = 2;
+      return FrontmatterError::None;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return FrontmatterError::Unclosed;
+}
+
+std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_view yaml) {
+  std::map<std::string, FastField> out;
+  int line_no = 0;
+  std::size_t pos = 0;
+  while (pos < yaml.size()) {
+    ++line_no;
+    auto nl = yaml.find('\n', pos);
+    std::string_view line = yaml.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? yaml.size() : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Only ASCII-printable lines: anything else (tabs, control characters, non-ASCII) goes to YAML.
+    for (char c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) return std::nullopt;
+    if (line.find_first_not_of(' ') == std::string_view::npos) {
+      if (!line.empty()) return std::nullopt;
+      continue;
+    }
+    if (line[0] == '#') continue;  // a comment line
+    std::size_t k = 0;
+    while (k < line.size() && plain_key_char(line[k])) ++k;
+    if (k == 0 || k >= line.size() || line[k] != ':') return std::nullopt;
+    if (line[0] == '-') return std::nullopt;
+    std::string key(line.substr(0, k));
+    std::string_view rest = line.substr(k + 1);
+    if (!rest.empty() && rest[0] != ' ') return std::nullopt;
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+    FastField f;
+    f.line = line_no;
+    if (rest.empty()) {
+      // `key:` alone: null unless a nested block follows (which the next line would show).
+      f.null = true;
+    } else {
+      static constexpr std::string_view kIndicators = "-?:,[]{}#&*!|>'\"%@`";
+      if (kIndicators.find(rest.front()) != std::string_view::npos) return std::nullopt;
+      if (rest.find(": ") != std::string_view::npos || rest.find(" #") != std::string_view::npos ||
+          rest.back() == ':')
+        return std::nullopt;
+      if (rest == "~" || rest == "null" || rest == "Null" || rest == "NULL") return std::nullopt;
+      f.value = std::string(rest);
+    }
+    if (!out.emplace(std::move(key), std::move(f)).second) return std::nullopt;  // duplicate key
+  }
+  // A `key:` followed by an indented line was rejected above (indented lines are not keys).
+  return out;
+}
+
+std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::path& file, Diagnostic::Severity severity,
+                                            Diagnostics& diags) {
+  auto fail = [&](int line, const std::string& message) -> std::optional<SkillFields> {
+    diags.push_back({severity, file.string(), line, message + " (skill skipped)"});
+    return std::nullopt;
+  };
+  FrontmatterSplit split;
+  switch (split_frontmatter(text, split)) {
+    case FrontmatterError::Missing:
+      return fail(1, "SKILL.md must start with YAML frontmatter: a '---' line, then 'name:' and 'description:', then '---'");
+    case FrontmatterError::Unclosed:
+      return fail(1, "the YAML frontmatter is not closed by a '---' line");
+    case FrontmatterError::None:
+      break;
+  }
+  const int off = split.yaml_first_line - 1;
+  SkillFields fields;
+  if (auto fast = fast_frontmatter(split.yaml)) {
+    if (auto it = fast->find("name"); it != fast->end() && !it->second.null) {
+      fields.name = it->second.value;
+      fields.name_line = it->second.line + off;
+    }
+    if (auto it = fast->find("description"); it != fast->end()) {
+      fields.description_line = it->second.line + off;
+      if (!it->second.null) fields.description = it->second.value;
+    }
+  } else {
+    Diagnostics yaml_diags;
+    config::YamlReader r(file, yaml_diags);
+    auto root = r.load_string(split.yaml, off);
+    if (!root) {
+      for (auto& d : yaml_diags) {
+        d.severity = severity;
+        d.message += " (skill skipped)";
+        diags.push_back(std::move(d));
+      }
+      return std::nullopt;
+    }
+    if (!root->IsNull() && !root->IsMap())
+      return fail(split.yaml_first_line, "the frontmatter must be a mapping of keys to values");
+    if (root->IsMap()) {
+      try {
+        if (auto n = (*root)["name"]; n && !n.IsNull()) {
+          if (!n.IsScalar()) return fail(config::YamlReader::line_of(n) + off, "'name' must be a string");
+          fields.name = n.Scalar();
+          fields.name_line = config::YamlReader::line_of(n) + off;
+        }
+        if (auto n = (*root)["description"]; n) {
+          fields.description_line = config::YamlReader::line_of(n) + off;
+          if (!n.IsNull()) {
+            if (!n.IsScalar()) return fail(fields.description_line, "'description' must be a string");
+            fields.description = n.Scalar();
+          }
+        }
+      } catch (const YAML::Exception& e) {
+        return fail(split.yaml_first_line, std::string("invalid frontmatter: ") + e.what());
+      }
+    }
+  }
+  if (!fields.description || trim(*fields.description).empty())
+    return fail(fields.description_line ? fields.description_line : 1,
+                "'description' is required: say when the agent should use this skill");
+  if (fields.name && !is_kebab_name(*fields.name))
+    return fail(fields.name_line, "name '" + *fields.name +
+                                      "' is invalid: use lowercase letters, digits and single hyphens (like release-notes)");
+  return fields;
+}
+
+std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const std::string& plugin,
+                                Diagnostic::Severity severity, Diagnostics& diags) {
+  fs::path file = dir / "SKILL.md";
+  auto size = regular_file_size(file);
+  if (!size) {
+    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
+    return std::nullopt;
+  }
+  if (*size > kMaxSkillFileBytes) {
+    diags.push_back({severity, file.string(), 0,
+                     "the file is " + std::to_string(*size) +
+                         " bytes; SKILL.md files over 1 MB (1048576 bytes) are not read (skill skipped)"});
+    return std::nullopt;
+  }
+  auto text = read_file(file);
+  if (!text) {
+    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
+    return std::nullopt;
+  }
+  auto fields = parse_skill_text(*text, file, severity, diags);
+  if (!fields) return std::nullopt;
+  std::string name = fields->name.value_or(dir.filename().string());
+  if (!fields->name && !is_kebab_name(name)) {
+    diags.push_back({severity, file.string(), 1,
+                     "the folder name '" + name +
+                         "' is not a valid skill name and 'name' is not set: use lowercase letters, digits and single "
+                         "hyphens (skill skipped)"});
+    return std::nullopt;
+  }
+  Skill s;
+  s.name = plugin.empty() ? name : plugin + ":" + name;
+  s.description = trim(*fields->description);
+  s.file = file;
+  s.source = source;
+  s.plugin = plugin;
+  return s;
+}
+
+namespace {
+
+struct Walker {
+  SkillSource source;
+  const std::string& plugin;
+  Diagnostic::Severity severity;
+  std::vector<Skill>& out;
+  Diagnostics& diags;
+  std::set<std::pair<dev_t, ino_t>> visited;
+
+  void walk(const fs::path& dir, int depth) {
+    struct stat st{};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (!visited.insert({st.st_dev, st.st_ino}).second) return;  // a loop or a second link
+    if (depth > 32) return;
+    struct stat sk{};
+    if (::stat((dir / "SKILL.md").c_str(), &sk) == 0 && S_ISREG(sk.st_mode)) {
+      if (auto s = load_skill(dir, source, plugin, severity, diags)) out.push_back(std::move(*s));
+      return;
+    }
+    std::error_code ec;
+    std::vector<fs::path> children;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      auto name = it->path().filename().string();
+      if (name.empty() || name[0] == '.') continue;
+      std::error_code ec2;
+      if (it->is_directory(ec2)) children.push_back(it->path());
+    }
+    std::sort(children.begin(), children.end());
+    for (const auto& c : children) walk(c, depth + 1);
+  }
+};
+
+}  // namespace
+
+void find_skills(const fs::path& root, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
+                 std::vector<Skill>& out, Diagnostics& diags) {
+  Walker w{source, plugin, severity, out, diags, {}};
+  w.walk(root, 0);
+}
+
+}  // namespace runtime::engine::detail
