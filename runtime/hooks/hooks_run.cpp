@@ -272,7 +272,7 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
     rec.timed_out = pr.timed_out;
     rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     if (!pr.stderr_data.empty() && pr.exit_code == 0)
-      spdlog::info("hook {} ({}) stderr: {}", rec.hook, to_string(event), rtrim(pr.stderr_data));
+      spdlog::info("hook {} ({}) stderr: {}", rec.hook, to_string(event), brief(pr.stderr_data, 2000));
 
     HookAnswer a = interpret_hook_result(event, pr, hook.timeout);
     if (a.error) {
