@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs what building and testing need on Debian 12: compilers and libraries from Debian,
+# and the npm packages of the tests (into this repo's own node_modules).
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential cmake pkg-config git nodejs npm clang
+libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev
+libyaml-cpp-dev libspdlog-dev libre2-dev libssl-dev ca-certificates
+libgtest-dev libgmock-dev libbenchmark-dev"
+
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+# node/npm may come from elsewhere than Debian: only install them when absent.
+command -v node >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ nodejs//; s/ npm//')
+if [ -n "$(echo "$missing" | tr -d ' ')" ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "install-deps: apt-get install$missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >&2
+fi
+
+if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "install-deps: npm ci" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+if [ -f editor-extensions/vscode/package-lock.json ] && [ ! -d editor-extensions/vscode/node_modules ]; then
+  echo "install-deps: npm ci (VS Code extension)" >&2
+  (cd editor-extensions/vscode && npm ci --no-audit --no-fund >&2)
+fi
