@@ -311,7 +311,18 @@ HookSet load_hooks(const fs::path& config_root, const std::vector<PluginHookSour
   for (const PluginHookSource* p : sorted) {
     if (!present(p->hooks)) continue;
     YamlReader r(p->manifest_file, diags);
-    read_hooks_section(r, diags, p->hooks, Source{p->plugin_root, p}, set);
+    YAML::Node section = p->hooks;
+    // A node that went through YAML::Clone has lost its marks (every node at position 0, which
+    // a real `hooks:` value never is): read the manifest again so diagnostics get real lines.
+    if (section.Mark().pos == 0 && section.Mark().line == 0 && section.Mark().column == 0) {
+      try {
+        YAML::Node fresh = YAML::LoadFile(p->manifest_file.string());
+        if (fresh.IsMap() && present(fresh["hooks"])) section = fresh["hooks"];
+      } catch (const YAML::Exception&) {
+        // keep the node we were given
+      }
+    }
+    read_hooks_section(r, diags, section, Source{p->plugin_root, p}, set);
   }
   return set;
 }

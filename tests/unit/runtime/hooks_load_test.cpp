@@ -373,6 +373,16 @@ TEST_F(HooksPluginLoad, PluginScriptMustStayInsideThePlugin) {
                           mat(8) + "Stop hook: plugin hook script 'hooks/link.sh' is outside the plugin directory"));
 }
 
+TEST_F(HooksPluginLoad, ClonedNodeStillGetsManifestLines) {
+  // The plugin loader hands over YAML::Clone(hooks), which loses line numbers.
+  auto p = plugin("name: review\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n"
+                  "          command: 'true'\n          timeout: 0\n");
+  p.hooks = YAML::Clone(p.hooks);
+  Diagnostics d;
+  load(d, {p});
+  EXPECT_THAT(strings(d), ElementsAre(mat(7) + "Stop hook: 'timeout' must be a positive whole number of seconds, not '0'"));
+}
+
 TEST_F(HooksPluginLoad, PluginHooksAreValidatedLikeFiles) {
   EXPECT_THAT(plugin_diags("name: review\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n"
                            "          command: 'true'\n          on_failure: block\n"),
