@@ -252,13 +252,19 @@ export class FolderAgent implements vscode.Disposable {
     }
     this.emit({ type: "notice", severity: "warning", text: `The OpenVaala server exited (${info.signal ?? `code ${info.code}`}); restarting.` });
     void vscode.window.showWarningMessage(`OpenVaala server for ${this.folder.name} exited (${info.signal ?? `code ${info.code}`}); restarting it.`);
-    void this.ensureStarted()
+    // the old session lives on only if the new process can load it
+    this.state = { ...this.state, sessionId: undefined };
+    this.restarting = this.ensureStarted()
       .then(async (conn) => {
-        if (lastSession && conn.supportsLoad) await this.loadSession(lastSession).catch(() => this.newChat());
-        else this.state = reduce(this.state, { type: "sessionStarted", sessionId: "" });
+        if (lastSession && conn.supportsLoad) await this.loadSession(lastSession, true).catch(() => undefined);
       })
-      .catch((e) => this.emit({ type: "notice", severity: "error", text: `Restart failed: ${(e as Error).message}` }));
+      .catch((e) => this.emit({ type: "notice", severity: "error", text: `Restart failed: ${(e as Error).message}` }))
+      .finally(() => {
+        this.restarting = undefined;
+      });
   }
+
+  private restarting: Promise<void> | undefined;
 
   /** A new session (the old chat is cleared). */
   async newChat(): Promise<void> {
@@ -270,6 +276,7 @@ export class FolderAgent implements vscode.Disposable {
   }
 
   async ensureSession(): Promise<string> {
+    await this.restarting;
     if (!this.state.sessionId || !this.conn?.isRunning) await this.newChat();
     return this.state.sessionId!;
   }
@@ -317,11 +324,17 @@ export class FolderAgent implements vscode.Disposable {
     return r.sessions;
   }
 
-  async loadSession(sessionId: string): Promise<void> {
+  /** Loads a stored session; its history is replayed into a fresh chat (or, after a restart, `keepChat`). */
+  async loadSession(sessionId: string, keepChat = false): Promise<void> {
     const conn = await this.ensureStarted();
-    this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId });
-    this.state = { ...this.state, rev: this.state.rev + 1000 };
-    this.fire();
+    if (!keepChat) {
+      this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId });
+      this.state = { ...this.state, rev: this.state.rev + 1000 };
+      this.fire();
+    } else {
+      // replayed history would duplicate what is shown: ignore updates until the load returns
+      this.state = { ...this.state, sessionId: `loading:${sessionId}` };
+    }
     const r = await conn.loadSession(sessionId, this.folder.uri.fsPath, this.mcpServers);
     const title = this.sessions.find((s) => s.sessionId === sessionId)?.title ?? null;
     this.emit({ type: "sessionStarted", sessionId, modes: r.modes ?? null, configOptions: r.configOptions ?? null, title });

@@ -1,0 +1,37 @@
+// Messages between the extension host and the chat webview. No `vscode` import.
+import type { ChatState } from "./chatState.js";
+import type { SessionInfo, TerminalExitStatus } from "@agentclientprotocol/sdk/unstable";
+
+export interface FolderView {
+  uri: string;
+  name: string;
+}
+
+export interface ViewModel {
+  folders: FolderView[];
+  currentFolder?: string | undefined;
+  running: boolean;
+  supportsSessionList: boolean;
+  sessions: SessionInfo[];
+  chat: ChatState;
+  terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null }[];
+  error?: string | undefined;
+}
+
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "send"; text: string }
+  | { type: "stop" }
+  | { type: "newChat" }
+  | { type: "permission"; requestId: string; optionId?: string }
+  | { type: "setMode"; modeId: string }
+  | { type: "setConfig"; configId: string; value: string | boolean }
+  | { type: "listSessions" }
+  | { type: "loadSession"; sessionId: string }
+  | { type: "selectFolder"; uri: string }
+  | { type: "openLocation"; path: string; line?: number | null }
+  | { type: "openDiff"; toolCallId: string; index: number }
+  | { type: "showTerminal"; terminalId: string }
+  | { type: "showLog" };
+
+export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" };

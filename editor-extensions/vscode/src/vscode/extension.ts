@@ -1,0 +1,153 @@
+// Extension entry point: the chat view, one FolderAgent per workspace folder (on demand), palette
+// commands, and cleanup when folders go away or the window closes.
+import * as vscode from "vscode";
+import os from "node:os";
+import path from "node:path";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import { FolderAgent } from "./folderAgent.js";
+import { ChatViewProvider } from "./chatView.js";
+import { DiffContentProvider } from "./diff.js";
+import { configCheck } from "./configCheckCommand.js";
+import { findBinary } from "../core/binary.js";
+
+export const COMMANDS = {
+  newChat: "openvaala.newChat",
+  stop: "openvaala.stop",
+  showLog: "openvaala.showLog",
+  openConfigFolder: "openvaala.openConfigFolder",
+  configCheck: "openvaala.configCheck",
+  restart: "openvaala.restartServer",
+} as const;
+
+/** The config root as the server computes it ($OPENVAALA_CONFIG_DIR, $XDG_CONFIG_HOME/openvaala, ~/.config/openvaala). */
+export function configRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OPENVAALA_CONFIG_DIR) return env.OPENVAALA_CONFIG_DIR;
+  if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, "openvaala");
+  return path.join(os.homedir(), ".config", "openvaala");
+}
+
+export interface ExtensionApi {
+  agents: Map<string, FolderAgent>;
+  chat: ChatViewProvider;
+  agentFor(folder: vscode.WorkspaceFolder): FolderAgent;
+  dispose(): Promise<void>;
+}
+
+let api: ExtensionApi | undefined;
+
+export function activate(context: vscode.ExtensionContext): ExtensionApi {
+  const log = vscode.window.createOutputChannel("OpenVaala Server");
+  const diagnostics = vscode.languages.createDiagnosticCollection("openvaala");
+  const mcpProvider = new acp.McpOverAcpProvider();
+  const diffs = new DiffContentProvider();
+  const agents = new Map<string, FolderAgent>();
+  const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version ?? "0.1.0";
+
+  let chat: ChatViewProvider;
+  const agentFor = (folder: vscode.WorkspaceFolder): FolderAgent => {
+    const key = folder.uri.toString();
+    let a = agents.get(key);
+    if (!a) {
+      a = new FolderAgent(folder, {
+        extensionPath: context.extensionUri.fsPath,
+        globalStoragePath: context.globalStorageUri.fsPath,
+        secrets: context.secrets,
+        log,
+        mcpProvider,
+        reveal: () => chat.reveal(),
+        clientVersion: version,
+      });
+      agents.set(key, a);
+    }
+    return a;
+  };
+  chat = new ChatViewProvider({ extensionUri: context.extensionUri, agentFor, diffs, log });
+
+  const current = (): FolderAgent | undefined => chat.currentAgent();
+  const env = process.env;
+
+  context.subscriptions.push(
+    log,
+    diagnostics,
+    chat,
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.registerTextDocumentContentProvider(DiffContentProvider.scheme, diffs),
+    vscode.commands.registerCommand(COMMANDS.newChat, async () => {
+      chat.reveal();
+      const a = current();
+      if (!a) return void vscode.window.showWarningMessage("Open a folder to chat with OpenVaala.");
+      try {
+        await a.newChat();
+        chat.focusInput();
+      } catch (e) {
+        void vscode.window.showErrorMessage(`OpenVaala: ${(e as Error).message}`);
+      }
+    }),
+    vscode.commands.registerCommand(COMMANDS.stop, async () => {
+      await current()?.cancel();
+    }),
+    vscode.commands.registerCommand(COMMANDS.showLog, () => log.show(true)),
+    vscode.commands.registerCommand(COMMANDS.restart, async () => {
+      await current()?.restart();
+    }),
+    vscode.commands.registerCommand(COMMANDS.openConfigFolder, async () => {
+      const root = configRoot(env);
+      await vscode.workspace.fs.createDirectory(vscode.Uri.file(root));
+      await vscode.commands.executeCommand("revealFileInOS", vscode.Uri.file(path.join(root, "config.yaml")));
+      const cfg = vscode.Uri.file(path.join(root, "config.yaml"));
+      try {
+        await vscode.workspace.fs.stat(cfg);
+        await vscode.window.showTextDocument(cfg);
+      } catch {
+        /* no config.yaml yet: the folder is revealed */
+      }
+    }),
+    vscode.commands.registerCommand(COMMANDS.configCheck, async () => {
+      const folder = chat.currentFolder();
+      const cwd = folder?.uri.fsPath ?? os.homedir();
+      let binary: string;
+      try {
+        binary = findBinary({ setting: vscode.workspace.getConfiguration("openvaala").get<string>("path"), extensionPath: context.extensionUri.fsPath, workspaceFolder: folder?.uri.fsPath }).path;
+      } catch (e) {
+        return void vscode.window.showErrorMessage((e as Error).message);
+      }
+      const r = await configCheck(binary, cwd, env, diagnostics);
+      log.appendLine(`[openvaala-vscode] config check in ${cwd}: exit ${r.code}\n${r.output}`);
+      if (r.problems.length) {
+        void vscode.window.showWarningMessage(`OpenVaala config check: ${r.problems.length} problem(s).`, "Show Problems").then((c) => {
+          if (c) void vscode.commands.executeCommand("workbench.actions.view.problems");
+        });
+      } else if (r.code === 0) void vscode.window.showInformationMessage("OpenVaala config check: no problems.");
+      else void vscode.window.showErrorMessage(`OpenVaala config check failed (exit ${r.code}); see the server log.`);
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders((e) => {
+      for (const f of e.removed) {
+        const key = f.uri.toString();
+        agents.get(key)?.dispose();
+        agents.delete(key);
+      }
+      chat.refresh();
+    }),
+    vscode.window.onDidChangeActiveTextEditor(() => chat.refresh()),
+  );
+
+  api = {
+    agents,
+    chat,
+    agentFor,
+    async dispose() {
+      await Promise.allSettled([...agents.values()].map(async (a) => {
+        await a.stop();
+        a.dispose();
+      }));
+      agents.clear();
+    },
+  };
+  context.subscriptions.push({ dispose: () => void api?.dispose() });
+  return api;
+}
+
+export async function deactivate(): Promise<void> {
+  await api?.dispose();
+  api = undefined;
+}

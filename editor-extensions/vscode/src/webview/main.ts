@@ -1,0 +1,327 @@
+// The chat webview (browser side). Receives the view model from the extension host, renders it,
+// and posts user actions back. Markdown through `marked` with raw HTML escaped.
+import { marked } from "marked";
+import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
+import type { ChatItem, ToolCallState } from "../core/chatState.js";
+import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
+
+declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
+const vscode = acquireVsCodeApi();
+const post = (m: FromWebview) => vscode.postMessage(m);
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+marked.use({ gfm: true, breaks: false, renderer: { html: (t: { text: string }) => esc(t.text) } });
+const md = (s: string) => marked.parse(s, { async: false }) as string;
+
+let model: ViewModel | undefined;
+const itemCache = new Map<string, { rev: number; el: HTMLElement }>();
+let suggestions: SlashSuggestion[] = [];
+let selected = 0;
+let showSessions = false;
+
+function h(tag: string, attrs: Record<string, string> = {}, html = ""): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (html) el.innerHTML = html;
+  return el;
+}
+
+const app = document.getElementById("app")!;
+app.innerHTML = `
+  <header id="bar"></header>
+  <div id="sessions" hidden></div>
+  <main id="log"></main>
+  <footer>
+    <div id="completion" hidden></div>
+    <div id="error" hidden></div>
+    <textarea id="input" rows="3" placeholder="Ask OpenVaala… (/ for commands, Enter to send, Shift+Enter for a new line)"></textarea>
+    <div id="actions"><span id="status"></span><button id="stop" hidden title="Stop (session/cancel)">Stop</button><button id="send">Send</button></div>
+  </footer>`;
+const bar = document.getElementById("bar")!;
+const log = document.getElementById("log")!;
+const input = document.getElementById("input") as HTMLTextAreaElement;
+const completion = document.getElementById("completion")!;
+const errorEl = document.getElementById("error")!;
+const sessionsEl = document.getElementById("sessions")!;
+const stopBtn = document.getElementById("stop")!;
+const sendBtn = document.getElementById("send")!;
+const statusEl = document.getElementById("status")!;
+
+function send() {
+  const text = input.value.trim();
+  if (!text || model?.chat.busy) return;
+  input.value = "";
+  hideCompletion();
+  post({ type: "send", text });
+}
+sendBtn.addEventListener("click", send);
+stopBtn.addEventListener("click", () => post({ type: "stop" }));
+
+function updateCompletion() {
+  const q = slashQuery(input.value, input.selectionStart ?? input.value.length);
+  if (q === undefined || !model) return hideCompletion();
+  suggestions = completeSlash(model.chat.commands, q);
+  if (!suggestions.length) return hideCompletion();
+  selected = Math.min(selected, suggestions.length - 1);
+  completion.innerHTML = "";
+  suggestions.forEach((s, i) => {
+    const row = h("div", { class: `sugg${i === selected ? " sel" : ""}` });
+    row.innerHTML = `<span class="name">/${esc(s.name)}</span>${s.hint ? ` <span class="hint">${esc(s.hint)}</span>` : ""}<div class="desc">${esc(s.description)}</div>`;
+    row.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      accept(i);
+    });
+    completion.appendChild(row);
+  });
+  completion.hidden = false;
+}
+function hideCompletion() {
+  suggestions = [];
+  selected = 0;
+  completion.hidden = true;
+}
+function accept(i: number) {
+  const s = suggestions[i];
+  if (!s) return;
+  const rest = input.value.replace(/^\/\S*\s?/, "");
+  input.value = s.insertText + rest;
+  input.setSelectionRange(input.value.length, input.value.length);
+  hideCompletion();
+  input.focus();
+}
+input.addEventListener("input", updateCompletion);
+input.addEventListener("keydown", (e) => {
+  if (suggestions.length) {
+    if (e.key === "ArrowDown") {
+      selected = (selected + 1) % suggestions.length;
+      updateCompletion();
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "ArrowUp") {
+      selected = (selected - 1 + suggestions.length) % suggestions.length;
+      updateCompletion();
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && slashQuery(input.value) !== undefined && !input.value.startsWith(suggestions[selected]!.insertText))) {
+      accept(selected);
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Escape") {
+      hideCompletion();
+      return;
+    }
+  }
+  if (e.key === "Enter" && !e.shiftKey) {
+    e.preventDefault();
+    send();
+  }
+});
+
+function renderBar(m: ViewModel) {
+  bar.innerHTML = "";
+  if (m.folders.length > 1) {
+    const sel = h("select", { title: "Workspace folder" }) as HTMLSelectElement;
+    for (const f of m.folders) {
+      const o = h("option", { value: f.uri }, esc(f.name)) as HTMLOptionElement;
+      if (f.uri === m.currentFolder) o.selected = true;
+      sel.appendChild(o);
+    }
+    sel.addEventListener("change", () => post({ type: "selectFolder", uri: sel.value }));
+    bar.appendChild(sel);
+  }
+  const modes = m.chat.modes;
+  if (modes && modes.availableModes.length) {
+    const sel = h("select", { title: "Mode" }) as HTMLSelectElement;
+    for (const md of modes.availableModes) {
+      const o = h("option", { value: md.id, title: md.description ?? "" }, esc(md.name)) as HTMLOptionElement;
+      if (md.id === modes.currentModeId) o.selected = true;
+      sel.appendChild(o);
+    }
+    sel.addEventListener("change", () => post({ type: "setMode", modeId: sel.value }));
+    bar.appendChild(sel);
+  }
+  for (const opt of m.chat.configOptions) {
+    if (opt.type === "boolean") {
+      const lab = h("label", { title: opt.description ?? "" });
+      const cb = h("input", { type: "checkbox" }) as HTMLInputElement;
+      cb.checked = !!opt.currentValue;
+      cb.addEventListener("change", () => post({ type: "setConfig", configId: opt.id, value: cb.checked }));
+      lab.append(cb, document.createTextNode(` ${opt.name}`));
+      bar.appendChild(lab);
+      continue;
+    }
+    if (opt.type !== "select") continue;
+    const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}` }) as HTMLSelectElement;
+    const groups = opt.options as unknown as ({ value: string; name: string } | { group: string; name: string; options: { value: string; name: string }[] })[];
+    const addOpt = (parent: HTMLElement, o: { value: string; name: string }) => {
+      const el = h("option", { value: o.value }, esc(o.name)) as HTMLOptionElement;
+      if (o.value === opt.currentValue) el.selected = true;
+      parent.appendChild(el);
+    };
+    for (const g of groups) {
+      if ("group" in g) {
+        const og = h("optgroup", { label: g.name });
+        g.options.forEach((o) => addOpt(og, o));
+        sel.appendChild(og);
+      } else addOpt(sel, g);
+    }
+    sel.addEventListener("change", () => post({ type: "setConfig", configId: opt.id, value: sel.value }));
+    bar.appendChild(sel);
+  }
+  const spacer = h("span", { class: "spacer" });
+  bar.appendChild(spacer);
+  if (m.supportsSessionList) {
+    const b = h("button", { title: "Previous sessions" }, "History");
+    b.addEventListener("click", () => {
+      showSessions = !showSessions;
+      if (showSessions) post({ type: "listSessions" });
+      renderSessions(m);
+    });
+    bar.appendChild(b);
+  }
+  const nb = h("button", { title: "New chat" }, "New");
+  nb.addEventListener("click", () => post({ type: "newChat" }));
+  bar.appendChild(nb);
+}
+
+function renderSessions(m: ViewModel) {
+  sessionsEl.hidden = !showSessions;
+  if (!showSessions) return;
+  sessionsEl.innerHTML = m.sessions.length ? "" : "<div class='muted'>No previous sessions.</div>";
+  for (const s of m.sessions) {
+    const row = h("div", { class: "session" }, `${esc(s.title || s.sessionId)}<span class="muted"> ${esc(s.updatedAt ?? "")}</span>`);
+    row.addEventListener("click", () => {
+      showSessions = false;
+      sessionsEl.hidden = true;
+      post({ type: "loadSession", sessionId: s.sessionId });
+    });
+    sessionsEl.appendChild(row);
+  }
+}
+
+const KIND_ICON: Record<string, string> = { read: "📖", edit: "✏️", delete: "🗑", move: "↔", search: "🔍", execute: "▶", think: "💭", fetch: "🌐", switch_mode: "⇄", other: "🔧" };
+
+function renderTool(m: ViewModel, t: ToolCallState): HTMLElement {
+  const el = h("div", { class: `tool status-${t.status}` });
+  const head = h("div", { class: "tool-head" }, `<span class="icon">${KIND_ICON[t.kind] ?? "🔧"}</span> <span class="title">${esc(t.title || t.kind)}</span> <span class="badge">${esc(t.kind)}</span> <span class="badge st">${esc(t.status.replace("_", " "))}</span>`);
+  el.appendChild(head);
+  if (t.locations.length) {
+    const locs = h("div", { class: "locs" });
+    for (const l of t.locations) {
+      const a = h("a", { href: "#" }, esc(`${l.path}${l.line ? `:${l.line}` : ""}`));
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        post({ type: "openLocation", path: l.path, line: l.line ?? null });
+      });
+      locs.appendChild(a);
+    }
+    el.appendChild(locs);
+  }
+  t.content.forEach((c, index) => {
+    if (c.type === "diff") {
+      const d = h("div", { class: "diff" }, `<span>${esc(c.path)}</span> `);
+      const b = h("button", {}, "Open diff");
+      b.addEventListener("click", () => post({ type: "openDiff", toolCallId: t.toolCallId, index }));
+      d.appendChild(b);
+      el.appendChild(d);
+    } else if (c.type === "terminal") {
+      const term = m.terminals.find((x) => x.id === c.terminalId);
+      const box = h("div", { class: "term" });
+      box.appendChild(h("pre", {}, esc(term ? (term.truncated ? "…" : "") + term.output : "(terminal released)")));
+      if (term) {
+        const b = h("button", {}, "Show in terminal");
+        b.addEventListener("click", () => post({ type: "showTerminal", terminalId: c.terminalId }));
+        box.appendChild(b);
+      }
+      el.appendChild(box);
+    } else if (c.type === "content") {
+      const b = c.content;
+      if (b.type === "text") el.appendChild(h("div", { class: "tool-out md" }, md(b.text)));
+    }
+  });
+  return el;
+}
+
+function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
+  switch (item.kind) {
+    case "user":
+      return h("div", { class: "msg user" }, `<pre>${esc(item.text)}</pre>`);
+    case "agent":
+      return h("div", { class: "msg agent md" }, md(item.text));
+    case "thought": {
+      const d = h("details", { class: "thought" }, `<summary>Thinking</summary><div class="md">${md(item.text)}</div>`);
+      return d;
+    }
+    case "notice":
+      return h("div", { class: `notice ${item.severity}` }, esc(item.text));
+    case "plan": {
+      const el = h("div", { class: "plan" }, "<div class='plan-head'>Plan</div>");
+      const ul = h("ul");
+      for (const e of m.chat.plan) ul.appendChild(h("li", { class: `plan-${e.status}` }, `${e.status === "completed" ? "☑" : e.status === "in_progress" ? "◐" : "☐"} ${esc(e.content)}`));
+      el.appendChild(ul);
+      return el;
+    }
+    case "tool": {
+      const t = m.chat.toolCalls[item.toolCallId];
+      return t ? renderTool(m, t) : h("div");
+    }
+    case "permission": {
+      const p = m.chat.permissions[item.requestId]!;
+      const el = h("div", { class: "perm" }, `<div>Allow <b>${esc(p.toolCall.title ?? "this tool call")}</b>?</div>`);
+      if (p.outcome === undefined) {
+        const row = h("div", { class: "perm-buttons" });
+        for (const o of p.options) {
+          const b = h("button", { class: o.kind.startsWith("allow") ? "allow" : "reject", title: o.kind }, esc(o.name));
+          b.addEventListener("click", () => post({ type: "permission", requestId: p.requestId, optionId: o.optionId }));
+          row.appendChild(b);
+        }
+        el.appendChild(row);
+      } else {
+        const chosen = p.options.find((o) => o.optionId === p.outcome);
+        el.appendChild(h("div", { class: "muted" }, esc(chosen ? chosen.name : "Cancelled")));
+      }
+      return el;
+    }
+  }
+}
+
+function render(m: ViewModel) {
+  model = m;
+  renderBar(m);
+  renderSessions(m);
+  errorEl.hidden = !m.error;
+  errorEl.textContent = m.error ?? "";
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const ids = new Set(m.chat.items.map((i) => i.id));
+  for (const id of [...itemCache.keys()]) if (!ids.has(id)) itemCache.delete(id);
+  const els: HTMLElement[] = [];
+  for (const item of m.chat.items) {
+    const cached = itemCache.get(item.id);
+    // terminal output changes without a new rev: always re-render tool items that show a terminal
+    const live = item.kind === "tool" && m.chat.toolCalls[item.toolCallId]?.content.some((c) => c.type === "terminal");
+    if (cached && cached.rev === item.rev && !live) {
+      els.push(cached.el);
+      continue;
+    }
+    const el = renderItem(m, item);
+    if (cached && cached.el.tagName === "DETAILS" && el.tagName === "DETAILS") (el as HTMLDetailsElement).open = (cached.el as HTMLDetailsElement).open;
+    itemCache.set(item.id, { rev: item.rev, el });
+    els.push(el);
+  }
+  log.replaceChildren(...els);
+  if (!m.chat.items.length) log.innerHTML = `<div class="empty">${m.running ? "Ask anything. Type / for commands." : "OpenVaala starts when you send your first message."}</div>`;
+  if (atBottom) log.scrollTop = log.scrollHeight;
+  stopBtn.hidden = !m.chat.busy;
+  sendBtn.toggleAttribute("disabled", m.chat.busy);
+  statusEl.textContent = m.chat.busy ? "Working…" : m.chat.usage ? `${m.chat.usage.used}/${m.chat.usage.size} tokens` : "";
+  if (suggestions.length || slashQuery(input.value) !== undefined) updateCompletion();
+}
+
+window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
+  if (e.data.type === "state") render(e.data.model);
+  else if (e.data.type === "focusInput") input.focus();
+});
+post({ type: "ready" });

@@ -1,0 +1,292 @@
+// A small hand-written stand-in for the `vscode` module: only what the extension's glue calls.
+// Tests drive it through `__test` (open documents, settings, scripted input answers, recorded UI).
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import fs from "node:fs";
+import nodePath from "node:path";
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly path: string, readonly query = "") {}
+  static file(p: string) {
+    return new Uri("file", nodePath.resolve(p));
+  }
+  static parse(s: string) {
+    const m = /^([a-z-]+):\/\/([^?]*)\??(.*)$/.exec(s);
+    return m ? new Uri(m[1]!, decodeURIComponent(m[2]!), m[3]) : Uri.file(s);
+  }
+  static from(c: { scheme: string; path: string; query?: string }) {
+    return new Uri(c.scheme, c.path, c.query ?? "");
+  }
+  static joinPath(u: Uri, ...parts: string[]) {
+    return new Uri(u.scheme, nodePath.join(u.path, ...parts), u.query);
+  }
+  get fsPath() {
+    return this.path;
+  }
+  toString() {
+    return `${this.scheme}://${encodeURI(this.path)}${this.query ? `?${this.query}` : ""}`;
+  }
+}
+
+export class Disposable {
+  constructor(private readonly fn: () => void = () => {}) {}
+  static from(...d: { dispose(): unknown }[]) {
+    return new Disposable(() => d.forEach((x) => x.dispose()));
+  }
+  dispose() {
+    this.fn();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners = new Set<(e: T) => void>();
+  event = (l: (e: T) => void) => {
+    this.listeners.add(l);
+    return new Disposable(() => this.listeners.delete(l));
+  };
+  fire(e: T) {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose() {
+    this.listeners.clear();
+  }
+}
+
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(a: Position | number, b: Position | number, c?: number, d?: number) {
+    if (typeof a === "number") {
+      this.start = new Position(a, b as number);
+      this.end = new Position(c!, d!);
+    } else {
+      this.start = a;
+      this.end = b as Position;
+    }
+  }
+}
+export class Selection extends Range {}
+
+export class WorkspaceEdit {
+  readonly edits: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string) {
+    this.edits.push({ uri, range, text });
+  }
+}
+
+export enum DiagnosticSeverity {
+  Error = 0,
+  Warning = 1,
+  Information = 2,
+  Hint = 3,
+}
+export class Diagnostic {
+  source?: string;
+  constructor(readonly range: Range, readonly message: string, readonly severity: DiagnosticSeverity = DiagnosticSeverity.Error) {}
+}
+export enum ViewColumn {
+  Active = -1,
+  One = 1,
+}
+
+/** an open document with possibly unsaved text */
+export class StubDocument {
+  isDirty = false;
+  saves = 0;
+  undoStack: string[] = [];
+  constructor(readonly uri: Uri, private text: string) {}
+  getText() {
+    return this.text;
+  }
+  setText(t: string, dirty = true) {
+    this.undoStack.push(this.text);
+    this.text = t;
+    this.isDirty = dirty;
+  }
+  get lineCount() {
+    return this.text.split("\n").length;
+  }
+  lineAt(n: number) {
+    const lines = this.text.split("\n");
+    return { range: new Range(n, 0, n, lines[n]!.length), text: lines[n] };
+  }
+  async save() {
+    fs.writeFileSync(this.uri.fsPath, this.text);
+    this.isDirty = false;
+    this.saves++;
+    return true;
+  }
+}
+
+const state = {
+  documents: [] as StubDocument[],
+  config: new Map<string, unknown>(),
+  inputAnswers: [] as (string | undefined)[],
+  inputPrompts: [] as any[],
+  messages: [] as { level: string; text: string }[],
+  terminals: [] as any[],
+  commands: new Map<string, (...a: any[]) => any>(),
+  executed: [] as { command: string; args: any[] }[],
+  webviewProviders: new Map<string, any>(),
+  outputs: new Map<string, string[]>(),
+  diagnostics: new Map<string, Map<string, Diagnostic[]>>(),
+  appliedEdits: [] as WorkspaceEdit[],
+  folderEvents: new EventEmitter<{ added: any[]; removed: any[] }>(),
+  shownDocuments: [] as any[],
+};
+
+export const __test = {
+  state,
+  openDocument(path: string, text: string) {
+    const d = new StubDocument(Uri.file(path), text);
+    state.documents.push(d);
+    return d;
+  },
+  setConfig(key: string, value: unknown) {
+    state.config.set(key, value);
+  },
+  reset() {
+    state.documents.length = 0;
+    state.config.clear();
+    state.inputAnswers.length = 0;
+    state.inputPrompts.length = 0;
+    state.messages.length = 0;
+    state.terminals.length = 0;
+    state.commands.clear();
+    state.executed.length = 0;
+    state.webviewProviders.clear();
+    state.outputs.clear();
+    state.diagnostics.clear();
+    state.appliedEdits.length = 0;
+    workspace.workspaceFolders = undefined;
+  },
+};
+
+export const workspace = {
+  workspaceFolders: undefined as any[] | undefined,
+  get textDocuments() {
+    return state.documents;
+  },
+  fs: {
+    async readFile(u: Uri) {
+      return new Uint8Array(fs.readFileSync(u.fsPath));
+    },
+    async writeFile(u: Uri, data: Uint8Array) {
+      fs.mkdirSync(nodePath.dirname(u.fsPath), { recursive: true });
+      fs.writeFileSync(u.fsPath, data);
+    },
+    async createDirectory(u: Uri) {
+      fs.mkdirSync(u.fsPath, { recursive: true });
+    },
+    async stat(u: Uri) {
+      return fs.statSync(u.fsPath);
+    },
+  },
+  async applyEdit(edit: WorkspaceEdit) {
+    state.appliedEdits.push(edit);
+    for (const e of edit.edits) {
+      const d = state.documents.find((x) => x.uri.toString() === e.uri.toString());
+      if (!d) return false;
+      d.setText(e.text);
+    }
+    return true;
+  },
+  getConfiguration(section?: string) {
+    return {
+      get<T>(key: string, dflt?: T): T | undefined {
+        const full = section ? `${section}.${key}` : key;
+        return (state.config.has(full) ? state.config.get(full) : dflt) as T | undefined;
+      },
+    };
+  },
+  onDidChangeWorkspaceFolders: state.folderEvents.event,
+  getWorkspaceFolder(u: Uri) {
+    return workspace.workspaceFolders?.find((f) => u.fsPath.startsWith(f.uri.fsPath));
+  },
+  async openTextDocument(u: Uri) {
+    return state.documents.find((d) => d.uri.toString() === u.toString()) ?? new StubDocument(u, fs.readFileSync(u.fsPath, "utf8"));
+  },
+  registerTextDocumentContentProvider(_scheme: string, _p: unknown) {
+    return new Disposable();
+  },
+};
+
+function outputChannel(name: string) {
+  const lines: string[] = [];
+  state.outputs.set(name, lines);
+  return {
+    name,
+    append: (s: string) => lines.push(s),
+    appendLine: (s: string) => lines.push(s + "\n"),
+    show: () => {},
+    clear: () => (lines.length = 0),
+    dispose: () => {},
+  };
+}
+
+export const window = {
+  activeTextEditor: undefined as any,
+  createOutputChannel: outputChannel,
+  async showInputBox(opts: any) {
+    state.inputPrompts.push(opts);
+    return state.inputAnswers.shift();
+  },
+  async showQuickPick(items: any[], opts: any) {
+    state.inputPrompts.push(opts);
+    return state.inputAnswers.shift() ?? items[0];
+  },
+  async showWarningMessage(text: string) {
+    state.messages.push({ level: "warning", text });
+    return undefined;
+  },
+  async showErrorMessage(text: string) {
+    state.messages.push({ level: "error", text });
+    return undefined;
+  },
+  async showInformationMessage(text: string) {
+    state.messages.push({ level: "info", text });
+    return undefined;
+  },
+  createTerminal(opts: any) {
+    const t = { ...opts, shown: 0, show() { t.shown++; }, dispose() {} };
+    state.terminals.push(t);
+    return t;
+  },
+  registerWebviewViewProvider(id: string, p: any) {
+    state.webviewProviders.set(id, p);
+    return new Disposable(() => state.webviewProviders.delete(id));
+  },
+  onDidChangeActiveTextEditor: new EventEmitter<any>().event,
+  async showTextDocument(doc: any, opts?: any) {
+    state.shownDocuments.push({ doc, opts });
+  },
+};
+
+export const commands = {
+  registerCommand(id: string, fn: (...a: any[]) => any) {
+    state.commands.set(id, fn);
+    return new Disposable(() => state.commands.delete(id));
+  },
+  async executeCommand(command: string, ...args: any[]) {
+    state.executed.push({ command, args });
+    const fn = state.commands.get(command);
+    return fn?.(...args);
+  },
+};
+
+export const languages = {
+  createDiagnosticCollection(name: string) {
+    const m = new Map<string, Diagnostic[]>();
+    state.diagnostics.set(name, m);
+    return {
+      name,
+      set: (u: Uri, d: Diagnostic[]) => m.set(u.fsPath, d),
+      clear: () => m.clear(),
+      dispose: () => {},
+    };
+  },
+};
+
+export const env = { openExternal: async () => true };
