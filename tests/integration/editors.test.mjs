@@ -220,3 +220,36 @@ for (const cfg of CONFIGS) {
     h.assertSchemaClean();
   });
 }
+
+// ------------------------------------------------------------------------------------------
+// scripts/release.sh: the host platform's archive (manifests left alone)
+// ------------------------------------------------------------------------------------------
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import crypto from "node:crypto";
+import { agentBinaryExists } from "./harness.mjs";
+
+test("release.sh builds openvaala-<version>-<os>-<arch>.tar.gz with bin/openvaala, the skill and docs", { skip: !agentBinaryExists() && "binary not built", timeout: 120000 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "ov-rel-"));
+  try {
+    const before = fs.readFileSync(path.join(EXT, "zed", "extension.toml"), "utf8");
+    const archive = execFileSync("sh", [path.join(REPO_ROOT, "scripts", "release.sh"), "--no-manifests", "--out", out, "--build-dir", path.dirname(agentBinary())], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n").pop();
+    const version = parseToml(before).version;
+    const osName = { linux: "linux", darwin: "darwin", win32: "windows" }[process.platform];
+    const arch = { x64: "x86_64", arm64: "aarch64" }[process.arch];
+    assert.equal(path.basename(archive), `openvaala-${version}-${osName}-${arch}.tar.gz`);
+    const list = execFileSync("tar", ["tzf", archive], { encoding: "utf8" }).split("\n");
+    assert.ok(list.includes("./bin/openvaala"), list.join(" "));
+    assert.ok(list.some((l) => l.endsWith("SKILL.md")), "the built-in skill");
+    assert.ok(list.includes("./share/doc/openvaala/docs/editors.md"));
+    const sha = crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
+    assert.equal(fs.readFileSync(`${archive}.sha256`, "utf8").split(/\s+/)[0], sha);
+    const x = path.join(out, "x");
+    fs.mkdirSync(x);
+    execFileSync("tar", ["xzf", archive, "-C", x]);
+    assert.match(execFileSync(path.join(x, "bin", "openvaala"), ["--version"], { encoding: "utf8" }), new RegExp(version.replace(/\./g, "\\.")));
+    assert.equal(fs.readFileSync(path.join(EXT, "zed", "extension.toml"), "utf8"), before, "--no-manifests leaves the manifests alone");
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
