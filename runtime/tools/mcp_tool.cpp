@@ -1,0 +1,171 @@
+// mcp__<server>__<tool>: an MCP server's tool. Asks permission like a command (it can do
+// anything), calls tools/call with the server's timeout, and keeps every kind of content.
+#include "runtime/tools/mcp_tool.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace runtime::tools {
+
+namespace json = boost::json;
+using bridge::mcp::McpError;
+
+namespace {
+
+std::string str(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+json::object content_block(json::object block) {
+  return json::object{{"type", "content"}, {"content", std::move(block)}};
+}
+
+class McpTool : public Tool {
+ public:
+  McpTool(std::string name, std::string server_id, bridge::mcp::ToolInfo info, McpCallFn call)
+      : name_(std::move(name)), server_id_(std::move(server_id)), info_(std::move(info)), call_(std::move(call)) {}
+
+  std::string name() const override { return name_; }
+
+  ToolSpec spec() const override {
+    std::string desc = info_.description;
+    if (desc.empty()) desc = info_.title.empty() ? info_.name : info_.title;
+    desc += " (MCP tool '" + info_.name + "' of server '" + server_id_ + "')";
+    return {name_, desc, info_.input_schema};
+  }
+
+  ToolDescription describe(const json::object&, const Session&) const override {
+    ToolDescription d;
+    d.title = (info_.title.empty() ? info_.name : info_.title) + " (" + server_id_ + " MCP)";
+    d.kind = "other";
+    if (auto* a = info_.annotations.if_object())
+      if (auto* ro = a->if_contains("readOnlyHint"); ro && ro->is_bool() && ro->as_bool()) d.kind = "read";
+    return d;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    auto auth = co_await ctx.authorize(Permission::Execute, {});
+    if (auth == Authorization::Cancelled) throw ToolCancelled();
+    if (auth == Authorization::Rejected) co_return refused_result(auth, ctx.session());
+    bridge::mcp::Client::ProgressFn on_progress = [&ctx](const json::object& p) {
+      std::string text = "Progress";
+      if (auto* v = p.if_contains("progress"); v && v->is_number()) text += " " + json::serialize(*v);
+      if (auto* v = p.if_contains("total"); v && v->is_number()) text += "/" + json::serialize(*v);
+      if (auto m = str(p, "message"); !m.empty()) text += ": " + m;
+      ctx.update(json::object{{"content", json::array{text_content(text)}}});
+    };
+    json::object result;
+    try {
+      json::object call_args = args;
+      acp::CancelSource* cancel = &ctx.cancel();
+      result = co_await call_(info_.name, std::move(call_args), cancel, std::move(on_progress));
+    } catch (const McpError& e) {
+      if (e.kind() == McpError::Kind::Cancelled || ctx.cancel().cancelled()) throw ToolCancelled();
+      std::string what;
+      switch (e.kind()) {
+        case McpError::Kind::Rpc:
+          what = "The MCP server '" + server_id_ + "' returned an error for " + info_.name + ": " + e.what() +
+                 " (code " + std::to_string(e.code()) + ")";
+          break;
+        case McpError::Kind::Timeout:
+          what = "The MCP tool " + info_.name + " of server '" + server_id_ + "' timed out: " + e.what();
+          break;
+        case McpError::Kind::Closed:
+          what = "The MCP server '" + server_id_ + "' stopped while running " + info_.name + ": " + e.what() +
+                 ". It will be restarted on the next call.";
+          break;
+        default:
+          what = "The MCP server '" + server_id_ + "' is not available: " + e.what();
+      }
+      co_return error_result(what);
+    }
+    co_return map_mcp_result(result);
+  }
+
+ private:
+  std::string name_;
+  std::string server_id_;
+  bridge::mcp::ToolInfo info_;
+  McpCallFn call_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server_id, bridge::mcp::ToolInfo info,
+                                    McpCallFn call) {
+  return std::make_unique<McpTool>(std::move(exposed_name), std::move(server_id), std::move(info), std::move(call));
+}
+
+ToolResult map_mcp_result(const json::object& result) {
+  ToolResult r;
+  std::string text;
+  auto append = [&](const std::string& s) {
+    if (!text.empty()) text += "\n";
+    text += s;
+  };
+  bool any_text = false;
+  if (auto* c = result.if_contains("content"); c && c->is_array()) {
+    for (const auto& item : c->as_array()) {
+      const json::object* o = item.if_object();
+      if (!o) continue;
+      auto type = str(*o, "type");
+      if (type == "text") {
+        auto t = str(*o, "text");
+        append(t);
+        any_text = true;
+        r.content.push_back(content_block(json::object{{"type", "text"}, {"text", t}}));
+      } else if (type == "image" || type == "audio") {
+        auto data = str(*o, "data");
+        auto mime = str(*o, "mimeType");
+        append("[" + type + " " + mime + ", " + std::to_string(data.size() * 3 / 4) + " bytes]");
+        r.content.push_back(content_block(json::object{{"type", type}, {"data", data}, {"mimeType", mime}}));
+      } else if (type == "resource") {
+        const json::object* res = nullptr;
+        if (auto* v = o->if_contains("resource")) res = v->if_object();
+        if (!res) continue;
+        auto uri = str(*res, "uri");
+        json::object er{{"uri", uri}};
+        if (auto m = str(*res, "mimeType"); !m.empty()) er["mimeType"] = m;
+        if (res->contains("text")) {
+          er["text"] = str(*res, "text");
+          append("<resource uri=\"" + uri + "\">\n" + str(*res, "text") + "\n</resource>");
+        } else {
+          er["blob"] = str(*res, "blob");
+          append("[resource " + uri + " (binary)]");
+        }
+        r.content.push_back(content_block(json::object{{"type", "resource"}, {"resource", std::move(er)}}));
+      } else if (type == "resource_link") {
+        auto uri = str(*o, "uri");
+        auto name = str(*o, "name");
+        json::object link{{"type", "resource_link"}, {"uri", uri}, {"name", name.empty() ? uri : name}};
+        for (const char* k : {"title", "description", "mimeType"})
+          if (auto v = str(*o, k); !v.empty()) link[k] = v;
+        if (auto* sz = o->if_contains("size"); sz && sz->is_int64()) link["size"] = *sz;
+        append("[resource link: " + (name.empty() ? uri : name) + " (" + uri + ")" +
+               (str(*o, "description").empty() ? "" : " — " + str(*o, "description")) + "]");
+        r.content.push_back(content_block(std::move(link)));
+      } else {
+        append(json::serialize(item));
+      }
+    }
+  }
+  if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null()) {
+    auto s = json::serialize(*sc);
+    // Servers are asked to mirror structured content as text; add it when they did not.
+    if (text.find(s) == std::string::npos) {
+      append((any_text ? "Structured content: " : "") + s);
+      if (!any_text) r.content.push_back(text_content(s));
+    }
+  }
+  r.is_error = false;
+  if (auto* e = result.if_contains("isError"); e && e->is_bool()) r.is_error = e->as_bool();
+  if (text.empty()) text = r.is_error ? "The tool reported an error without details." : "(no output)";
+  r.text = std::move(text);
+  json::object raw;
+  if (auto* sc = result.if_contains("structuredContent")) raw["structuredContent"] = *sc;
+  raw["isError"] = r.is_error;
+  r.raw_output = std::move(raw);
+  return r;
+}
+
+}  // namespace runtime::tools

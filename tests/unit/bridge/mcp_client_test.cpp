@@ -1,0 +1,464 @@
+// The MCP client against an in-process fake server: handshake and version negotiation,
+// pagination, list_changed, timeouts and cancellation (notifications/cancelled), progress,
+// answers to server requests, and a transport that goes away.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <gtest/gtest.h>
+
+#include "acp/rpc_error.hpp"
+#include "bridge/mcp/acp_servers.hpp"
+#include "bridge/mcp/client.hpp"
+#include "bridge/mcp/naming.hpp"
+
+using namespace bridge::mcp;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// A scripted server: `serve` sees each message the client sends and may answer.
+class FakeTransport : public Transport {
+ public:
+  explicit FakeTransport(asio::any_io_executor ex) : ex_(ex) {}
+  std::function<void(FakeTransport&, const json::object&)> serve;
+  std::vector<json::object> sent;
+  bool stateless_mode = false;
+  bool closed = false;
+  std::string version_header;
+
+  asio::awaitable<void> start(Handlers h, std::chrono::milliseconds) override {
+    handlers_ = std::move(h);
+    co_return;
+  }
+  void send(json::object m) override {
+    sent.push_back(m);
+    if (serve) serve(*this, m);
+  }
+  asio::awaitable<void> close() override {
+    closed = true;
+    handlers_ = {};
+    co_return;
+  }
+  void kill_now() override { closed = true; }
+  bool stateless() const override { return stateless_mode; }
+  void set_protocol_version(const std::string& v) override { version_header = v; }
+  std::string describe() const override { return "fake"; }
+
+  // Server -> client, asynchronously (as a real transport would).
+  void push(json::object m) {
+    asio::post(ex_, [this, m = std::move(m)]() mutable {
+      if (handlers_.on_message) handlers_.on_message(std::move(m));
+    });
+  }
+  void reply(const json::object& req, json::value result) {
+    push(json::object{{"jsonrpc", "2.0"}, {"id", req.at("id")}, {"result", std::move(result)}});
+  }
+  void drop(std::string why) {
+    asio::post(ex_, [this, why] {
+      if (handlers_.on_closed) handlers_.on_closed(why);
+    });
+  }
+  std::vector<json::object> sent_method(std::string_view method) const {
+    std::vector<json::object> r;
+    for (auto& m : sent)
+      if (m.contains("method") && m.at("method").as_string() == method) r.push_back(m);
+    return r;
+  }
+
+ private:
+  asio::any_io_executor ex_;
+  Handlers handlers_;
+};
+
+std::string method_of(const json::object& m) {
+  auto* v = m.if_contains("method");
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+json::object init_result(const char* version = "2025-06-18") {
+  return json::object{{"protocolVersion", version},
+                      {"capabilities", json::object{{"tools", json::object{{"listChanged", true}}}}},
+                      {"serverInfo", json::object{{"name", "fake"}, {"version", "1"}}}};
+}
+
+// A well-behaved server with `pages` pages of tools.
+void standard_server(FakeTransport& t, const json::object& m, int pages = 1) {
+  auto method = method_of(m);
+  if (method == "initialize") t.reply(m, init_result());
+  else if (method == "tools/list") {
+    int page = 0;
+    if (auto* p = m.if_contains("params"); p && p->as_object().contains("cursor"))
+      page = std::stoi(std::string(p->as_object().at("cursor").as_string()));
+    json::array tools{json::object{{"name", "tool" + std::to_string(page)},
+                                   {"inputSchema", json::object{{"type", "object"}}}}};
+    json::object r{{"tools", tools}};
+    if (page + 1 < pages) r["nextCursor"] = std::to_string(page + 1);
+    t.reply(m, r);
+  } else if (method == "tools/call") {
+    t.reply(m, json::object{{"content", json::array{json::object{{"type", "text"}, {"text", "ok"}}}}});
+  }
+}
+
+struct Fixture {
+  asio::io_context ioc;
+  std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>(ioc.get_executor());
+  std::shared_ptr<Client> client;
+  int tools_changed = 0;
+  std::string closed_reason;
+
+  Fixture() {
+    Client::Options o;
+    o.log_id = "fake";
+    o.roots = [] { return std::vector<Root>{{file_uri("/work/my project"), "my project"}}; };
+    o.on_tools_changed = [this] { ++tools_changed; };
+    o.on_closed = [this](const std::string& r) { closed_reason = r; };
+    client = std::make_shared<Client>(ioc.get_executor(), transport, o);
+  }
+
+  template <class F>
+  void run(F f) {
+    bool done = false;
+    std::exception_ptr err;
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { co_await f(); done = true; },
+                   [&](std::exception_ptr e) { err = e; });
+    ioc.run_for(5s);
+    if (err) std::rethrow_exception(err);
+    ASSERT_TRUE(done) << "the coroutine did not finish";
+  }
+};
+
+asio::awaitable<void> sleep_ms(int ms) {
+  asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+  co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace
+
+TEST(McpClient, HandshakeOffersVersionAndSendsInitialized) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  f.run([&]() -> asio::awaitable<void> { co_await f.client->connect(2s); });
+  auto inits = f.transport->sent_method("initialize");
+  ASSERT_EQ(inits.size(), 1u);
+  const auto& p = inits[0].at("params").as_object();
+  EXPECT_EQ(p.at("protocolVersion").as_string(), "2025-06-18");
+  EXPECT_TRUE(p.at("capabilities").as_object().at("roots").as_object().at("listChanged").as_bool());
+  EXPECT_EQ(p.at("clientInfo").as_object().at("name").as_string(), "openvaala");
+  ASSERT_EQ(f.transport->sent_method("notifications/initialized").size(), 1u);
+  EXPECT_FALSE(f.transport->sent_method("notifications/initialized")[0].contains("id"));
+  EXPECT_EQ(f.client->protocol_version(), "2025-06-18");
+  EXPECT_EQ(f.transport->version_header, "2025-06-18");
+  EXPECT_EQ(f.client->server_info().at("name").as_string(), "fake");
+  EXPECT_TRUE(f.client->connected());
+}
+
+TEST(McpClient, AcceptsOlderAndNewerKnownVersions) {
+  for (const char* v : {"2025-11-25", "2025-03-26", "2024-11-05"}) {
+    Fixture f;
+    f.transport->serve = [v](FakeTransport& t, const json::object& m) {
+      if (method_of(m) == "initialize") t.reply(m, init_result(v));
+    };
+    f.run([&]() -> asio::awaitable<void> { co_await f.client->connect(2s); });
+    EXPECT_EQ(f.client->protocol_version(), v);
+  }
+}
+
+TEST(McpClient, RejectsUnknownVersion) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "initialize") t.reply(m, init_result("2023-01-01"));
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    try {
+      co_await f.client->connect(2s);
+      ADD_FAILURE() << "connect succeeded";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Protocol);
+      EXPECT_NE(std::string(e.what()).find("2023-01-01"), std::string::npos) << e.what();
+    }
+  });
+  EXPECT_TRUE(f.transport->sent_method("notifications/initialized").empty());
+  EXPECT_TRUE(f.transport->closed);
+}
+
+TEST(McpClient, InitializeTimeout) {
+  Fixture f;  // a server that never answers
+  f.run([&]() -> asio::awaitable<void> {
+    try {
+      co_await f.client->connect(100ms);
+      ADD_FAILURE() << "connect succeeded";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Timeout);
+    }
+  });
+}
+
+TEST(McpClient, StatelessTransportSkipsHandshake) {
+  Fixture f;
+  f.transport->stateless_mode = true;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    auto tools = co_await f.client->list_tools(2s);
+    EXPECT_EQ(tools.size(), 1u);
+  });
+  EXPECT_TRUE(f.transport->sent_method("initialize").empty());
+  EXPECT_EQ(f.client->protocol_version(), "2026-07-28");
+}
+
+TEST(McpClient, ListToolsFollowsCursors) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m, 3); };
+  std::vector<ToolInfo> tools;
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    tools = co_await f.client->list_tools(2s);
+  });
+  ASSERT_EQ(tools.size(), 3u);
+  EXPECT_EQ(tools[2].name, "tool2");
+  EXPECT_EQ(tools[0].input_schema.at("type").as_string(), "object");
+  auto lists = f.transport->sent_method("tools/list");
+  ASSERT_EQ(lists.size(), 3u);
+  EXPECT_FALSE(lists[0].at("params").as_object().contains("cursor"));
+  EXPECT_EQ(lists[2].at("params").as_object().at("cursor").as_string(), "2");
+}
+
+TEST(McpClient, UnsolicitedListChangedMarksToolsStale) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    standard_server(t, m);
+    if (method_of(m) == "notifications/initialized")
+      t.push(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}});
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    co_await sleep_ms(20);
+    EXPECT_TRUE(f.client->tools_stale());
+    co_await f.client->list_tools(2s);
+    EXPECT_FALSE(f.client->tools_stale());
+  });
+  EXPECT_EQ(f.tools_changed, 1);
+}
+
+TEST(McpClient, CallToolTimeoutSendsCancelled) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) != "tools/call") standard_server(t, m);
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    try {
+      std::string name = "slow";
+      co_await f.client->call_tool(name, json::object{}, 50ms);
+      ADD_FAILURE() << "no timeout";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Timeout);
+    }
+  });
+  auto calls = f.transport->sent_method("tools/call");
+  auto cancels = f.transport->sent_method("notifications/cancelled");
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].at("params").as_object().at("requestId"), calls[0].at("id"));
+  EXPECT_EQ(cancels[0].at("params").as_object().at("reason").as_string(), "timeout");
+}
+
+TEST(McpClient, CancelSendsCancelledAndLateReplyIsIgnored) {
+  Fixture f;
+  json::object held;
+  f.transport->serve = [&](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "tools/call") held = m;
+    else standard_server(t, m);
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    acp::CancelSource cancel;
+    asio::steady_timer timer(co_await asio::this_coro::executor, 30ms);
+    timer.async_wait([&](boost::system::error_code) { cancel.cancel(); });
+    try {
+      std::string name = "slow";
+      co_await f.client->call_tool(name, json::object{}, 5s, &cancel);
+      ADD_FAILURE() << "not cancelled";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Cancelled);
+    }
+    f.transport->reply(held, json::object{{"content", json::array{}}});  // too late: dropped
+    co_await sleep_ms(10);
+    // The client still works.
+    std::string name = "fast";
+    f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+    auto r = co_await f.client->call_tool(name, json::object{}, 2s);
+    EXPECT_TRUE(r.contains("content"));
+  });
+  ASSERT_EQ(f.transport->sent_method("notifications/cancelled").size(), 1u);
+}
+
+TEST(McpClient, ServerErrorBecomesRpcError) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "tools/call")
+      t.push(json::object{{"jsonrpc", "2.0"}, {"id", m.at("id")},
+                          {"error", json::object{{"code", -32602}, {"message", "Unknown tool: nope"}}}});
+    else standard_server(t, m);
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    try {
+      std::string name = "nope";
+      co_await f.client->call_tool(name, json::object{}, 2s);
+      ADD_FAILURE();
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Rpc);
+      EXPECT_EQ(e.code(), -32602);
+      EXPECT_STREQ(e.what(), "Unknown tool: nope");
+    }
+  });
+}
+
+TEST(McpClient, ProgressReachesTheCaller) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "tools/call") {
+      auto token = m.at("params").as_object().at("_meta").as_object().at("progressToken");
+      t.push(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/progress"},
+                          {"params", json::object{{"progressToken", token}, {"progress", 1}, {"total", 2}}}});
+      t.reply(m, json::object{{"content", json::array{}}});
+    } else {
+      standard_server(t, m);
+    }
+  };
+  int progress = 0;
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    std::string name = "long";
+    Client::ProgressFn on_progress = [&](const json::object& p) { progress += static_cast<int>(p.at("progress").as_int64()); };
+    co_await f.client->call_tool(name, json::object{}, 2s, nullptr, std::move(on_progress));
+  });
+  EXPECT_EQ(progress, 1);
+}
+
+TEST(McpClient, AnswersServerRequests) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", "r1"}, {"method", "roots/list"}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "sampling/createMessage"}, {"params", json::object{}}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 8}, {"method", "elicitation/create"}, {"params", json::object{}}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "something/else"}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 10}, {"method", "ping"}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/message"},
+                                   {"params", json::object{{"level", "info"}, {"data", "hello"}}}});
+    co_await sleep_ms(20);
+  });
+  std::map<std::string, json::object> replies;
+  for (auto& m : f.transport->sent)
+    if (!m.contains("method") && m.contains("id")) replies[json::serialize(m.at("id"))] = m;
+  ASSERT_EQ(replies.size(), 5u);
+  auto roots = replies["\"r1\""].at("result").as_object().at("roots").as_array();
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_EQ(roots[0].as_object().at("uri").as_string(), "file:///work/my%20project");
+  EXPECT_EQ(roots[0].as_object().at("name").as_string(), "my project");
+  for (const char* id : {"7", "8", "9"}) EXPECT_EQ(replies[id].at("error").as_object().at("code").as_int64(), -32601) << id;
+  EXPECT_NE(json::serialize(replies["7"]).find("sampling"), std::string::npos);
+  EXPECT_TRUE(replies["10"].at("result").as_object().empty());
+}
+
+TEST(McpClient, TransportLossFailsPendingAndLaterCalls) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "tools/call") t.drop("the server exited with code 1");
+    else standard_server(t, m);
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    std::string name = "crash";
+    try {
+      co_await f.client->call_tool(name, json::object{}, 2s);
+      ADD_FAILURE();
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Closed);
+      EXPECT_NE(std::string(e.what()).find("exited with code 1"), std::string::npos) << e.what();
+    }
+    try {
+      co_await f.client->call_tool(name, json::object{}, 2s);
+      ADD_FAILURE();
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Closed);
+    }
+  });
+  EXPECT_EQ(f.closed_reason, "the server exited with code 1");
+  EXPECT_FALSE(f.client->connected());
+}
+
+// ---- naming ----
+
+TEST(McpNaming, QualifiedNames) {
+  EXPECT_EQ(qualified_tool_name("everything", "echo"), "mcp__everything__echo");
+  EXPECT_EQ(qualified_tool_name("my server", "get.sum/v2"), "mcp__my_server__get_sum_v2");
+  std::string long_tool(80, 'x');
+  auto a = qualified_tool_name("srv", long_tool);
+  auto b = qualified_tool_name("srv", long_tool + "y");
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.substr(0, 24), "mcp__srv__xxxxxxxxxxxxxx");
+  EXPECT_EQ(qualified_tool_name("a", std::string(54, 't')).size(), 64u);  // exactly 64: kept as is
+  EXPECT_EQ(qualified_tool_name("a", std::string(54, 't')), "mcp__a__" + std::string(54, 't').substr(0, 56));
+}
+
+// ---- ACP session/new mcpServers ----
+
+namespace {
+std::string parse_error(const char* text) {
+  try {
+    parse_acp_mcp_servers(json::parse(text));
+  } catch (const acp::RpcError& e) {
+    EXPECT_EQ(e.code(), -32602);
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST(McpAcpServers, ParsesEveryType) {
+  auto specs = parse_acp_mcp_servers(json::parse(R"([
+    {"name": "fs", "command": "/usr/bin/mcp-fs", "args": ["/tmp"], "env": [{"name": "A", "value": "1"}]},
+    {"type": "stdio", "name": "two", "command": "x", "args": [], "env": []},
+    {"type": "http", "name": "web", "url": "https://example.com/mcp", "headers": [{"name": "Authorization", "value": "Bearer t"}]},
+    {"type": "sse", "name": "old", "url": "http://127.0.0.1:3001/sse", "headers": []},
+    {"type": "acp", "name": "editor tools", "serverId": "tools:1234"}
+  ])"));
+  ASSERT_EQ(specs.size(), 5u);
+  auto& s0 = std::get<StdioSpec>(specs[0].transport);
+  EXPECT_EQ(specs[0].id, "fs");
+  EXPECT_EQ(s0.command, "/usr/bin/mcp-fs");
+  EXPECT_EQ(s0.args, std::vector<std::string>{"/tmp"});
+  ASSERT_EQ(s0.env.size(), 1u);
+  EXPECT_EQ(s0.env[0].second, "1");
+  EXPECT_EQ(std::get<HttpSpec>(specs[2].transport).headers[0].first, "Authorization");
+  EXPECT_EQ(std::get<SseSpec>(specs[3].transport).url, "http://127.0.0.1:3001/sse");
+  EXPECT_EQ(specs[4].id, "editor_tools");
+  EXPECT_EQ(std::get<AcpSpec>(specs[4].transport).server_id, "tools:1234");
+  EXPECT_TRUE(parse_acp_mcp_servers(json::value(nullptr)).empty());
+}
+
+TEST(McpAcpServers, ErrorsNameTheField) {
+  EXPECT_EQ(parse_error(R"({"name":"x"})"), "Invalid params: mcpServers must be an array");
+  EXPECT_EQ(parse_error(R"([{"command":"x"}])"), "Invalid params: mcpServers[0].name is required");
+  EXPECT_EQ(parse_error(R"([{"name":"x"}])"), "Invalid params: mcpServers[0].command is required");
+  EXPECT_EQ(parse_error(R"([{"name":"x","command":"c","args":[1]}])"), "Invalid params: mcpServers[0].args[0] must be a string");
+  EXPECT_EQ(parse_error(R"([{"name":"x","command":"c","env":[{"name":"A"}]}])"),
+            "Invalid params: mcpServers[0].env[0].value is required");
+  EXPECT_EQ(parse_error(R"([{"type":"http","name":"x","url":"ftp://h/x","headers":[]}])"),
+            "Invalid params: mcpServers[0].url must be an http(s) URL, got 'ftp://h/x'");
+  EXPECT_EQ(parse_error(R"([{"type":"acp","name":"x"}])"), "Invalid params: mcpServers[0].serverId is required");
+  EXPECT_EQ(parse_error(R"([{"type":"ws","name":"x"}])"),
+            "Invalid params: mcpServers[0].type must be one of stdio, http, sse, acp; got 'ws'");
+  EXPECT_EQ(parse_error(R"([{"name":"a","command":"c"},{"name":"a","command":"d"}])"),
+            "Invalid params: mcpServers[1].name 'a' is used by another MCP server of this session");
+}
