@@ -17,6 +17,20 @@
 //  - updatedInput: each later PreToolUse hook receives the updated tool_input; the last one wins;
 //  - permissionDecision "allow" from any hook is reported unless a later hook denies;
 //  - additionalContext / plain-text context and systemMessage accumulate in order.
+//
+// What the agent loop does with a HookOutcome (seed + Claude Code where the seed is silent):
+//  - PreToolUse   blocked: the tool does not run; `reason` is the tool result the model sees
+//                 (mark the editor's tool call failed, naming decided_by_label). updated_input:
+//                 run the tool with it (show the rewrite in the tool call). permission Allow:
+//                 the hook pre-approved it (whether to skip session/request_permission is the
+//                 loop's policy; Claude Code skips it).
+//  - PostToolUse  blocked: the tool already ran; give the model `reason` with its result.
+//  - UserPromptSubmit blocked: the prompt is not sent to the model; show `reason` to the user.
+//  - Stop / SubagentStop blocked: do not end; continue with `reason` as the next instruction,
+//                 and set stop_hook_active on the next Stop (cap the loop, e.g. Claude Code's 8).
+//  - SessionStart / SubagentStart: never blocked (exit 2 / decision block are errors there).
+//  - every event: additional_context → the model; system_messages → the user only; stop_turn →
+//    end the turn now and show stop_reason; errors → show in the editor (each names file:line).
 #include <boost/json.hpp>
 
 #include <atomic>
