@@ -52,6 +52,12 @@ int run_cli(const std::vector<std::string>& args) {
     }
     return run_acp_server();
   }
+  if (cmd == "config") {
+    if (args.size() < 2 || args[1] != "check") return usage_error("unknown config command (use: config check)");
+    return run_config_check(std::vector<std::string>(args.begin() + 2, args.end()));
+  }
+  if (cmd == "serve") return run_serve_reload(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (cmd == "plugin") return run_plugin_cli(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!cmd.empty() && cmd[0] == '-') return usage_error("unknown option: " + cmd);
   return usage_error("unknown command: " + cmd);
 }

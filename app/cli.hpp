@@ -9,5 +9,8 @@ namespace app {
 int run_cli(const std::vector<std::string>& args);
 
 int run_acp_server();
+int run_config_check(const std::vector<std::string>& args);  // args after `config check`
+int run_serve_reload(const std::vector<std::string>& args);  // args after `serve`
+int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
 
 }  // namespace app

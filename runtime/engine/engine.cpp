@@ -185,6 +185,21 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
             [](const auto& a, const auto& b) { return a.plugin_name < b.plugin_name; });
   std::sort(e->plugins_.begin(), e->plugins_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
 
+  {
+    // Hooks: a problem in a plugin's `hooks:` section is a problem of its manifest.
+    Diagnostics hook_diags;
+    e->hooks_ = hooks::load_hooks(options.config_root, e->hook_sources_, hook_diags);
+    std::set<std::string> manifests;
+    for (const auto& h : e->hook_sources_) manifests.insert(h.manifest_file.string());
+    for (auto& d : hook_diags) {
+      if (d.severity == Severity::Error && manifests.count(d.path)) {
+        e->failed_ = true;
+        for (auto& p : e->plugins_)
+          if (p.manifest.string() == d.path) p.valid = false;
+      }
+      diags.push_back(std::move(d));
+    }
+  }
   e->mcp_servers_ = std::move(user_servers);
   for (auto& s : plugin_servers) e->mcp_servers_.push_back(std::move(s));
 

@@ -26,6 +26,7 @@
 
 #include "runtime/config/diagnostic.hpp"
 #include "runtime/config/main_config.hpp"
+#include "runtime/hooks/hooks.hpp"
 #include "runtime/hooks/plugin_hook_source.hpp"
 
 namespace runtime::engine {
@@ -210,6 +211,9 @@ class Engine {
   std::vector<McpServerConfig> mcp_servers_for(const Agent& agent) const;
   // `hooks:` sections of enabled OpenVaala-format plugins, sorted by plugin name.
   const std::vector<hooks::PluginHookSource>& plugin_hook_sources() const { return hook_sources_; }
+  // hooks/*.yaml and the enabled plugins' hooks, loaded with hooks::load_hooks (a problem in a
+  // plugin's `hooks:` section is a broken manifest: the load fails).
+  const hooks::HookSet& hooks() const { return hooks_; }
   // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
   // every one found (name clashes are resolved in session_view).
   const std::vector<Skill>& user_level_skills() const { return user_skills_; }
@@ -229,6 +233,7 @@ class Engine {
   std::vector<PluginInfo> plugins_;
   std::vector<McpServerConfig> mcp_servers_;
   std::vector<hooks::PluginHookSource> hook_sources_;
+  hooks::HookSet hooks_;
   std::vector<Skill> user_skills_;
 };
 

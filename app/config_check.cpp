@@ -1,0 +1,271 @@
+// `openvaala config check [--cwd DIR] [--json]` and `openvaala serve reload`.
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runtime/config/paths.hpp"
+#include "runtime/engine/engine.hpp"
+#include "runtime/engine/plugin_manager.hpp"
+
+namespace app {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+namespace eng = runtime::engine;
+using runtime::config::Diagnostic;
+using runtime::config::Diagnostics;
+
+namespace {
+
+int usage(const std::string& msg) {
+  std::fprintf(stderr, "openvaala: %s\nUsage: openvaala config check [--cwd DIR] [--json]\n", msg.c_str());
+  return 2;
+}
+
+std::string model_line(const eng::Engine& e, const eng::Agent& a, std::string& from) {
+  if (a.model) {
+    from = a.file.empty() ? "agent" : a.file.string();
+    return *a.model;
+  }
+  if (e.main_config().model) {
+    from = e.main_config().file.string();
+    return *e.main_config().model;
+  }
+  if (const char* m = std::getenv("OPENVAALA_MODEL"); m && *m) {
+    from = "$OPENVAALA_MODEL";
+    return m;
+  }
+  from = "";
+  return "";
+}
+
+std::string server_summary(const eng::McpServerConfig& s) {
+  std::string out(eng::transport_name(s.transport));
+  if (s.transport == eng::McpServerConfig::Transport::Stdio) {
+    out += "  " + s.command;
+    for (const auto& a : s.args) out += " " + a;
+  } else {
+    out += "  " + s.url;
+  }
+  return out;
+}
+
+json::object diag_json(const Diagnostic& d) {
+  return json::object{{"severity", d.severity == Diagnostic::Severity::Error ? "error" : "warning"},
+                      {"path", d.path},
+                      {"line", d.line},
+                      {"message", d.message},
+                      {"text", d.to_string()}};
+}
+
+json::object skill_json(const eng::Skill& s) {
+  json::object o{{"name", s.name},
+                 {"description", s.description},
+                 {"path", s.file.string()},
+                 {"source", eng::source_id(s.source)},
+                 {"source_label", eng::source_label(s.source)}};
+  if (!s.plugin.empty()) o["plugin"] = s.plugin;
+  return o;
+}
+
+}  // namespace
+
+int run_config_check(const std::vector<std::string>& args) {
+  fs::path cwd = fs::current_path();
+  bool as_json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") as_json = true;
+    else if (args[i] == "--cwd") {
+      if (i + 1 >= args.size()) return usage("--cwd needs a directory");
+      cwd = args[++i];
+    } else if (args[i].rfind("--cwd=", 0) == 0) cwd = args[i].substr(6);
+    else if (args[i] == "-h" || args[i] == "--help") {
+      std::fputs(
+          "Usage: openvaala config check [--cwd DIR] [--json]\n\n"
+          "Loads every config source as a session in DIR (default: the current directory) would, prints what it\n"
+          "found and every problem as path:line: message. Exit status 1 when there is an error.\n",
+          stdout);
+      return 0;
+    } else return usage("unknown option for 'config check': " + args[i]);
+  }
+  std::error_code ec;
+  cwd = fs::absolute(cwd, ec).lexically_normal();
+  if (!fs::is_directory(cwd, ec)) return usage("--cwd: not a directory: " + cwd.string());
+
+  const fs::path root = runtime::config::config_root();
+  Diagnostics diags;
+  auto engine = eng::Engine::load(root, diags);
+  auto view = engine->session_view(cwd);
+  Diagnostics all = engine->diagnostics();
+  all.insert(all.end(), view.diagnostics.begin(), view.diagnostics.end());
+  const bool errors = runtime::config::has_errors(all);
+  std::string model_from;
+  std::string model = model_line(*engine, view.agent, model_from);
+
+  if (as_json) {
+    json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems;
+    for (const auto& s : view.skills) skills.push_back(skill_json(s));
+    for (const auto& s : view.shadowed) shadowed.push_back(skill_json(s));
+    for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(s));
+    for (std::size_t i = 0; i < view.agents_md.size(); ++i)
+      agents_md.push_back(json::object{{"path", view.agents_md[i].path.string()}, {"precedence", i}});
+    for (const auto& s : engine->mcp_servers()) {
+      json::object o{{"id", s.id},
+                     {"type", eng::transport_name(s.transport)},
+                     {"source", s.source_file.string()},
+                     {"line", s.source_line},
+                     {"disabled", s.disabled},
+                     {"required", s.required},
+                     {"startup_timeout_seconds", s.startup_timeout_seconds},
+                     {"tool_timeout_seconds", s.tool_timeout_seconds}};
+      json::array ex;
+      for (const auto& x : s.executors) ex.push_back(json::value(x));
+      o["executors"] = std::move(ex);
+      if (s.transport == eng::McpServerConfig::Transport::Stdio) {
+        o["command"] = s.command;
+        json::array a;
+        for (const auto& x : s.args) a.push_back(json::value(x));
+        o["args"] = std::move(a);
+      } else {
+        o["url"] = s.url;
+      }
+      if (s.tools) {
+        json::array t;
+        for (const auto& x : *s.tools) t.push_back(json::value(x));
+        o["tools"] = std::move(t);
+      }
+      if (!s.plugin.empty()) o["plugin"] = s.plugin;
+      bool used = false;
+      for (const auto& v : view.mcp_servers) used = used || v.id == s.id;
+      o["used_by_agent"] = used;
+      servers.push_back(std::move(o));
+    }
+    for (const auto& p : engine->plugins()) {
+      json::object o{{"name", p.name},
+                     {"version", p.version},
+                     {"enabled", p.enabled},
+                     {"valid", p.valid},
+                     {"format", eng::format_name(p.format)},
+                     {"path", p.root.string()},
+                     {"manifest", p.manifest.string()}};
+      json::array sk, ms;
+      for (const auto& x : p.skill_names) sk.push_back(json::value(x));
+      for (const auto& x : p.mcp_server_ids) ms.push_back(json::value(x));
+      o["skills"] = std::move(sk);
+      o["mcp_servers"] = std::move(ms);
+      if (p.install) o["source"] = p.install->source;
+      plugins.push_back(std::move(o));
+    }
+    for (const auto& [name, a] : engine->agents()) {
+      json::object o{{"name", name}, {"description", a.description}, {"default", name == engine->default_agent()}};
+      if (!a.file.empty()) o["file"] = a.file.string();
+      if (a.model) o["model"] = *a.model;
+      agents.push_back(std::move(o));
+    }
+    for (const auto& d : all) problems.push_back(diag_json(d));
+    std::size_t hook_count = engine->hooks().hooks.size();
+    json::object out{{"config_root", root.string()},
+                     {"cwd", cwd.string()},
+                     {"git_root", view.git_root.empty() ? json::value(nullptr) : json::value(view.git_root.string())},
+                     {"agent", view.agent.name},
+                     {"model", model.empty() ? json::value(nullptr) : json::value(model)},
+                     {"model_source", model_from},
+                     {"skills", std::move(skills)},
+                     {"shadowed_skills", std::move(shadowed)},
+                     {"skills_not_for_agent", std::move(hidden)},
+                     {"agents_md", std::move(agents_md)},
+                     {"mcp_servers", std::move(servers)},
+                     {"hooks", json::object{{"count", hook_count}}},
+                     {"plugins", std::move(plugins)},
+                     {"agents", std::move(agents)},
+                     {"problems", std::move(problems)},
+                     {"ok", !errors},
+                     {"load_failed", engine->failed()}};
+    std::string s = json::serialize(out);
+    std::fputs((s + "\n").c_str(), stdout);
+    return errors ? 1 : 0;
+  }
+
+  std::string o;
+  o += "Config root: " + root.string() + "\n";
+  o += "Session directory: " + cwd.string() +
+       (view.git_root.empty() ? " (not in a git repository)\n" : " (git root " + view.git_root.string() + ")\n");
+  o += "Agent: " + view.agent.name + (view.agent.file.empty() ? " (built-in)" : " (" + view.agent.file.string() + ")") +
+       "\n";
+  o += "Model: " + (model.empty() ? std::string("not set (set `model` in config.yaml, or OPENVAALA_MODEL with "
+                                                "OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+                                  : model + " (from " + model_from + ")") +
+       "\n";
+
+  o += "\nSkills (" + std::to_string(view.skills.size()) + "):\n";
+  for (const auto& s : view.skills)
+    o += "  /" + s.name + "  [" + std::string(eng::source_label(s.source)) + "]  " + s.file.string() + "\n";
+  for (const auto& s : view.shadowed)
+    o += "  (shadowed) " + s.name + "  [" + std::string(eng::source_label(s.source)) + "]  " + s.file.string() + "\n";
+  for (const auto& s : view.not_for_agent)
+    o += "  (not for agent " + view.agent.name + ") " + s.name + "  [" + std::string(eng::source_label(s.source)) +
+         "]\n";
+
+  o += "\nAGENTS.md (" + std::to_string(view.agents_md.size()) + ", deeper files take precedence):\n";
+  for (const auto& f : view.agents_md) o += "  " + f.path.string() + "\n";
+
+  o += "\nMCP servers (" + std::to_string(engine->mcp_servers().size()) + "):\n";
+  for (const auto& s : engine->mcp_servers()) {
+    bool used = false;
+    for (const auto& v : view.mcp_servers) used = used || v.id == s.id;
+    o += "  " + s.id + "  " + server_summary(s) + "  [" + s.source_file.string() + "]";
+    if (s.disabled) o += "  disabled";
+    else if (!used) o += "  not used by agent " + view.agent.name;
+    if (s.required) o += "  required";
+    o += "\n";
+  }
+
+  o += "\nHooks: " + std::to_string(engine->hooks().hooks.size()) + " (" +
+       std::to_string(engine->plugin_hook_sources().size()) + " plugin hook section(s))\n";
+
+  o += "\nPlugins (" + std::to_string(engine->plugins().size()) + "):\n";
+  for (const auto& p : engine->plugins()) {
+    o += "  " + p.name + "  " + (p.version.empty() ? "-" : p.version) + "  " + (p.enabled ? "enabled" : "disabled") +
+         "  " + std::string(eng::format_name(p.format)) + "  " + p.root.string();
+    if (p.enabled && !p.valid) o += "  [broken manifest]";
+    o += "\n";
+  }
+
+  o += "\nAgents (" + std::to_string(engine->agents().size()) + "):\n";
+  for (const auto& [name, a] : engine->agents()) {
+    o += "  " + name + (name == engine->default_agent() ? " (default)" : "");
+    if (!a.description.empty()) o += "  " + a.description;
+    o += "\n";
+  }
+
+  std::size_t nerr = 0, nwarn = 0;
+  for (const auto& d : all) (d.severity == Diagnostic::Severity::Error ? nerr : nwarn)++;
+  o += "\nProblems: " + std::to_string(nerr) + " error(s), " + std::to_string(nwarn) + " warning(s)\n";
+  for (const auto& d : all) o += d.to_string() + "\n";
+  if (engine->failed())
+    o += "The configuration does not load: a server would not start, and a reload keeps the previous "
+         "configuration.\n";
+  std::fputs(o.c_str(), stdout);
+  return errors ? 1 : 0;
+}
+
+int run_serve_reload(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "reload") {
+    std::fputs("Usage: openvaala serve reload\n", stderr);
+    return 2;
+  }
+  if (args.size() > 1) {
+    std::fprintf(stderr, "openvaala: unexpected argument for 'serve reload': %s\n", args[1].c_str());
+    return 2;
+  }
+  auto pids = eng::signal_running_servers();
+  if (pids.empty()) std::fputs("No running openvaala acp servers of this user.\n", stdout);
+  else std::fprintf(stdout, "Asked %zu running server(s) to reload.\n", pids.size());
+  return 0;
+}
+
+}  // namespace app
