@@ -13,6 +13,7 @@
 //     --cancel-after-ms N     cancel the --call tools after N ms
 //     --bench TOOL JSON N     N sequential tools/call round trips with the bare client
 //     --hold-ms N             stay connected N ms before closing (orphan tests)
+//     --exit-on-stdin-eof     on stdin EOF kill every server group and exit 3 (orphan tests)
 //   mcp_probe --acp           an ACP agent on stdio (initialize + `_probe/run {cwd, mcpServers,
 //                             calls: [{tool, arguments}], cancelAfterMs?}`), for the MCP-over-ACP tests
 #include <boost/asio/co_spawn.hpp>
@@ -32,10 +33,12 @@
 
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
+#include "acp/params.hpp"
 #include "acp/stdio_transport.hpp"
 #include "bridge/mcp/acp_servers.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "bridge/mcp/client.hpp"
+#include "bridge/mcp/naming.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/tools/mcp_tool.hpp"
 
@@ -122,6 +125,9 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
     runtime::tools::Tool* tool = nullptr;
     for (auto& t : tools)
       if (t->name() == c.tool) tool = t.get();
+    for (auto& t : tools)  // the server's own name works too
+      if (!tool && mgr.specs().size() == 1 && t->name() == bridge::mcp::qualified_tool_name(mgr.specs()[0].id, c.tool))
+        tool = t.get();
     if (!tool) {
       results.push_back(json::object{{"tool", c.tool}, {"missing", true}});
       continue;
@@ -171,6 +177,7 @@ int run_cli(int argc, char** argv) {
   std::vector<Call> calls, raw_calls;
   std::optional<Call> bench;
   int bench_n = 0, cancel_after_ms = 0, hold_ms = 0;
+  bool exit_on_eof = false;
   int i = 1;
   auto parse_obj = [](const char* s) {
     auto v = json::parse(s);
@@ -211,6 +218,7 @@ int run_cli(int argc, char** argv) {
     } else if (a == "--cancel-after-ms" && i + 1 < argc) cancel_after_ms = std::stoi(argv[++i]);
     else if (a == "--hold-ms" && i + 1 < argc) hold_ms = std::stoi(argv[++i]);
     else if (a == "--required") spec.required = true;
+    else if (a == "--exit-on-stdin-eof") exit_on_eof = true;
     else return usage();
   }
   if (i >= argc) return usage();
@@ -345,7 +353,7 @@ int run_cli(int argc, char** argv) {
         }
       });
   // stdin EOF ends the probe (orphan tests): kill every server group synchronously.
-  std::thread([&ioc] {
+  if (exit_on_eof) std::thread([] {
     char buf[256];
     while (::read(STDIN_FILENO, buf, sizeof buf) > 0) {
     }

@@ -407,8 +407,8 @@ TEST(McpNaming, QualifiedNames) {
   EXPECT_EQ(a.size(), 64u);
   EXPECT_NE(a, b);
   EXPECT_EQ(a.substr(0, 24), "mcp__srv__xxxxxxxxxxxxxx");
-  EXPECT_EQ(qualified_tool_name("a", std::string(54, 't')).size(), 64u);  // exactly 64: kept as is
-  EXPECT_EQ(qualified_tool_name("a", std::string(54, 't')), "mcp__a__" + std::string(54, 't').substr(0, 56));
+  EXPECT_EQ(qualified_tool_name("a", std::string(56, 't')), "mcp__a__" + std::string(56, 't'));  // exactly 64: kept
+  EXPECT_EQ(qualified_tool_name("a", std::string(57, 't')).size(), 64u);
 }
 
 // ---- ACP session/new mcpServers ----
