@@ -316,7 +316,7 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
     bool stop = false;
     if (a.block) {
       out.blocked = true;
-      out.reason = a.block_reason.empty() ? "blocked by hook " + rec.label + " (" + rec.hook + ")" : a.block_reason;
+      out.reason = rtrim(a.block_reason).empty() ? "blocked by hook " + rec.label + " (" + rec.hook + ")" : a.block_reason;
       if (event == HookEvent::PreToolUse) {
         out.permission = PermissionDecision::Deny;
         out.permission_reason = out.reason;

@@ -350,6 +350,25 @@ TEST_F(HooksRun, PermissionDecisionDeny) {
   EXPECT_EQ(out.decided_by, loc(4));
 }
 
+TEST_F(HooksRun, DenyWithBlankReasonStillBlocks) {
+  // Pinned: a deny is never dropped for want of a reason (Codex would fail open here).
+  auto out = answer(HookEvent::PreToolUse,
+                    print_json(R"({"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"  "}})"));
+  EXPECT_TRUE(out.blocked);
+  EXPECT_EQ(out.reason.rfind("blocked by hook ", 0), 0u) << out.reason;
+}
+
+TEST_F(HooksRun, IdenticalHooksInTwoFilesBothRun) {
+  // Pinned: no de-duplication (Codex keeps duplicates; Claude Code merges them).
+  const auto log = (root_ / "dup.log").string();
+  const std::string text = "hooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: 'echo x >> " + log + "'\n";
+  yaml("a.yaml", text);
+  yaml("b.yaml", text);
+  auto out = run_hooks(load_ok(), HookEvent::Stop, input());
+  EXPECT_EQ(out.runs.size(), 2u);
+  EXPECT_EQ(read_text(log), "x\nx\n");
+}
+
 TEST_F(HooksRun, PermissionDecisionAllow) {
   auto out = answer(HookEvent::PreToolUse,
                     print_json(R"({"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"safe"}})"));
