@@ -13,6 +13,7 @@
 //     --cancel-after-ms N     cancel the --call tools after N ms
 //     --bench TOOL JSON N     N sequential tools/call round trips with the bare client
 //     --hold-ms N             stay connected N ms before closing (orphan tests)
+//     --delay-ms N            wait N ms after listing tools before the --call tools
 //     --exit-on-stdin-eof     on stdin EOF kill every server group and exit 3 (orphan tests)
 //   mcp_probe --acp           an ACP agent on stdio (initialize + `_probe/run {cwd, mcpServers,
 //                             calls: [{tool, arguments}], cancelAfterMs?}`), for the MCP-over-ACP tests
@@ -97,7 +98,7 @@ json::object result_json(const runtime::tools::ToolResult& r) {
 // Lists the tools through the manager and runs `calls` through the Tool interface.
 asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp::McpManager& mgr, runtime::Session& session,
                                           acp::ClientApi& client, asio::thread_pool& pool, std::vector<Call> calls,
-                                          int cancel_after_ms) {
+                                          int cancel_after_ms, int delay_ms) {
   json::object report;
   mgr.start_all();
   acp::CancelSource turn;
@@ -120,6 +121,10 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
     status.push_back(json::object{{"id", s.id}, {"transport", s.transport}, {"state", runtime::mcp::state_name(s.state)},
                                   {"error", s.error}, {"tools", s.tool_count}});
   report["status"] = std::move(status);
+  if (delay_ms > 0) {
+    asio::steady_timer t(ex, std::chrono::milliseconds(delay_ms));
+    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
   json::array results;
   for (auto& c : calls) {
     runtime::tools::Tool* tool = nullptr;
@@ -178,6 +183,7 @@ int run_cli(int argc, char** argv) {
   std::optional<Call> bench;
   int bench_n = 0, cancel_after_ms = 0, hold_ms = 0;
   bool exit_on_eof = false;
+  int delay_ms = 0;
   int i = 1;
   auto parse_obj = [](const char* s) {
     auto v = json::parse(s);
@@ -219,6 +225,7 @@ int run_cli(int argc, char** argv) {
     else if (a == "--hold-ms" && i + 1 < argc) hold_ms = std::stoi(argv[++i]);
     else if (a == "--required") spec.required = true;
     else if (a == "--exit-on-stdin-eof") exit_on_eof = true;
+    else if (a == "--delay-ms" && i + 1 < argc) delay_ms = std::stoi(argv[++i]);
     else return usage();
   }
   if (i >= argc) return usage();
@@ -327,7 +334,7 @@ int run_cli(int argc, char** argv) {
           };
           std::vector<bridge::mcp::ServerSpec> specs{spec};
           runtime::mcp::McpManager mgr(deps, specs);
-          auto report = co_await run_manager(ex, mgr, session, client_api, pool, calls, cancel_after_ms);
+          auto report = co_await run_manager(ex, mgr, session, client_api, pool, calls, cancel_after_ms, delay_ms);
           report["ev"] = "manager";
           if (report.contains("error")) rc = 1;
           out(std::move(report));
@@ -409,14 +416,17 @@ int run_acp() {
     session.id = "probe";
     session.cwd = cwd.empty() ? std::filesystem::current_path() : std::filesystem::path(cwd);
     int cancel_after = static_cast<int>(acp::int_at(p, "cancelAfterMs").value_or(0));
-    auto report = co_await run_manager(ex, *mgr, session, client_api, pool, calls, cancel_after);
+    int no_delay = 0;
+    auto report = co_await run_manager(ex, *mgr, session, client_api, pool, calls, cancel_after, no_delay);
     if (!acp::bool_at(p, "keepOpen")) co_await mgr->close();
     co_return report;
   });
+  auto guard = asio::make_work_guard(ioc);  // the reader thread posts lines; keep run() alive
   transport.start({
       [&](std::string&& line) { conn.handle_line(line); },
       [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
       [&] {
+        guard.reset();
         for (auto& m : managers) m->kill_now();
         bridge::mcp::kill_all_server_process_groups();
         conn.close();
