@@ -162,7 +162,9 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
         std::optional<json::value> result;
         std::optional<RpcError> error;
         try {
-          result = co_await handler(std::move(params), RequestContext{id, cancel});
+          // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
+          RequestContext ctx{id, cancel};
+          result = co_await handler(std::move(params), std::move(ctx));
         } catch (const RpcError& e) {
           error = e;
         } catch (const std::exception& e) {

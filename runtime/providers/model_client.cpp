@@ -63,27 +63,26 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
         nullptr};
 
     spdlog::debug("model request {} ({} bytes) attempt {}/{}", http_req.url, http_req.body.size(), attempt, attempts);
-    auto failure = co_await bridge::http::stream_request(
-        http_req, options,
-        [&](const bridge::http::HttpResponseHead& head) {
-          status = head.status;
-          retry_after = head.header("retry-after");
-        },
-        [&](std::string_view data) {
-          if (status != 200) {
-            if (error_body.size() < 64 * 1024) error_body.append(data);
-            return;
-          }
-          if (decode_error) return;
-          events.clear();
-          sse.feed(data, events);
-          try {
-            for (const auto& ev : events) decoder->on_event(ev, response, counting);
-          } catch (const ModelError& e) {
-            decode_error = e;
-          }
-        },
-        cancel);
+    // Named callbacks, not temporaries inside co_await: GCC 12 destroys such temporaries twice.
+    std::function<void(const bridge::http::HttpResponseHead&)> on_head = [&](const bridge::http::HttpResponseHead& head) {
+      status = head.status;
+      retry_after = head.header("retry-after");
+    };
+    std::function<void(std::string_view)> on_data = [&](std::string_view data) {
+      if (status != 200) {
+        if (error_body.size() < 64 * 1024) error_body.append(data);
+        return;
+      }
+      if (decode_error) return;
+      events.clear();
+      sse.feed(data, events);
+      try {
+        for (const auto& ev : events) decoder->on_event(ev, response, counting);
+      } catch (const ModelError& e) {
+        decode_error = e;
+      }
+    };
+    auto failure = co_await bridge::http::stream_request(http_req, options, std::move(on_head), std::move(on_data), cancel);
 
     if (cancel && cancel->cancelled()) throw ModelError(ModelError::Kind::Cancelled, "cancelled");
     std::optional<ModelError> error = decode_error;

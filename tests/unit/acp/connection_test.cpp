@@ -1,0 +1,149 @@
+// The JSON-RPC connection driven through an in-memory transport on a real io_context.
+#include "acp/connection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "acp/params.hpp"
+
+namespace {
+
+namespace json = boost::json;
+
+struct MemoryTransport : acp::Transport {
+  std::vector<json::value> sent;
+  void send(std::string line) override { sent.push_back(json::parse(line)); }
+};
+
+class ConnectionTest : public ::testing::Test {
+ protected:
+  boost::asio::io_context ioc;
+  MemoryTransport transport;
+  acp::Connection conn{ioc.get_executor(), transport};
+
+  json::value last() { return transport.sent.back(); }
+  void run() {
+    ioc.restart();
+    ioc.run();
+  }
+};
+
+TEST_F(ConnectionTest, ParseErrorHasNullId) {
+  conn.handle_line("{not json");
+  ASSERT_EQ(transport.sent.size(), 1u);
+  EXPECT_EQ(last().at("id"), nullptr);
+  EXPECT_EQ(last().at("error").at("code"), -32700);
+}
+
+TEST_F(ConnectionTest, InvalidUtf8IsAParseError) {
+  conn.handle_line("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"s\":\"\xff\xfe\"}}");
+  EXPECT_EQ(last().at("error").at("code"), -32700);
+}
+
+TEST_F(ConnectionTest, NotARequestAndBatchesAreInvalidRequests) {
+  conn.handle_line(R"({"jsonrpc":"2.0","id":7})");
+  EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid request: no \"method\", and not a response"}})"));
+  conn.handle_line(R"([{"jsonrpc":"2.0","id":1,"method":"a"}])");
+  EXPECT_EQ(last().at("error").at("code"), -32600);
+  conn.handle_line(R"({"jsonrpc":"1.0","id":"x","method":"a"})");
+  EXPECT_EQ(last().at("id"), "x");
+  EXPECT_EQ(last().at("error").at("code"), -32600);
+}
+
+TEST_F(ConnectionTest, UnknownMethodIsMethodNotFoundAndUnknownNotificationIsIgnored) {
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"abc","method":"foo/bar"})");
+  EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":"abc","error":{"code":-32601,"message":"Method not found: foo/bar"}})"));
+  conn.handle_line(R"({"jsonrpc":"2.0","method":"foo/notify"})");
+  EXPECT_EQ(transport.sent.size(), 1u);
+}
+
+TEST_F(ConnectionTest, HandlerResultAndRpcErrorsAreAnsweredWithTheSameId) {
+  conn.on_request("echo", [](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
+    acp::Params params(p);
+    co_return json::object{{"text", params.required_string("text")}};
+  });
+  conn.handle_line(R"({"jsonrpc":"2.0","id":42,"method":"echo","params":{"text":"hi"}})");
+  conn.handle_line(R"({"jsonrpc":"2.0","id":43,"method":"echo","params":{}})");
+  run();
+  ASSERT_EQ(transport.sent.size(), 2u);
+  EXPECT_EQ(transport.sent[0], json::parse(R"({"jsonrpc":"2.0","id":42,"result":{"text":"hi"}})"));
+  EXPECT_EQ(transport.sent[1], json::parse(R"({"jsonrpc":"2.0","id":43,"error":{"code":-32602,"message":"Invalid params: missing required field 'text'"}})"));
+}
+
+TEST_F(ConnectionTest, OutgoingCallsMatchRepliesByIdInAnyOrder) {
+  std::vector<std::string> got;
+  auto caller = [&](std::string tag) -> acp::awaitable<void> {
+    json::object params{{"tag", tag}};
+    auto r = co_await conn.call("client/thing", std::move(params));
+    got.push_back(tag + "=" + std::string(r.as_object().at("v").as_string()));
+  };
+  boost::asio::co_spawn(ioc, caller("a"), boost::asio::detached);
+  boost::asio::co_spawn(ioc, caller("b"), boost::asio::detached);
+  run();
+  ASSERT_EQ(transport.sent.size(), 2u);
+  auto id_a = transport.sent[0].at("id");
+  auto id_b = transport.sent[1].at("id");
+  conn.handle_line(json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id_b}, {"result", {{"v", "B"}}}}));
+  conn.handle_line(json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id_a}, {"result", {{"v", "A"}}}}));
+  run();
+  EXPECT_EQ(got, (std::vector<std::string>{"b=B", "a=A"}));
+}
+
+TEST_F(ConnectionTest, CancellingAnOutgoingCallTellsThePeerAndFailsTheCall) {
+  acp::CancelSource cancel;
+  int code = 0;
+  auto caller = [&]() -> acp::awaitable<void> {
+    try {
+      json::object params;
+      co_await conn.call("slow", std::move(params), &cancel);
+    } catch (const acp::RpcError& e) {
+      code = e.code();
+    }
+  };
+  boost::asio::co_spawn(ioc, caller(), boost::asio::detached);
+  run();
+  cancel.cancel();
+  run();
+  EXPECT_EQ(code, acp::error_code::kRequestCancelled);
+  EXPECT_EQ(last().at("method"), "$/cancel_request");
+  EXPECT_EQ(last().at("params").at("requestId"), transport.sent[0].at("id"));
+}
+
+TEST_F(ConnectionTest, CancelRequestNotificationCancelsTheRunningHandler) {
+  std::shared_ptr<acp::CancelSource> seen;
+  boost::asio::steady_timer gate(ioc, boost::asio::steady_timer::time_point::max());
+  conn.on_request("wait", [&](json::value, acp::RequestContext ctx) -> acp::awaitable<json::value> {
+    seen = ctx.cancel;
+    auto reg = ctx.cancel->on_cancel([&] { gate.cancel(); });
+    co_await gate.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    throw acp::RpcError(acp::error_code::kRequestCancelled, "Request cancelled");
+  });
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"w1","method":"wait"})");
+  run();
+  ASSERT_TRUE(seen);
+  conn.handle_line(R"({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"w1"}})");
+  run();
+  EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":"w1","error":{"code":-32800,"message":"Request cancelled"}})"));
+}
+
+TEST_F(ConnectionTest, ClosingFailsPendingCalls) {
+  bool failed = false;
+  auto caller = [&]() -> acp::awaitable<void> {
+    try {
+      json::object params;
+      co_await conn.call("x", std::move(params));
+    } catch (const acp::RpcError&) {
+      failed = true;
+    }
+  };
+  boost::asio::co_spawn(ioc, caller(), boost::asio::detached);
+  run();
+  conn.close();
+  run();
+  EXPECT_TRUE(failed);
+}
+
+}  // namespace

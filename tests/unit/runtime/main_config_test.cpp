@@ -1,0 +1,75 @@
+#include "runtime/config/main_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::config::Diagnostics;
+
+fs::path write_config(const std::string& name, const std::string& yaml) {
+  auto dir = fs::temp_directory_path() / ("ov-main-config-" + name + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.yaml") << yaml;
+  return dir;
+}
+
+TEST(MainConfig, MissingFileMeansDefaults) {
+  Diagnostics d;
+  auto cfg = runtime::config::load_main_config("/nonexistent-ov-dir", d);
+  EXPECT_TRUE(d.empty());
+  EXPECT_FALSE(cfg.model);
+  EXPECT_EQ(cfg.max_turn_requests, 100);
+}
+
+TEST(MainConfig, ReadsModelProvidersAndLimits) {
+  auto dir = write_config("ok",
+                          "model: main/gpt-4.1\n"
+                          "providers:\n"
+                          "  main:\n"
+                          "    api_type: openai\n"
+                          "    base_url: http://127.0.0.1:1/v1/\n"
+                          "    api_key_env: K\n"
+                          "    max_retries: 0\n"
+                          "max_turn_requests: 7\n"
+                          "plugins:\n"
+                          "  disabled: [a, b]\n");
+  Diagnostics d;
+  auto cfg = runtime::config::load_main_config(dir, d);
+  EXPECT_TRUE(d.empty()) << d.front().to_string();
+  EXPECT_EQ(*cfg.model, "main/gpt-4.1");
+  EXPECT_EQ(cfg.providers.at("main").base_url, "http://127.0.0.1:1/v1");
+  EXPECT_EQ(cfg.providers.at("main").max_retries, 0);
+  EXPECT_EQ(cfg.max_turn_requests, 7);
+  EXPECT_EQ(cfg.plugins_disabled, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(MainConfig, ErrorsNameFileLineAndWhatIsAllowed) {
+  auto dir = write_config("bad",
+                          "model: gpt\n"
+                          "providers:\n"
+                          "  main:\n"
+                          "    api_type: gemini\n"
+                          "colour: blue\n");
+  Diagnostics d;
+  runtime::config::load_main_config(dir, d);
+  ASSERT_EQ(d.size(), 3u);
+  const auto file = (dir / "config.yaml").string();
+  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, max_turn_requests)");
+  EXPECT_EQ(d[1].to_string(), file + ":1: model must be '<provider id>/<model name>', got 'gpt'");
+  EXPECT_EQ(d[2].to_string(), file + ":4: provider 'main': api_type must be 'openai' or 'anthropic', not 'gemini'");
+}
+
+TEST(MainConfig, InvalidYamlIsReportedWithItsLine) {
+  auto dir = write_config("yaml", "model: a/b\nproviders: [unclosed\n");
+  Diagnostics d;
+  runtime::config::load_main_config(dir, d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].line, 3);
+  EXPECT_NE(d[0].message.find("invalid YAML"), std::string::npos);
+}
+
+}  // namespace
