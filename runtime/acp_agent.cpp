@@ -6,7 +6,10 @@
 
 #include "acp/methods.hpp"
 #include "acp/params.hpp"
+#include "bridge/mcp/acp_servers.hpp"
 #include "runtime/config/paths.hpp"
+#include "runtime/hooks/hooks_async.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
 
 namespace runtime {
 
@@ -75,40 +78,93 @@ Message user_message_from(const json::array& prompt) {
   return m;
 }
 
+// A server from mcp_servers/*.yaml or a plugin, as the MCP client needs it.
+bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& c, const std::filesystem::path& cwd) {
+  bridge::mcp::ServerSpec spec;
+  spec.id = c.id;
+  switch (c.transport) {
+    case engine::McpServerConfig::Transport::Stdio: {
+      bridge::mcp::StdioSpec t{c.command, c.args, {}, c.cwd ? c.cwd->string() : cwd.string()};
+      for (const auto& [k, v] : c.env) t.env.emplace_back(k, v);
+      spec.transport = std::move(t);
+      break;
+    }
+    case engine::McpServerConfig::Transport::Http: {
+      bridge::mcp::HttpSpec t{c.url, {}};
+      for (const auto& [k, v] : c.headers) t.headers.emplace_back(k, v);
+      spec.transport = std::move(t);
+      break;
+    }
+    case engine::McpServerConfig::Transport::Sse: {
+      bridge::mcp::SseSpec t{c.url, {}};
+      for (const auto& [k, v] : c.headers) t.headers.emplace_back(k, v);
+      spec.transport = std::move(t);
+      break;
+    }
+  }
+  spec.startup_timeout = std::chrono::milliseconds(static_cast<long>(c.startup_timeout_seconds * 1000));
+  spec.tool_timeout = std::chrono::milliseconds(static_cast<long>(c.tool_timeout_seconds * 1000));
+  spec.tools = c.tools;
+  spec.required = c.required;
+  spec.origin = c.plugin.empty() ? c.source_file.string() : "plugin " + c.plugin;
+  return spec;
+}
+
+std::string skill_text_for_prompt(const engine::SlashExpansion& e) { return e.text; }
+
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
-    : conn_(conn), client_(conn), pool_(pool), loop_(client_, pool, builtin_tools()) {
-  reload_config();
+    : conn_(conn), client_(conn), pool_(pool), loop_(client_, pool, builtin_tools()), tunnel_(conn) {
+  config::Diagnostics diags;
+  engine_ = engine::Engine::load(config::config_root(), diags);
+  for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
   bind();
 }
 
+AcpAgent::~AcpAgent() { shutdown(); }
+
 void AcpAgent::reload_config() {
   config::Diagnostics diags;
-  auto cfg = config::load_main_config(config::config_root(), diags);
+  auto fresh = engine::Engine::load(config::config_root(), diags);
   for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
-  if (config::has_errors(diags) && !config_.file.empty()) {
-    spdlog::warn("config has errors; keeping the previous configuration");
+  if (fresh->failed()) {
+    spdlog::error("the configuration did not load; keeping the previous one");
     return;
   }
-  config_ = std::move(cfg);
+  engine_ = std::move(fresh);
+  spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(), engine_->plugins().size());
+  for (auto& [_, s] : sessions_) {
+    s->engine = engine_;
+    refresh_view(*s);
+  }
 }
 
 void AcpAgent::shutdown() {
-  for (auto& [_, s] : sessions_)
+  for (auto& [_, s] : sessions_) {
     if (s->turn_cancel) s->turn_cancel->cancel();
+    if (s->mcp) s->mcp->kill_now();
+  }
 }
 
 void AcpAgent::bind() {
   using namespace acp::methods;
   conn_.on_request(kInitialize, [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
-  conn_.on_request(kAuthenticate, [](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
-    Params(p).required_string("methodId");
-    co_return json::object{};
-  });
+  conn_.on_request(kAuthenticate, [this](json::value p, acp::RequestContext) { return authenticate(std::move(p)); });
   conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return new_session(std::move(p)); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
   conn_.on_request(kSessionSetMode, [this](json::value p, acp::RequestContext) { return set_mode(std::move(p)); });
+  conn_.on_request(kSessionSetConfigOption, [this](json::value p, acp::RequestContext) { return set_config_option(std::move(p)); });
+  conn_.on_request(kSessionClose, [this](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
+    auto id = Params(p).required_string("sessionId");
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) throw acp::RpcError(acp::error_code::kResourceNotFound, "Unknown session: " + id);
+    auto session = std::move(it->second);
+    sessions_.erase(it);
+    if (session->turn_cancel) session->turn_cancel->cancel();
+    if (auto mcp = session->mcp) co_await mcp->close();
+    co_return json::object{};
+  });
   conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
 }
 
@@ -120,13 +176,56 @@ acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
   json::object agent_caps{
       {"loadSession", false},
       {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
-      {"mcpCapabilities", json::object{{"http", false}, {"sse", false}}},
-      {"sessionCapabilities", json::object{}},
+      {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
+      {"sessionCapabilities", json::object{{"close", json::object{}}}},
   };
+  json::array auth{json::object{{"id", "check-provider"},
+                                {"name", "Use the configured model provider"},
+                                {"description", "Checks the model and API key set in config.yaml or the environment"}}};
   co_return json::object{{"protocolVersion", kProtocolVersion},
                          {"agentCapabilities", std::move(agent_caps)},
-                         {"authMethods", json::array{}},
+                         {"authMethods", std::move(auth)},
                          {"agentInfo", json::object{{"name", "openvaala"}, {"title", "OpenVaala"}, {"version", OPENVAALA_VERSION}}}};
+}
+
+acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
+  auto method = Params(params).required_string("methodId");
+  if (method != "check-provider") throw acp::invalid_params("unknown methodId '" + method + "' (available: check-provider)");
+  try {
+    providers::resolve_model(engine_->main_config());
+  } catch (const providers::ModelError& e) {
+    throw acp::RpcError(acp::error_code::kAuthRequired, e.what());
+  }
+  co_return json::object{};
+}
+
+json::array AcpAgent::config_options(const Session& s) const {
+  json::array modes;
+  for (const auto& m : all_modes()) modes.push_back(json::object{{"value", m.id}, {"name", m.name}, {"description", m.description}});
+  json::array out{json::object{{"id", "mode"},
+                               {"name", "Mode"},
+                               {"description", "What the agent may do without asking"},
+                               {"category", "mode"},
+                               {"type", "select"},
+                               {"currentValue", mode_id(s.mode)},
+                               {"options", std::move(modes)}}};
+  if (s.engine && s.engine->agents().size() > 1) out.push_back(s.engine->agent_config_option(s.agent_name));
+  return out;
+}
+
+void AcpAgent::send_commands_if_changed(Session& s) {
+  auto commands = s.view.available_commands();
+  auto text = json::serialize(commands);
+  if (text == s.commands_sent) return;
+  s.commands_sent = std::move(text);
+  client_.session_update(s.id, json::object{{"sessionUpdate", "available_commands_update"}, {"availableCommands", std::move(commands)}});
+}
+
+void AcpAgent::refresh_view(Session& s) {
+  s.view = s.engine->session_view(s.cwd, s.agent_name);
+  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+  send_commands_if_changed(s);
 }
 
 acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
@@ -135,21 +234,64 @@ acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
   if (!std::filesystem::path(cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path, got '" + cwd + "'");
   std::error_code ec;
   if (!std::filesystem::is_directory(cwd, ec)) throw acp::invalid_params("'cwd' is not a directory: " + cwd);
-  p.optional_array("mcpServers");
-  auto session = std::make_unique<Session>();
-  session->id = new_session_id();
-  session->cwd = std::filesystem::path(cwd).lexically_normal();
-  json::object reply{{"sessionId", session->id}, {"modes", modes_state(*session)}};
-  spdlog::info("session {} in {}", session->id, cwd);
-  sessions_.emplace(session->id, std::move(session));
+  bridge::mcp::AcpServerOptions mcp_options;
+  mcp_options.cwd = cwd;
+  const json::value* editor_servers_json = p.object().if_contains("mcpServers");
+  auto editor_servers = bridge::mcp::parse_acp_mcp_servers(editor_servers_json ? *editor_servers_json : json::value(nullptr), mcp_options);
+
+  auto session = std::make_shared<Session>();
+  Session& s = *session;
+  s.id = new_session_id();
+  s.cwd = std::filesystem::path(cwd).lexically_normal();
+  s.engine = engine_;
+  s.agent_name = engine_->default_agent();
+  s.view = engine_->session_view(s.cwd, s.agent_name);
+  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+
+  // The agent's configured servers, then the editor's (an editor server replaces one of its id).
+  std::vector<bridge::mcp::ServerSpec> specs;
+  for (const auto& c : s.view.mcp_servers) specs.push_back(spec_from_config(c, s.cwd));
+  for (auto& e : editor_servers) {
+    std::erase_if(specs, [&](const auto& x) { return x.id == e.id; });
+    specs.push_back(std::move(e));
+  }
+  runtime::mcp::McpManager::Deps deps{conn_.executor(), &conn_, &tunnel_, {s.cwd}, nullptr};
+  const std::string sid = s.id;
+  deps.on_server_event = [this, sid](const std::string& server, const std::string& message) {
+    spdlog::warn("MCP server {}: {}", server, message);
+    if (auto it = sessions_.find(sid); it != sessions_.end()) loop_.notify_user(*it->second, "MCP server `" + server + "`: " + message);
+  };
+  s.mcp = std::make_shared<runtime::mcp::McpManager>(std::move(deps), std::move(specs));
+  s.mcp->start_all();
+
+  // SessionStart hooks: their context joins the first message.
+  std::shared_ptr<const hooks::HookSet> hook_set(s.engine, &s.engine->hooks());
+  if (hook_set->has(hooks::HookEvent::SessionStart)) {
+    hooks::HookInput input;
+    input.session_id = s.id;
+    input.cwd = s.cwd;
+    input.source = "startup";
+    auto outcome = co_await hooks::run_hooks_async(pool_, hook_set, hooks::HookEvent::SessionStart, std::move(input));
+    for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
+    for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
+  }
+
+  json::object reply{{"sessionId", s.id}, {"modes", modes_state(s)}, {"configOptions", config_options(s)}};
+  spdlog::info("session {} in {}", s.id, cwd);
+  sessions_.emplace(s.id, std::move(session));
+  // After the reply, so the client knows the session when the commands arrive.
+  boost::asio::post(conn_.executor(), [this, sid] {
+    if (auto it = sessions_.find(sid); it != sessions_.end()) send_commands_if_changed(*it->second);
+  });
   co_return reply;
 }
 
-Session& AcpAgent::session_for(const json::value& params) {
+std::shared_ptr<Session> AcpAgent::session_for(const json::value& params) {
   auto id = Params(params).required_string("sessionId");
   auto it = sessions_.find(id);
   if (it == sessions_.end()) throw acp::RpcError(acp::error_code::kResourceNotFound, "Unknown session: " + id);
-  return *it->second;
+  return it->second;
 }
 
 std::string AcpAgent::system_prompt(const Session& session) const {
@@ -160,46 +302,114 @@ std::string AcpAgent::system_prompt(const Session& session) const {
       "Keep answers short and concrete.\n\n"
       "Environment:\n- Working directory: " +
       session.cwd.string() + "\n- Platform: linux\n";
+  auto block = session.view.system_prompt_block();
+  if (!block.empty()) s += "\n" + block;
   return s;
 }
 
 acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestContext ctx) {
-  Session& session = session_for(params);
+  auto session_ptr = session_for(params);
+  Session& session = *session_ptr;
   Params p(params);
   Message message = user_message_from(p.required_array("prompt"));
   if (session.turn_cancel) throw acp::RpcError(acp::error_code::kInvalidRequest, "A prompt is already running in this session");
+  auto cancel = std::make_shared<acp::CancelSource>();
+  session.turn_cancel = cancel;
+  struct TurnGuard {
+    Session& s;
+    ~TurnGuard() { s.turn_cancel.reset(); }
+  } guard{session};
+  auto link = ctx.cancel->on_cancel([cancel] { cancel->cancel(); });
+  const std::string turn_id = session.id + "-t" + std::to_string(++session.turn_count);
+  auto engine = session.engine;  // one snapshot for the whole turn, even across a reload
+  std::shared_ptr<const hooks::HookSet> hook_set(engine, &engine->hooks());
+
+  // Slash commands: `/skill rest` attaches the skill.
+  auto expansion = engine::expand_slash_command(session.view, message.text);
+  if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
+    loop_.notify_user(session, expansion.error);
+    co_return json::object{{"stopReason", "end_turn"}};
+  }
+  const std::string typed = message.text;
+  if (expansion.kind == engine::SlashExpansion::Kind::Expanded) message.text = skill_text_for_prompt(expansion);
+
+  if (hook_set->has(hooks::HookEvent::UserPromptSubmit)) {
+    hooks::HookInput input;
+    input.session_id = session.id;
+    input.turn_id = turn_id;
+    input.cwd = session.cwd;
+    input.prompt = typed;
+    auto outcome = co_await hooks::run_hooks_async(pool_, hook_set, hooks::HookEvent::UserPromptSubmit, std::move(input), cancel.get());
+    loop_.report_hook_outcome(session, outcome);
+    if (outcome.blocked || outcome.stop_turn) {
+      std::string why = outcome.blocked ? outcome.reason : outcome.stop_reason;
+      loop_.notify_user(session, "Your prompt was blocked by a hook" +
+                                     (outcome.decided_by_label ? " (" + *outcome.decided_by_label + ")" : std::string()) +
+                                     (why.empty() ? std::string(".") : ": " + why));
+      co_return json::object{{"stopReason", "end_turn"}};
+    }
+    for (const auto& c : outcome.additional_context) session.pending_context.push_back(c);
+  }
+  for (const auto& c : session.pending_context) message.text += "\n\n<context>\n" + c + "\n</context>";
+  session.pending_context.clear();
 
   std::optional<providers::ModelClient> model;
   try {
-    model.emplace(providers::resolve_model(config_));
+    model.emplace(providers::resolve_model(engine->main_config(), session.view.agent.model));
   } catch (const providers::ModelError& e) {
     throw acp::RpcError(e.kind() == providers::ModelError::Kind::Auth ? acp::error_code::kAuthRequired
                                                                       : acp::error_code::kInternalError,
                         e.what());
   }
-  auto cancel = std::make_shared<acp::CancelSource>();
-  session.turn_cancel = cancel;
-  auto link = ctx.cancel->on_cancel([cancel] { cancel->cancel(); });
-  TurnSettings settings{config_.max_turn_requests, system_prompt(session)};
-  std::string stop_reason;
-  try {
-    stop_reason = co_await loop_.run_turn(session, std::move(message), *model, settings, *cancel);
-  } catch (...) {
-    session.turn_cancel.reset();
-    throw;
+  std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
+  if (session.mcp) {
+    auto mcp = session.mcp;  // keeps the manager alive if the session closes mid-turn
+    mcp_tools = co_await mcp->tools_for_turn(cancel.get());
   }
-  session.turn_cancel.reset();
+  TurnSettings settings;
+  settings.max_turn_requests = engine->main_config().max_turn_requests;
+  settings.system_prompt = system_prompt(session);
+  settings.turn_id = turn_id;
+  settings.hooks = hook_set;
+  for (auto& t : mcp_tools) settings.extra_tools.push_back(t.get());
+  auto stop_reason = co_await loop_.run_turn(session, std::move(message), *model, settings, *cancel);
   co_return json::object{{"stopReason", stop_reason}};
 }
 
+void AcpAgent::set_session_mode(Session& session, Mode mode) {
+  session.mode = mode;
+  client_.session_update(session.id, json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", mode_id(mode)}});
+}
+
 acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
-  Session& session = session_for(params);
+  Session& session = *session_for(params);
   auto mode_id_str = Params(params).required_string("modeId");
   auto mode = mode_from_id(mode_id_str);
   if (!mode) throw acp::invalid_params("unknown modeId '" + mode_id_str + "' (available: default, accept_edits, read_only, full_auto)");
-  session.mode = *mode;
-  client_.session_update(session.id, json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", mode_id_str}});
+  set_session_mode(session, *mode);
+  client_.session_update(session.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", config_options(session)}});
   co_return json::object{};
+}
+
+acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
+  Session& session = *session_for(params);
+  Params p(params);
+  auto config_id = p.required_string("configId");
+  const auto& value = p.required("value");
+  if (!value.is_string()) throw acp::invalid_params("'value' must be a string for '" + config_id + "'");
+  std::string v(value.as_string());
+  if (config_id == "mode") {
+    auto mode = mode_from_id(v);
+    if (!mode) throw acp::invalid_params("unknown mode '" + v + "' (available: default, accept_edits, read_only, full_auto)");
+    set_session_mode(session, *mode);
+  } else if (config_id == "agent") {
+    if (!session.engine->find_agent(v)) throw acp::invalid_params("unknown agent '" + v + "'");
+    session.agent_name = v;
+    refresh_view(session);
+  } else {
+    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, agent)");
+  }
+  co_return json::object{{"configOptions", config_options(session)}};
 }
 
 void AcpAgent::cancel(const json::value& params) {

@@ -1,6 +1,6 @@
 #pragma once
 // The protocol-facing agent: binds the ACP agent methods on a Connection and maps them onto
-// sessions and the turn loop. Everything the editor can ask of the server starts here.
+// sessions, the engine (skills, AGENTS.md, agents, hooks, MCP servers) and the turn loop.
 #include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
@@ -8,38 +8,50 @@
 
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
+#include "bridge/mcp/acp_tunnel.hpp"
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/session.hpp"
-#include "runtime/config/main_config.hpp"
+#include "runtime/engine/engine.hpp"
 
 namespace runtime {
 
 class AcpAgent {
  public:
   AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool);
+  ~AcpAgent();
 
-  // Re-reads the configuration; the old one stays when the new one has errors.
+  // Re-reads the configuration (SIGHUP, `openvaala serve reload`). A configuration that fails
+  // to load keeps the old one; sessions pick up new skills and slash commands.
   void reload_config();
-  // The client is gone: cancel every turn.
+  // The client is gone: cancel every turn, stop every MCP server.
   void shutdown();
 
  private:
   void bind();
   acp::awaitable<boost::json::value> initialize(boost::json::value params);
+  acp::awaitable<boost::json::value> authenticate(boost::json::value params);
   acp::awaitable<boost::json::value> new_session(boost::json::value params);
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
+  acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
   void cancel(const boost::json::value& params);
 
-  Session& session_for(const boost::json::value& params);
+  // Shared: a turn keeps its session alive even if session/close removes it meanwhile.
+  std::shared_ptr<Session> session_for(const boost::json::value& params);
   std::string system_prompt(const Session& session) const;
+  boost::json::array config_options(const Session& session) const;
+  // Recomputes what the session sees of the engine; sends available_commands_update if changed.
+  void refresh_view(Session& session);
+  void send_commands_if_changed(Session& session);
+  void set_session_mode(Session& session, Mode mode);
 
   acp::Connection& conn_;
   acp::ClientApi client_;
   boost::asio::thread_pool& pool_;
   AgentLoop loop_;
-  config::MainConfig config_;
-  std::map<std::string, std::unique_ptr<Session>> sessions_;
+  bridge::mcp::AcpTunnelRouter tunnel_;
+  std::shared_ptr<const engine::Engine> engine_;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
 };
 
 }  // namespace runtime

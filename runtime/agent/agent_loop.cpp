@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "acp/params.hpp"
 #include "acp/rpc_error.hpp"
+#include "runtime/hooks/hooks_async.hpp"
 
 namespace runtime {
 
@@ -14,10 +16,40 @@ AgentLoop::AgentLoop(acp::ClientApi& client, boost::asio::thread_pool& pool,
                      std::vector<std::unique_ptr<tools::Tool>> tools)
     : client_(client), pool_(pool), tools_(std::move(tools)) {}
 
-std::vector<ToolSpec> AgentLoop::tool_specs() const {
+std::vector<ToolSpec> AgentLoop::tool_specs(const TurnSettings& settings) const {
   std::vector<ToolSpec> out;
   for (const auto& t : tools_) out.push_back(t->spec());
+  for (auto* t : settings.extra_tools) out.push_back(t->spec());
   return out;
+}
+
+tools::Tool* AgentLoop::find_tool(const std::string& name, const TurnSettings& settings) const {
+  for (const auto& t : tools_)
+    if (t->name() == name) return t.get();
+  for (auto* t : settings.extra_tools)
+    if (t->name() == name) return t;
+  return nullptr;
+}
+
+void AgentLoop::notify_user(Session& session, const std::string& text) {
+  send(session, json::object{{"sessionUpdate", "agent_message_chunk"},
+                             {"content", json::object{{"type", "text"}, {"text", "\n\n> " + text + "\n\n"}}}});
+}
+
+void AgentLoop::report_hook_outcome(Session& session, const hooks::HookOutcome& outcome) {
+  for (const auto& m : outcome.system_messages) notify_user(session, m);
+  for (const auto& e : outcome.errors) notify_user(session, "Hook error: " + e.to_string());
+}
+
+// AGENTS.md files between the session's folder and a deeper file the agent just read join the
+// context once, right after the read.
+std::string AgentLoop::agents_md_after_read(Session& session, const json::object& args) {
+  auto path = acp::str_at(args, "path");
+  if (path.empty()) return {};
+  auto files = engine::agents_md_for_read(session.view, std::string(path), session.agents_md_included);
+  if (files.empty()) return {};
+  for (const auto& f : files) session.agents_md_included.insert(f.path);
+  return "\n\n" + engine::agents_md_prompt(files);
 }
 
 void AgentLoop::send(Session& session, json::object update) { client_.session_update(session.id, std::move(update)); }
@@ -27,8 +59,9 @@ void AgentLoop::send(Session& session, json::object update) { client_.session_up
 class AgentLoop::CallContext : public tools::ToolContext {
  public:
   CallContext(AgentLoop& loop, Session& session, acp::CancelSource& cancel, const ToolCall& call,
-              const tools::ToolDescription& desc, const std::string& tool_name)
-      : loop_(loop), session_(session), cancel_(cancel), call_(call), desc_(desc), tool_name_(tool_name) {}
+              const tools::ToolDescription& desc, const std::string& tool_name, bool pre_approved)
+      : loop_(loop), session_(session), cancel_(cancel), call_(call), desc_(desc), tool_name_(tool_name),
+        pre_approved_(pre_approved) {}
 
   Session& session() override { return session_; }
   acp::ClientApi& client() override { return loop_.client_; }
@@ -59,6 +92,7 @@ class AgentLoop::CallContext : public tools::ToolContext {
         break;
       case Mode::Default: break;
     }
+    if (pre_approved_) co_return Authorization::Allowed;  // a PreToolUse hook answered "allow"
     if (auto it = session_.remembered_permissions.find(tool_name_); it != session_.remembered_permissions.end())
       co_return it->second ? Authorization::Allowed : Authorization::Rejected;
 
@@ -94,20 +128,21 @@ class AgentLoop::CallContext : public tools::ToolContext {
   const ToolCall& call_;
   const tools::ToolDescription& desc_;
   std::string tool_name_;
+  bool pre_approved_;
 };
 
-boost::asio::awaitable<Message> AgentLoop::run_tool_call(Session& session, const ToolCall& call, acp::CancelSource& cancel) {
-  Message result;
-  result.role = Message::Role::Tool;
-  result.tool_call_id = call.id;
+boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Session& session, const ToolCall& call,
+                                                                          const TurnSettings& settings,
+                                                                          acp::CancelSource& cancel) {
+  ToolCallOutcome out;
+  out.result.role = Message::Role::Tool;
+  out.result.tool_call_id = call.id;
 
-  tools::Tool* tool = nullptr;
-  for (auto& t : tools_)
-    if (t->name() == call.name) tool = t.get();
+  tools::Tool* tool = find_tool(call.name, settings);
   json::error_code ec;
   auto args_value = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
   const bool args_ok = !ec && args_value.is_object();
-  const json::object args = args_ok ? args_value.as_object() : json::object{};
+  json::object args = args_ok ? args_value.as_object() : json::object{};
 
   tools::ToolDescription desc;
   if (tool) desc = tool->describe(args, session);
@@ -117,13 +152,57 @@ boost::asio::awaitable<Message> AgentLoop::run_tool_call(Session& session, const
   if (args_ok) announce["rawInput"] = args;
   send(session, std::move(announce));
 
+  hooks::HookInput hook_input;
+  hook_input.session_id = session.id;
+  hook_input.turn_id = settings.turn_id;
+  hook_input.cwd = session.cwd;
+  hook_input.tool_name = call.name;
+  hook_input.tool_use_id = call.id;
+
   tools::ToolResult outcome;
-  if (!tool) {
+  std::vector<std::string> notes;  // shown in the editor's tool call: what hooks did
+  std::string model_context;      // appended to the result the model sees
+  bool pre_approved = false;
+  bool blocked = false;
+  if (tool && args_ok && settings.hooks && settings.hooks->has(hooks::HookEvent::PreToolUse)) {
+    hook_input.tool_input = args;
+    auto input = hook_input;
+    auto pre = co_await hooks::run_hooks_async(pool_, settings.hooks, hooks::HookEvent::PreToolUse, std::move(input), &cancel);
+    report_hook_outcome(session, pre);
+    const std::string by = pre.decided_by_label ? " (" + *pre.decided_by_label + ")" : "";
+    if (pre.blocked || pre.permission == hooks::PermissionDecision::Deny) {
+      blocked = true;
+      std::string reason = pre.blocked ? pre.reason : pre.permission_reason;
+      if (reason.empty()) reason = "no reason given";
+      outcome = tools::error_result("Blocked by a PreToolUse hook" + by + ": " + reason);
+    } else {
+      if (pre.updated_input && pre.updated_input->is_object()) {
+        args = pre.updated_input->as_object();
+        notes.push_back("Input rewritten by a PreToolUse hook" + by + ".");
+        json::object rewritten{{"sessionUpdate", "tool_call_update"}, {"toolCallId", call.id}, {"rawInput", args}};
+        auto new_desc = tool->describe(args, session);
+        rewritten["title"] = new_desc.title;
+        rewritten["locations"] = new_desc.locations;
+        rewritten["content"] = json::array{tools::text_content(notes.back())};
+        desc = std::move(new_desc);
+        send(session, std::move(rewritten));
+      }
+      pre_approved = pre.permission == hooks::PermissionDecision::Allow;
+    }
+    for (const auto& c : pre.additional_context) model_context += "\n\n" + c;
+    out.stop_turn = pre.stop_turn;
+  }
+
+  if (blocked) {
+    // outcome already says why
+  } else if (!tool) {
     outcome = tools::error_result("There is no tool named '" + call.name + "'.");
   } else if (!args_ok) {
     outcome = tools::error_result("The arguments of " + call.name + " are not a JSON object: " + call.arguments);
+  } else if (cancel.cancelled()) {
+    outcome = tools::error_result("Cancelled by the user.");
   } else {
-    CallContext ctx(*this, session, cancel, call, desc, tool->name());
+    CallContext ctx(*this, session, cancel, call, desc, tool->name(), pre_approved);
     try {
       outcome = co_await tool->run(ctx, args);
     } catch (const tools::ToolCancelled&) {
@@ -132,16 +211,35 @@ boost::asio::awaitable<Message> AgentLoop::run_tool_call(Session& session, const
       spdlog::error("tool {} failed: {}", call.name, e.what());
       outcome = tools::error_result(std::string("The tool failed: ") + e.what());
     }
+    if (!outcome.is_error && tool->name() == "read_file") model_context += agents_md_after_read(session, args);
+
+    if (settings.hooks && settings.hooks->has(hooks::HookEvent::PostToolUse) && !cancel.cancelled()) {
+      hook_input.tool_input = args;
+      hook_input.tool_response = json::object{{"output", outcome.text}, {"is_error", outcome.is_error}};
+      auto input = hook_input;
+      auto post = co_await hooks::run_hooks_async(pool_, settings.hooks, hooks::HookEvent::PostToolUse, std::move(input), &cancel);
+      report_hook_outcome(session, post);
+      if (post.blocked) {
+        const std::string by = post.decided_by_label ? " (" + *post.decided_by_label + ")" : "";
+        model_context += "\n\nA PostToolUse hook" + by + " objected: " + post.reason;
+        notes.push_back("A PostToolUse hook" + by + " objected: " + post.reason);
+      }
+      for (const auto& c : post.additional_context) model_context += "\n\n" + c;
+      out.stop_turn = out.stop_turn || post.stop_turn;
+    }
   }
+  json::array content;
+  for (const auto& n : notes) content.push_back(tools::text_content(n));
+  for (auto& c : outcome.content) content.push_back(std::move(c));
   json::object done{{"sessionUpdate", "tool_call_update"},
                     {"toolCallId", call.id},
                     {"status", outcome.is_error ? "failed" : "completed"},
-                    {"content", outcome.content}};
+                    {"content", std::move(content)}};
   if (!outcome.raw_output.is_null()) done["rawOutput"] = outcome.raw_output;
   send(session, std::move(done));
-  result.text = std::move(outcome.text);
-  result.is_error = outcome.is_error;
-  co_return result;
+  out.result.text = std::move(outcome.text) + model_context;
+  out.result.is_error = outcome.is_error;
+  co_return out;
 }
 
 boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Message user_message,
@@ -158,7 +256,10 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
                                    {"content", json::object{{"type", "text"}, {"text", text}}}});
       },
       nullptr};
-  const auto specs = tool_specs();
+  const auto specs = tool_specs(settings);
+  bool stop_hook_active = false;
+  int stop_hook_continuations = 0;
+  constexpr int kMaxStopHookContinuations = 8;
 
   for (int request = 0;; ++request) {
     if (cancel.cancelled()) co_return "cancelled";
@@ -185,7 +286,31 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
 
     if (response.finish == FinishReason::MaxTokens) co_return "max_tokens";
     if (response.finish == FinishReason::Refusal) co_return "refusal";
-    if (calls.empty()) co_return "end_turn";
+    if (calls.empty()) {
+      if (!settings.hooks || !settings.hooks->has(hooks::HookEvent::Stop) || cancel.cancelled() ||
+          stop_hook_continuations >= kMaxStopHookContinuations)
+        co_return cancel.cancelled() ? "cancelled" : "end_turn";
+      hooks::HookInput input;
+      input.session_id = session.id;
+      input.turn_id = settings.turn_id;
+      input.cwd = session.cwd;
+      input.stop_hook_active = stop_hook_active;
+      input.last_assistant_message = session.history.back().text;
+      auto stop = co_await hooks::run_hooks_async(pool_, settings.hooks, hooks::HookEvent::Stop, std::move(input), &cancel);
+      report_hook_outcome(session, stop);
+      if (cancel.cancelled()) co_return "cancelled";
+      if (!stop.blocked || stop.stop_turn) co_return "end_turn";
+      // A Stop hook objected: keep going with its reason as the next instruction.
+      stop_hook_active = true;
+      ++stop_hook_continuations;
+      Message nudge;
+      nudge.role = Message::Role::User;
+      nudge.text = "A Stop hook asked you to continue: " + (stop.reason.empty() ? std::string("(no reason given)") : stop.reason);
+      for (const auto& c : stop.additional_context) nudge.text += "\n\n" + c;
+      session.history.push_back(std::move(nudge));
+      continue;
+    }
+    bool stop_turn = false;
     for (const auto& call : calls) {
       if (cancel.cancelled()) {
         // Every call needs an answer in the history, or the next request is malformed.
@@ -197,8 +322,11 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
         session.history.push_back(std::move(skipped));
         continue;
       }
-      session.history.push_back(co_await run_tool_call(session, call, cancel));
+      auto outcome = co_await run_tool_call(session, call, settings, cancel);
+      session.history.push_back(std::move(outcome.result));
+      stop_turn = stop_turn || outcome.stop_turn;
     }
+    if (stop_turn && !cancel.cancelled()) co_return "end_turn";  // a hook answered continue: false
   }
 }
 

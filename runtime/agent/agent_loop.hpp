@@ -1,7 +1,8 @@
 #pragma once
 // The turn loop (Codex's Task): send the conversation to the model, stream its text and
-// reasoning to the editor, run the tools it calls, feed the results back, until the model
-// answers without tools, a limit is hit or the user cancels.
+// reasoning to the editor, run the tools it calls (with PreToolUse / PostToolUse hooks and the
+// session's permission policy), feed the results back, until the model answers without tools
+// and no Stop hook objects, a limit is hit or the user cancels.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "acp/client_api.hpp"
 #include "runtime/agent/session.hpp"
+#include "runtime/hooks/hooks.hpp"
 #include "runtime/providers/model_provider.hpp"
 #include "runtime/tools/tool.hpp"
 
@@ -19,6 +21,9 @@ namespace runtime {
 struct TurnSettings {
   int max_turn_requests = 100;
   std::string system_prompt;
+  std::string turn_id;
+  std::vector<tools::Tool*> extra_tools;  // this turn's MCP tools
+  std::shared_ptr<const hooks::HookSet> hooks;
 };
 
 class AgentLoop {
@@ -30,11 +35,25 @@ class AgentLoop {
   boost::asio::awaitable<std::string> run_turn(Session& session, Message user_message, providers::ModelClient& model,
                                                const TurnSettings& settings, acp::CancelSource& cancel);
 
-  std::vector<ToolSpec> tool_specs() const;
+  std::vector<ToolSpec> tool_specs(const TurnSettings& settings) const;
+
+  // Shows text to the user only (hook system messages and errors), never to the model.
+  void notify_user(Session& session, const std::string& text);
+  // Hook errors and system messages of an outcome, shown to the user.
+  void report_hook_outcome(Session& session, const hooks::HookOutcome& outcome);
+
+  boost::asio::thread_pool& pool() { return pool_; }
 
  private:
   class CallContext;
-  boost::asio::awaitable<Message> run_tool_call(Session& session, const ToolCall& call, acp::CancelSource& cancel);
+  struct ToolCallOutcome {
+    Message result;
+    bool stop_turn = false;
+  };
+  boost::asio::awaitable<ToolCallOutcome> run_tool_call(Session& session, const ToolCall& call,
+                                                        const TurnSettings& settings, acp::CancelSource& cancel);
+  tools::Tool* find_tool(const std::string& name, const TurnSettings& settings) const;
+  std::string agents_md_after_read(Session& session, const boost::json::object& args);
   void send(Session& session, boost::json::object update);
 
   acp::ClientApi& client_;

@@ -1,16 +1,22 @@
 #pragma once
-// One conversation with the editor: its folder, mode, history and the turn in flight.
+// One conversation with the editor: its folder, mode, agent, history and the turn in flight.
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "acp/cancellation.hpp"
 #include "runtime/agent/conversation.hpp"
+#include "runtime/engine/engine.hpp"
 
 namespace runtime {
+
+namespace mcp {
+class McpManager;
+}
 
 // What the agent may do without asking (ACP session modes).
 enum class Mode { Default, AcceptEdits, ReadOnly, FullAuto };
@@ -34,6 +40,18 @@ struct Session {
   std::map<std::string, bool> remembered_permissions;
   // The prompt turn in flight, if any; session/cancel fires it.
   acp::CancelSourcePtr turn_cancel;
+  int turn_count = 0;
+
+  // The engine snapshot this session uses and what it sees of it (skills, AGENTS.md, agent).
+  std::shared_ptr<const engine::Engine> engine;
+  engine::SessionView view;
+  std::string agent_name;
+  std::string commands_sent;  // the last available_commands_update, to send only changes
+  // AGENTS.md files already given to the model (each enters the context once).
+  std::set<std::filesystem::path> agents_md_included;
+  // Context from hooks (SessionStart) waiting for the next user message.
+  std::vector<std::string> pending_context;
+  std::shared_ptr<mcp::McpManager> mcp;
 };
 
 }  // namespace runtime
