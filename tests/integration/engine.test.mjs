@@ -1,0 +1,76 @@
+// The engine through ACP: skills from all seven places become slash commands, a reload adds
+// one, and slash commands attach the skill to the message the model gets.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { scenario, waitUntil } from "./harness.mjs";
+
+function skill(dir, name, description) {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\nSteps for ${name}.\n`);
+}
+
+function commandsOf(h, sessionId) {
+  const updates = h.updatesOf(sessionId, "available_commands_update");
+  return updates.length ? updates.at(-1).availableCommands.map((c) => c.name) : [];
+}
+
+scenario("skills from all seven places are slash commands; a reload adds one; /name attaches the skill", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "reviewing" }, { text: "plain" }]);
+  const ws = ctx.workspace({ "README.md": "x\n" });
+  execFileSync("git", ["init", "-q", ws]);
+  const home = ctx.configHome({ modelUrl: fake.url });
+  skill(path.join(ws, ".agents/skills/proj-agents"), "proj-agents", "From the project .agents");
+  skill(path.join(ws, ".claude/skills/proj-claude"), "proj-claude", "From the project .claude");
+  skill(path.join(home.configDir, "skills/private-one"), "private-one", "From the private dir");
+  const plugin = path.join(home.configDir, "plugins/review");
+  fs.mkdirSync(path.join(plugin, ".openvaala-plugin"), { recursive: true });
+  fs.writeFileSync(path.join(plugin, ".openvaala-plugin/plugin.yaml"), "name: review\nversion: 1.0.0\ndescription: Review helpers\n");
+  skill(path.join(plugin, "skills/checklist"), "checklist", "A review checklist");
+  skill(path.join(home.homeDir, ".agents/skills/home-agents"), "home-agents", "From ~/.agents");
+  skill(path.join(home.homeDir, ".claude/skills/home-claude"), "home-claude", "From ~/.claude");
+
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => commandsOf(h, sessionId).length > 0, { label: "available_commands_update" });
+  const names = commandsOf(h, sessionId);
+  for (const n of ["proj-agents", "proj-claude", "private-one", "openvaala", "review:checklist", "home-agents", "home-claude"])
+    assert.ok(names.includes(n), `missing /${n} in ${JSON.stringify(names)}`);
+
+  // The model sees every skill's name, description and path.
+  assert.equal((await h.prompt(sessionId, "/review:checklist look at main.c")).stopReason, "end_turn");
+  const first = JSON.stringify(fake.requests[0].body.messages);
+  assert.match(first, /proj-claude/);
+  assert.match(first, /A review checklist/);
+  assert.match(first, /Steps for checklist\./, "the skill's text is attached to the message");
+  assert.match(first, /look at main\.c/);
+
+  // An unknown /command is plain text.
+  assert.equal((await h.prompt(sessionId, "/not-a-skill hello")).stopReason, "end_turn");
+  const last = fake.requests[1].body.messages.at(-1);
+  assert.equal(last.content, "/not-a-skill hello");
+
+  // A new skill plus SIGHUP: the session gets it without restarting.
+  skill(path.join(home.configDir, "skills/added-later"), "added-later", "Added after start");
+  process.kill(h.child.pid, "SIGHUP");
+  await waitUntil(() => commandsOf(h, sessionId).includes("added-later"), { label: "reload adds /added-later", timeout: 5000 });
+  h.assertSchemaClean();
+});
+
+scenario("/skill:name is refused clearly when the skill is not available to this agent", async (ctx) => {
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  fs.mkdirSync(path.join(home.configDir, "agents"), { recursive: true });
+  fs.writeFileSync(path.join(home.configDir, "agents/default.yaml"), "name: default\nskills: [openvaala]\n");
+  skill(path.join(home.configDir, "skills/secret"), "secret", "Not for this agent");
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "/skill:secret do it")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 0, "a refused command never reaches the model");
+  assert.match(h.textOf(sessionId), /secret/);
+  h.assertSchemaClean();
+});

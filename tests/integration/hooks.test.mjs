@@ -1,0 +1,129 @@
+// Hooks through ACP with the fake model: real hook scripts run by the agent loop.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { scenario, toolResults } from "./harness.mjs";
+
+function writeHooks(configDir, files) {
+  const dir = path.join(configDir, "hooks");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, text);
+    if (text.startsWith("#!")) fs.chmodSync(p, 0o755);
+  }
+}
+
+/** Starts the agent only after the hooks exist (they load at start-up). */
+async function setupWithHooks(ctx, { script, files = {}, hooks }) {
+  const fake = await ctx.fakeModel(script);
+  const ws = ctx.workspace(files);
+  const home = ctx.configHome({ modelUrl: fake.url });
+  writeHooks(home.configDir, hooks);
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  return { fake, ws, home, h };
+}
+
+scenario("PreToolUse hook denies bash: the command never runs, the model gets the reason", async (ctx) => {
+  const marker = `ran-${process.pid}-${Date.now()}`;
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [
+      { toolCalls: [{ id: "call_rm", name: "bash", arguments: { command: `touch ${marker}` } }] },
+      { text: "Understood, I will not run it." },
+    ],
+    hooks: {
+      "guard.yaml": "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          script: guard.sh\n",
+      "guard.sh": "#!/bin/sh\necho 'commands are not allowed here' >&2\nexit 2\n",
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  const res = await h.prompt(sessionId, "make a file");
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(fs.existsSync(path.join(ws, marker)), false, "the blocked command must not run");
+  assert.equal(h.requestsOf("session/request_permission").length, 0, "no permission asked for a blocked call");
+  const updates = h.updatesOf(sessionId).filter((u) => u.toolCallId === "call_rm" && u.sessionUpdate === "tool_call_update");
+  const final = updates.at(-1);
+  assert.equal(final.status, "failed");
+  assert.match(JSON.stringify(final.content), /Blocked by a PreToolUse hook.*commands are not allowed here/);
+  const results = toolResults(fake.requests[1]);
+  assert.equal(results.length, 1);
+  assert.match(results[0].content, /commands are not allowed here/);
+  h.assertSchemaClean();
+});
+
+scenario("PreToolUse hook rewrites apply_patch input: the rewritten patch is applied and shown", async (ctx) => {
+  const original = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch";
+  const rewritten = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+rewritten by hook\n*** End Patch";
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [{ toolCalls: [{ id: "call_p", name: "apply_patch", arguments: { patch: original } }] }, { text: "ok" }],
+    files: { "a.txt": "one\n" },
+    hooks: {
+      "rewrite.yaml": "hooks:\n  PreToolUse:\n    - matcher: Edit|Write\n      hooks:\n        - type: command\n          script: rewrite.sh\n",
+      "rewrite.sh":
+        "#!/bin/sh\ncat >/dev/null\nprintf '%s' " +
+        `'${JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", updatedInput: { patch: rewritten } } })}'\n`,
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "edit")).stopReason, "end_turn");
+  assert.equal(fs.readFileSync(path.join(ws, "a.txt"), "utf8"), "rewritten by hook\n");
+  const updates = h.updatesOf(sessionId).filter((u) => u.toolCallId === "call_p");
+  assert.ok(updates.some((u) => u.rawInput && u.rawInput.patch === rewritten), "the editor sees the rewritten input");
+  assert.ok(updates.some((u) => JSON.stringify(u.content ?? "").includes("Input rewritten by a PreToolUse hook")));
+  assert.match(toolResults(fake.requests[1])[0].content, /Success/);
+  h.assertSchemaClean();
+});
+
+scenario("Stop hook keeps the turn going once; the second Stop carries stop_hook_active", async (ctx) => {
+  const { fake, ws, home, h } = await setupWithHooks(ctx, {
+    script: [{ text: "First answer." }, { text: "Tests are green now." }],
+    hooks: {
+      "stop.yaml": "hooks:\n  Stop:\n    - hooks:\n        - type: command\n          script: stop.sh\n",
+      "stop.sh":
+        "#!/bin/sh\ninput=$(cat)\n" +
+        "echo \"$input\" >> \"$STOP_LOG\"\n" +
+        "case \"$input\" in *'\"stop_hook_active\":true'*) exit 0;; esac\n" +
+        "printf '%s' '{\"decision\":\"block\",\"reason\":\"run the tests before stopping\"}'\n",
+    },
+  });
+  // The script's cached copy runs elsewhere: tell it where to log through the environment.
+  const log = path.join(home.root, "stop.log");
+  await h.close();
+  const h2 = await ctx.agent({ env: { ...home.env, STOP_LOG: log }, cwd: ws });
+  await h2.initialize();
+  const { sessionId } = await h2.newSession(ws);
+  const res = await h2.prompt(sessionId, "fix the bug");
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(fake.requests.length, 2, "the Stop hook made the agent continue exactly once");
+  const second = JSON.stringify(fake.requests[1].body.messages);
+  assert.match(second, /run the tests before stopping/);
+  const inputs = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(inputs.length, 2);
+  assert.equal(inputs[0].hook_event_name, "Stop");
+  assert.equal(inputs[0].stop_hook_active, false);
+  assert.equal(inputs[0].last_assistant_message, "First answer.");
+  assert.equal(inputs[1].stop_hook_active, true);
+  assert.equal(inputs[1].session_id, sessionId);
+  assert.equal(h2.textOf(sessionId), "First answer.Tests are green now.");
+  h2.assertSchemaClean();
+});
+
+scenario("UserPromptSubmit hook adds context the model sees, and can block a prompt", async (ctx) => {
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [{ text: "noted" }],
+    hooks: {
+      "prompt.yaml": "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          script: prompt.sh\n",
+      "prompt.sh":
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *forbidden*) echo 'no forbidden words' >&2; exit 2;; esac\necho 'The user prefers tabs.'\n",
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "hello")).stopReason, "end_turn");
+  assert.match(JSON.stringify(fake.requests[0].body.messages), /The user prefers tabs\./);
+  assert.equal((await h.prompt(sessionId, "say something forbidden")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 1, "a blocked prompt never reaches the model");
+  assert.match(h.textOf(sessionId), /blocked by a hook.*no forbidden words/);
+  h.assertSchemaClean();
+});
