@@ -84,7 +84,8 @@ class AcpTransport : public Transport {
     // Probe the connectionless form with a ping.
     json::object probe = envelope("ping", json::object{}, next_request_id());
     try {
-      co_await conn_.call("mcp/message", std::move(probe), &cancel);
+      std::string method = "mcp/message";
+      co_await conn_.call(std::move(method), std::move(probe), &cancel);
       stateless_ = true;
       finish();
       spdlog::debug("mcp {}: MCP-over-ACP (connectionless, {})", log_id_, "2026-07-28");
@@ -107,7 +108,8 @@ class AcpTransport : public Transport {
       json::object params;
       params["serverId"] = spec_.server_id;
       params["acpId"] = spec_.server_id;
-      auto r = co_await conn_.call("mcp/connect", std::move(params), &cancel);
+      std::string method = "mcp/connect";
+      auto r = co_await conn_.call(std::move(method), std::move(params), &cancel);
       finish();
       const json::value* cid = r.is_object() ? r.as_object().if_contains("connectionId") : nullptr;
       if (!cid || !cid->is_string())
@@ -179,7 +181,8 @@ class AcpTransport : public Transport {
       try {
         json::object params;
         params["connectionId"] = connection_id_;
-        co_await conn_.call("mcp/disconnect", std::move(params), &cancel);
+        std::string method = "mcp/disconnect";
+        co_await conn_.call(std::move(method), std::move(params), &cancel);
       } catch (const acp::RpcError& e) {
         spdlog::debug("mcp {}: mcp/disconnect: {}", log_id_, e.what());
       }
@@ -253,7 +256,8 @@ class AcpTransport : public Transport {
     }
     json::object reply;
     try {
-      auto r = co_await conn_.call("mcp/message", std::move(outer), cancel.get());
+      std::string outer_method = "mcp/message";
+      auto r = co_await conn_.call(std::move(outer_method), std::move(outer), cancel.get());
       if (!stateless_) {
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(r)}};
       } else if (const json::object* carrier = r.if_object(); carrier && carrier->contains("result")) {

@@ -81,7 +81,8 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
   if (left.count() < 1) left = std::chrono::milliseconds(1);
   json::value result;
   try {
-    result = co_await request("initialize", std::move(params), left);
+    std::string method = "initialize";
+    result = co_await request(std::move(method), std::move(params), left);
   } catch (const McpError& e) {
     state_ = State::Closed;
     transport_->kill_now();
@@ -174,7 +175,8 @@ asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseco
   for (int page = 0; page < 1000; ++page) {
     json::object params;
     if (cursor) params["cursor"] = *cursor;
-    auto result = co_await request("tools/list", std::move(params), timeout, cancel);
+    std::string method = "tools/list";
+    auto result = co_await request(std::move(method), std::move(params), timeout, cancel);
     const json::object* r = result.if_object();
     if (!r) throw McpError(McpError::Kind::Protocol, "tools/list: the result is not an object");
     const json::value* list = r->if_contains("tools");
@@ -214,13 +216,16 @@ asio::awaitable<json::object> Client::call_tool(const std::string& name, json::o
   json::object params;
   params["name"] = name;
   params["arguments"] = std::move(arguments);
-  auto result = co_await request("tools/call", std::move(params), timeout, cancel, std::move(on_progress));
+  std::string method = "tools/call";
+  auto result = co_await request(std::move(method), std::move(params), timeout, cancel, std::move(on_progress));
   if (!result.is_object()) throw McpError(McpError::Kind::Protocol, "tools/call: the result is not an object");
   co_return std::move(result.as_object());
 }
 
 asio::awaitable<void> Client::ping(std::chrono::milliseconds timeout) {
-  co_await request("ping", {}, timeout);
+  std::string method = "ping";
+  json::object params;
+  co_await request(std::move(method), std::move(params), timeout);
 }
 
 asio::awaitable<void> Client::close() {

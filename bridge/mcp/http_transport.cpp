@@ -38,6 +38,8 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 
+using HeadFn = std::function<void(const HttpResponseHead&)>;
+using DataFn = std::function<void(std::string_view)>;
 constexpr std::size_t kMaxBody = 64 * 1024 * 1024;
 constexpr int kMaxResumes = 3;
 
@@ -160,7 +162,9 @@ class StreamableHttpTransport : public HttpBase {
       opts.connect_timeout = std::chrono::seconds(2);
       opts.idle_timeout = std::chrono::seconds(2);
       session_id_.clear();
-      auto failure = co_await bridge::http::stream_request(req, opts, [](const HttpResponseHead&) {}, [](std::string_view) {}, nullptr);
+      HeadFn on_head = [](const HttpResponseHead&) {};
+      DataFn on_data = [](std::string_view) {};
+      auto failure = co_await bridge::http::stream_request(req, opts, std::move(on_head), std::move(on_data), nullptr);
       if (failure) spdlog::debug("mcp {}: DELETE failed: {}", log_id_, failure->message);
     }
   }
@@ -216,22 +220,21 @@ class StreamableHttpTransport : public HttpBase {
         deliver(std::move(m));
       }
     };
-    auto failure = co_await bridge::http::stream_request(
-        request, options(),
-        [&](const HttpResponseHead& h) {
-          head = h;
-          sse = starts_with_ci(h.header("content-type"), "text/event-stream");
-          if (is_init && h.status / 100 == 2) {
-            auto sid = h.header("mcp-session-id");
-            if (!sid.empty()) session_id_ = sid;
-          }
-        },
-        [&](std::string_view chunk) {
-          if (stopped_) return;
-          if (sse && head.status / 100 == 2) feed_events(dec, chunk, on_event);
-          else if (body.size() < kMaxBody) body.append(chunk);
-        },
-        cancel.get());
+    HeadFn on_head = [&](const HttpResponseHead& h) {
+      head = h;
+      sse = starts_with_ci(h.header("content-type"), "text/event-stream");
+      if (is_init && h.status / 100 == 2) {
+        auto sid = h.header("mcp-session-id");
+        if (!sid.empty()) session_id_ = sid;
+      }
+    };
+    DataFn on_data = [&](std::string_view chunk) {
+      if (stopped_) return;
+      if (sse && head.status / 100 == 2) feed_events(dec, chunk, on_event);
+      else if (body.size() < kMaxBody) body.append(chunk);
+    };
+    const StreamOptions opts = options();
+    auto failure = co_await bridge::http::stream_request(request, opts, std::move(on_head), std::move(on_data), cancel.get());
     if (sse && !stopped_) {
       std::vector<SseEvent> rest;
       dec.finish(rest);
@@ -250,12 +253,11 @@ class StreamableHttpTransport : public HttpBase {
       get.headers.emplace_back("Last-Event-ID", dec.last_event_id());
       SseDecoder dec2;
       int status = 0;
-      failure = co_await bridge::http::stream_request(
-          get, options(), [&](const HttpResponseHead& h) { status = h.status; },
-          [&](std::string_view chunk) {
-            if (status / 100 == 2 && !stopped_) feed_events(dec2, chunk, on_event);
-          },
-          cancel.get());
+      HeadFn resume_head = [&](const HttpResponseHead& h) { status = h.status; };
+      DataFn resume_data = [&](std::string_view chunk) {
+        if (status / 100 == 2 && !stopped_) feed_events(dec2, chunk, on_event);
+      };
+      failure = co_await bridge::http::stream_request(get, opts, std::move(resume_head), std::move(resume_data), cancel.get());
       if (!dec2.last_event_id().empty()) dec = dec2;
       if (status / 100 != 2) break;
     }
@@ -324,16 +326,15 @@ class StreamableHttpTransport : public HttpBase {
         if ((!e.event.empty() && e.event != "message") || e.data.empty()) return;
         for (auto& m : parse_messages(e.data, log_id_)) deliver(std::move(m));
       };
-      auto failure = co_await bridge::http::stream_request(
-          get, options(),
-          [&](const HttpResponseHead& h) {
-            status = h.status;
-            sse = starts_with_ci(h.header("content-type"), "text/event-stream");
-          },
-          [&](std::string_view chunk) {
-            if (status / 100 == 2 && sse && !stopped_) feed_events(dec, chunk, on_event);
-          },
-          cancel.get());
+      HeadFn on_head = [&](const HttpResponseHead& h) {
+        status = h.status;
+        sse = starts_with_ci(h.header("content-type"), "text/event-stream");
+      };
+      DataFn on_data = [&](std::string_view chunk) {
+        if (status / 100 == 2 && sse && !stopped_) feed_events(dec, chunk, on_event);
+      };
+      const StreamOptions opts = options();
+      auto failure = co_await bridge::http::stream_request(get, opts, std::move(on_head), std::move(on_data), cancel.get());
       untrack(key);
       if (stopped_ || cancel->cancelled()) co_return;
       if (!dec.last_event_id().empty()) last_id = dec.last_event_id();
@@ -451,14 +452,13 @@ class SseTransport : public HttpBase {
       if ((!e.event.empty() && e.event != "message") || e.data.empty()) return;
       for (auto& m : parse_messages(e.data, log_id_)) deliver(std::move(m));
     };
-    auto failure = co_await bridge::http::stream_request(
-        get, opts, [&](const HttpResponseHead& h) { status = h.status; },
-        [&](std::string_view chunk) {
-          if (stopped_) return;
-          if (status / 100 == 2) feed_events(dec, chunk, on_event);
-          else if (body.size() < 4096) body.append(chunk);
-        },
-        cancel.get());
+    HeadFn on_head = [&](const HttpResponseHead& h) { status = h.status; };
+    DataFn on_data = [&](std::string_view chunk) {
+      if (stopped_) return;
+      if (status / 100 == 2) feed_events(dec, chunk, on_event);
+      else if (body.size() < 4096) body.append(chunk);
+    };
+    auto failure = co_await bridge::http::stream_request(get, opts, std::move(on_head), std::move(on_data), cancel.get());
     untrack(key);
     if (stopped_) co_return;
     std::string reason;
@@ -485,12 +485,11 @@ class SseTransport : public HttpBase {
     std::string body;
     StreamOptions opts;
     opts.idle_timeout = std::chrono::seconds(60);
-    auto failure = co_await bridge::http::stream_request(
-        request, opts, [&](const HttpResponseHead& h) { status = h.status; },
-        [&](std::string_view chunk) {
-          if (body.size() < 4096) body.append(chunk);
-        },
-        cancel.get());
+    HeadFn on_head = [&](const HttpResponseHead& h) { status = h.status; };
+    DataFn on_data = [&](std::string_view chunk) {
+      if (body.size() < 4096) body.append(chunk);
+    };
+    auto failure = co_await bridge::http::stream_request(request, opts, std::move(on_head), std::move(on_data), cancel.get());
     untrack(key);
     if (stopped_ || !req) co_return;
     if (status / 100 == 2) co_return;  // the answer comes on the GET stream

@@ -149,13 +149,12 @@ ToolResult map_mcp_result(const json::object& result) {
       }
     }
   }
-  if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null()) {
+  // Servers are asked to mirror structured content as text; it is the text when they did not.
+  // It is kept whole in rawOutput either way.
+  if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null() && !any_text) {
     auto s = json::serialize(*sc);
-    // Servers are asked to mirror structured content as text; add it when they did not.
-    if (text.find(s) == std::string::npos) {
-      append((any_text ? "Structured content: " : "") + s);
-      if (!any_text) r.content.push_back(text_content(s));
-    }
+    append(s);
+    r.content.push_back(text_content(s));
   }
   r.is_error = false;
   if (auto* e = result.if_contains("isError"); e && e->is_bool()) r.is_error = e->as_bool();

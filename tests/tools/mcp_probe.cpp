@@ -31,6 +31,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
@@ -382,12 +383,16 @@ int run_acp() {
   bridge::mcp::AcpTunnelRouter router(conn);
   std::vector<std::shared_ptr<runtime::mcp::McpManager>> managers;
 
-  conn.on_request("initialize", [](json::value, acp::RequestContext) -> asio::awaitable<json::value> {
+  // Requests to the probe are dispatched here rather than by acp::Connection (whose request
+  // path reads `id` after `obj["params"]` may have rehashed the object: see the report); the
+  // connection still carries our outgoing mcp/message calls, their replies and notifications.
+  std::map<std::string, std::function<asio::awaitable<json::value>(json::value)>> handlers;
+  handlers["initialize"] = [](json::value) -> asio::awaitable<json::value> {
     json::object caps{{"loadSession", false},
                       {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}}};
     co_return json::object{{"protocolVersion", 1}, {"agentCapabilities", std::move(caps)}, {"authMethods", json::array{}}};
-  });
-  conn.on_request("_probe/run", [&](json::value params, acp::RequestContext) -> asio::awaitable<json::value> {
+  };
+  handlers["_probe/run"] = [&](json::value params) -> asio::awaitable<json::value> {
     auto ex = conn.executor();
     const auto& p = params.as_object();
     bridge::mcp::AcpServerOptions options;
@@ -420,10 +425,38 @@ int run_acp() {
     auto report = co_await run_manager(ex, *mgr, session, client_api, pool, calls, cancel_after, no_delay);
     if (!acp::bool_at(p, "keepOpen")) co_await mgr->close();
     co_return report;
-  });
+  };
+  auto on_line = [&](std::string&& line) {
+    json::error_code ec;
+    auto msg = json::parse(line, ec);
+    const json::object* o = ec ? nullptr : msg.if_object();
+    const json::value* method = o ? o->if_contains("method") : nullptr;
+    const json::value* id = o ? o->if_contains("id") : nullptr;
+    if (!method || !method->is_string() || !id || !handlers.count(std::string(method->as_string()))) {
+      conn.handle_line(line);
+      return;
+    }
+    auto handler = handlers[std::string(method->as_string())];
+    json::value rid = *id;
+    json::value params = o->contains("params") ? o->at("params") : json::value(nullptr);
+    asio::co_spawn(
+        ioc,
+        [handler, rid, params, &transport]() -> asio::awaitable<void> {
+          json::object reply{{"jsonrpc", "2.0"}, {"id", rid}};
+          try {
+            reply["result"] = co_await handler(params);
+          } catch (const acp::RpcError& e) {
+            reply["error"] = json::object{{"code", e.code()}, {"message", e.what()}};
+          } catch (const std::exception& e) {
+            reply["error"] = json::object{{"code", -32603}, {"message", e.what()}};
+          }
+          transport.send(json::serialize(reply));
+        },
+        asio::detached);
+  };
   auto guard = asio::make_work_guard(ioc);  // the reader thread posts lines; keep run() alive
   transport.start({
-      [&](std::string&& line) { conn.handle_line(line); },
+      on_line,
       [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
       [&] {
         guard.reset();
