@@ -13,45 +13,13 @@ import path from "node:path";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 import { REPO_ROOT, makeWorkspace, sleep, startAgent, waitUntil } from "./harness.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
+import { probeBinary, runProbe } from "../fixtures/mcp/probe.mjs";
 
 const EVERYTHING = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const FILESYSTEM = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const CRASHY = path.join(REPO_ROOT, "tests/fixtures/mcp/crashy-server.mjs");
-
-export function probeBinary() {
-  const candidates = [process.env.MCP_PROBE_BIN, "build/mcp_probe", "build-mcp/mcp_probe"].filter(Boolean);
-  for (const c of candidates) {
-    const p = path.isAbsolute(c) ? c : path.resolve(REPO_ROOT, c);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {}
-  }
-  return null;
-}
 const PROBE = probeBinary();
 const SKIP = PROBE ? false : "mcp_probe not built (set MCP_PROBE_BIN; add_subdirectory(tools) in tests/CMakeLists.txt)";
-
-/** Runs the probe to completion; returns { events, manager, rc, stderr, ms }. */
-export function runProbe(args, { timeout = 30000, env = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const child = spawn(PROBE, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    const timer = setTimeout(() => {
-      try { process.kill(-child.pid, "SIGKILL"); } catch {}
-      reject(new Error(`probe timed out after ${timeout} ms\nstdout: ${out}\nstderr: ${err}`));
-    }, timeout);
-    child.on("exit", (rc) => {
-      clearTimeout(timer);
-      const events = out.split("\n").filter(Boolean).map((l) => JSON.parse(l));
-      resolve({ events, manager: events.find((e) => e.ev === "manager"), rc, stderr: err, ms: Date.now() - t0 });
-    });
-  });
-}
 
 function call(manager, tool) {
   const c = manager.calls.find((x) => x.tool === tool);
