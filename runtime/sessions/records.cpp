@@ -1,0 +1,397 @@
+// Session records <-> JSON, times, titles, replay items -> session/update.
+#include <ctime>
+#include <chrono>
+#include <cstdio>
+
+#include "runtime/sessions/session_store.hpp"
+
+namespace runtime::sessions {
+
+namespace json = boost::json;
+
+namespace {
+
+template <class... Ts>
+struct overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+overloaded(Ts...) -> overloaded<Ts...>;
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+const json::value* field(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return nullptr;
+  return &it->value();
+}
+
+std::string str(const json::object& o, std::string_view key, bool required = false) {
+  const json::value* v = field(o, key);
+  if (!v) {
+    if (required) bad("missing \"" + std::string(key) + "\"");
+    return {};
+  }
+  if (!v->is_string()) bad("\"" + std::string(key) + "\" is not a string");
+  return std::string(v->get_string());
+}
+
+std::optional<std::string> opt_str(const json::object& o, std::string_view key) {
+  if (!field(o, key)) return std::nullopt;
+  return str(o, key);
+}
+
+std::optional<json::array> opt_arr(const json::object& o, std::string_view key) {
+  const json::value* v = field(o, key);
+  if (!v) return std::nullopt;
+  if (!v->is_array()) bad("\"" + std::string(key) + "\" is not an array");
+  return v->get_array();
+}
+
+std::int64_t num(const json::object& o, std::string_view key) {
+  const json::value* v = field(o, key);
+  if (!v) return 0;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
+  if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
+  bad("\"" + std::string(key) + "\" is not a number");
+}
+
+const json::object& obj(const json::object& o, std::string_view key) {
+  const json::value* v = field(o, key);
+  if (!v || !v->is_object()) bad("\"" + std::string(key) + "\" is not an object");
+  return v->get_object();
+}
+
+const char* role_name(Message::Role r) {
+  switch (r) {
+    case Message::Role::User: return "user";
+    case Message::Role::Assistant: return "assistant";
+    case Message::Role::Tool: return "tool";
+  }
+  return "user";
+}
+
+Message expect_role(Message m, Message::Role role) {
+  if (m.role != role) bad(std::string("message role is not ") + role_name(role));
+  return m;
+}
+
+}  // namespace
+
+json::object message_to_json(const Message& m) {
+  json::object o;
+  o["role"] = role_name(m.role);
+  if (!m.text.empty()) o["text"] = m.text;
+  if (!m.images.empty()) {
+    json::array a;
+    for (const auto& img : m.images) a.push_back(json::object{{"mimeType", img.mime_type}, {"data", img.data_base64}});
+    o["images"] = std::move(a);
+  }
+  if (!m.reasoning.empty()) o["reasoning"] = m.reasoning;
+  if (!m.tool_calls.empty()) {
+    json::array a;
+    for (const auto& tc : m.tool_calls)
+      a.push_back(json::object{{"id", tc.id}, {"name", tc.name}, {"arguments", tc.arguments}});
+    o["toolCalls"] = std::move(a);
+  }
+  if (!m.tool_call_id.empty()) o["toolCallId"] = m.tool_call_id;
+  if (m.is_error) o["isError"] = true;
+  return o;
+}
+
+Message message_from_json(const json::object& o) {
+  Message m;
+  const std::string role = str(o, "role", true);
+  if (role == "user") m.role = Message::Role::User;
+  else if (role == "assistant") m.role = Message::Role::Assistant;
+  else if (role == "tool") m.role = Message::Role::Tool;
+  else bad("unknown role \"" + role + "\"");
+  m.text = str(o, "text");
+  if (auto imgs = opt_arr(o, "images")) {
+    for (const auto& v : *imgs) {
+      if (!v.is_object()) bad("image is not an object");
+      m.images.push_back({str(v.get_object(), "mimeType", true), str(v.get_object(), "data", true)});
+    }
+  }
+  m.reasoning = str(o, "reasoning");
+  if (auto tcs = opt_arr(o, "toolCalls")) {
+    for (const auto& v : *tcs) {
+      if (!v.is_object()) bad("tool call is not an object");
+      const auto& t = v.get_object();
+      m.tool_calls.push_back({str(t, "id", true), str(t, "name", true), str(t, "arguments")});
+    }
+  }
+  m.tool_call_id = str(o, "toolCallId");
+  if (const json::value* e = field(o, "isError")) {
+    if (!e->is_bool()) bad("\"isError\" is not a boolean");
+    m.is_error = e->get_bool();
+  }
+  return m;
+}
+
+const char* record_type(const RecordBody& body) {
+  return std::visit(overloaded{
+                        [](const Header&) { return "header"; },
+                        [](const UserMessage&) { return "user"; },
+                        [](const AssistantMessage&) { return "assistant"; },
+                        [](const ToolCallState&) { return "tool_call"; },
+                        [](const ToolResult&) { return "tool_result"; },
+                        [](const ModeChange&) { return "mode"; },
+                        [](const AgentChange&) { return "agent"; },
+                        [](const TitleChange&) { return "title"; },
+                        [](const UsageRecord&) { return "usage"; },
+                        [](const Compaction&) { return "compaction"; },
+                        [](const TurnEnd&) { return "turn_end"; },
+                    },
+                    body);
+}
+
+json::object to_json(const Record& r) {
+  json::object o;
+  o["type"] = record_type(r.body);
+  o["t"] = r.time;
+  std::visit(overloaded{
+                 [&](const Header& h) {
+                   o["v"] = 1;
+                   o["id"] = h.id;
+                   o["cwd"] = h.cwd;
+                   o["agent"] = h.agent;
+                   o["mode"] = h.mode;
+                 },
+                 [&](const UserMessage& u) {
+                   o["message"] = message_to_json(u.message);
+                   if (!u.prompt.empty()) o["prompt"] = u.prompt;
+                 },
+                 [&](const AssistantMessage& a) { o["message"] = message_to_json(a.message); },
+                 [&](const ToolCallState& t) {
+                   o["toolCallId"] = t.tool_call_id;
+                   if (t.title) o["title"] = *t.title;
+                   if (t.kind) o["kind"] = *t.kind;
+                   if (t.status) o["status"] = *t.status;
+                   if (t.locations) o["locations"] = *t.locations;
+                   if (t.raw_input) o["rawInput"] = *t.raw_input;
+                   if (t.raw_output) o["rawOutput"] = *t.raw_output;
+                   if (t.content) o["content"] = *t.content;
+                 },
+                 [&](const ToolResult& t) { o["message"] = message_to_json(t.message); },
+                 [&](const ModeChange& m) { o["mode"] = m.mode; },
+                 [&](const AgentChange& a) { o["agent"] = a.agent; },
+                 [&](const TitleChange& t) { o["title"] = t.title; },
+                 [&](const UsageRecord& u) {
+                   o["inputTokens"] = u.usage.input_tokens;
+                   o["outputTokens"] = u.usage.output_tokens;
+                 },
+                 [&](const Compaction& c) {
+                   o["summary"] = c.summary;
+                   if (!c.replacement.empty()) {
+                     json::array a;
+                     for (const auto& m : c.replacement) a.push_back(message_to_json(m));
+                     o["replacement"] = std::move(a);
+                   }
+                   o["kept"] = c.kept;
+                 },
+                 [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
+             },
+             r.body);
+  return o;
+}
+
+Record record_from_json(const json::object& o) {
+  Record r;
+  const std::string type = str(o, "type", true);
+  r.time = str(o, "t");
+  if (type == "header") {
+    r.body = Header{str(o, "id", true), str(o, "cwd", true), str(o, "agent"), str(o, "mode")};
+  } else if (type == "user") {
+    UserMessage u{expect_role(message_from_json(obj(o, "message")), Message::Role::User), {}};
+    if (auto p = opt_arr(o, "prompt")) u.prompt = std::move(*p);
+    r.body = std::move(u);
+  } else if (type == "assistant") {
+    r.body = AssistantMessage{expect_role(message_from_json(obj(o, "message")), Message::Role::Assistant)};
+  } else if (type == "tool_call") {
+    ToolCallState t;
+    t.tool_call_id = str(o, "toolCallId", true);
+    t.title = opt_str(o, "title");
+    t.kind = opt_str(o, "kind");
+    t.status = opt_str(o, "status");
+    t.locations = opt_arr(o, "locations");
+    if (const json::value* v = field(o, "rawInput")) t.raw_input = *v;
+    if (const json::value* v = field(o, "rawOutput")) t.raw_output = *v;
+    t.content = opt_arr(o, "content");
+    r.body = std::move(t);
+  } else if (type == "tool_result") {
+    r.body = ToolResult{expect_role(message_from_json(obj(o, "message")), Message::Role::Tool)};
+  } else if (type == "mode") {
+    r.body = ModeChange{str(o, "mode", true)};
+  } else if (type == "agent") {
+    r.body = AgentChange{str(o, "agent", true)};
+  } else if (type == "title") {
+    r.body = TitleChange{str(o, "title", true)};
+  } else if (type == "usage") {
+    r.body = UsageRecord{Usage{num(o, "inputTokens"), num(o, "outputTokens")}};
+  } else if (type == "compaction") {
+    Compaction c;
+    c.summary = str(o, "summary");
+    if (auto a = opt_arr(o, "replacement")) {
+      for (const auto& v : *a) {
+        if (!v.is_object()) bad("replacement message is not an object");
+        c.replacement.push_back(message_from_json(v.get_object()));
+      }
+    }
+    const std::int64_t kept = num(o, "kept");
+    if (kept < 0) bad("\"kept\" is negative");
+    c.kept = static_cast<std::uint32_t>(kept);
+    r.body = std::move(c);
+  } else if (type == "turn_end") {
+    r.body = TurnEnd{str(o, "stopReason")};
+  } else {
+    bad("unknown record type \"" + type + "\"");
+  }
+  return r;
+}
+
+// ---- Time ----
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string iso8601(std::int64_t ms) {
+  std::int64_t secs = ms / 1000;
+  int frac = static_cast<int>(ms % 1000);
+  if (frac < 0) {
+    frac += 1000;
+    secs -= 1;
+  }
+  const std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  return buf;
+}
+
+std::optional<std::int64_t> parse_iso8601(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS[.fff]Z
+  auto digits = [&](std::size_t pos, std::size_t n) -> std::optional<int> {
+    if (pos + n > s.size()) return std::nullopt;
+    int v = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return std::nullopt;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v;
+  };
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+      s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  auto Y = digits(0, 4), M = digits(5, 2), D = digits(8, 2), h = digits(11, 2), m = digits(14, 2),
+       sec = digits(17, 2);
+  if (!Y || !M || !D || !h || !m || !sec || *M < 1 || *M > 12 || *D < 1 || *D > 31 || *h > 23 || *m > 59 ||
+      *sec > 60)
+    return std::nullopt;
+  std::size_t pos = 19;
+  int ms = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int scale = 100, n = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      ms += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+      ++n;
+    }
+    if (n == 0) return std::nullopt;
+  }
+  if (pos + 1 != s.size() || (s[pos] != 'Z' && s[pos] != 'z')) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = *Y - 1900;
+  tm.tm_mon = *M - 1;
+  tm.tm_mday = *D;
+  tm.tm_hour = *h;
+  tm.tm_min = *m;
+  tm.tm_sec = *sec;
+  const std::time_t t = ::timegm(&tm);
+  return static_cast<std::int64_t>(t) * 1000 + ms;
+}
+
+// ---- Titles ----
+
+std::string title_from_text(std::string_view text, std::size_t max_chars) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; };
+  std::string_view line;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view l = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    while (!l.empty() && blank(l.front())) l.remove_prefix(1);
+    while (!l.empty() && blank(l.back())) l.remove_suffix(1);
+    if (!l.empty()) {
+      line = l;
+      break;
+    }
+  }
+  // Cut at max_chars code points (a code point starts at a byte that is not 10xxxxxx).
+  std::size_t cps = 0, i = 0;
+  for (; i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) {
+      if (cps == max_chars) break;
+      ++cps;
+    }
+  }
+  if (i == line.size()) return std::string(line);
+  std::string_view cut = line.substr(0, i);
+  while (!cut.empty() && blank(cut.back())) cut.remove_suffix(1);
+  return std::string(cut) + "\xE2\x80\xA6";  // …
+}
+
+// ---- Replay ----
+
+json::object to_session_update(const ReplayItem& item) {
+  json::object u;
+  switch (item.kind) {
+    case ReplayItem::Kind::UserChunk:
+      u["sessionUpdate"] = "user_message_chunk";
+      u["content"] = item.block;
+      break;
+    case ReplayItem::Kind::AgentChunk:
+      u["sessionUpdate"] = "agent_message_chunk";
+      u["content"] = json::object{{"type", "text"}, {"text", item.text}};
+      break;
+    case ReplayItem::Kind::Thought:
+      u["sessionUpdate"] = "agent_thought_chunk";
+      u["content"] = json::object{{"type", "text"}, {"text", item.text}};
+      break;
+    case ReplayItem::Kind::Compaction:
+      u["sessionUpdate"] = "agent_message_chunk";
+      u["content"] = json::object{
+          {"type", "text"}, {"text", "\n\n*The earlier conversation was summarised to fit the context window.*\n\n"}};
+      break;
+    case ReplayItem::Kind::ToolCall: {
+      const ToolCallState& t = item.tool_call;
+      u["sessionUpdate"] = "tool_call";
+      u["toolCallId"] = t.tool_call_id;
+      u["title"] = t.title.value_or("");
+      if (t.kind) u["kind"] = *t.kind;
+      if (t.status) u["status"] = *t.status;
+      if (t.content) u["content"] = *t.content;
+      if (t.locations) u["locations"] = *t.locations;
+      if (t.raw_input) u["rawInput"] = *t.raw_input;
+      if (t.raw_output) u["rawOutput"] = *t.raw_output;
+      break;
+    }
+  }
+  return u;
+}
+
+json::object SessionSummary::to_session_info() const {
+  json::object o{{"sessionId", id}, {"cwd", cwd}};
+  if (!title.empty()) o["title"] = title;
+  if (!updated_at.empty()) o["updatedAt"] = updated_at;
+  return o;
+}
+
+}  // namespace runtime::sessions

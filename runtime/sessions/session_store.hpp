@@ -1,0 +1,260 @@
+#pragma once
+// Sessions that survive (issue 6): every session is an append-only JSON Lines file
+// `<root>/<session id>.jsonl` (root = `<data dir>/sessions`, DESIGN §4), one record per line,
+// plus a small sidecar index `<root>/<session id>.meta.json` rewritten atomically (tmp + rename)
+// at turn boundaries so that `list` reads only the sidecars.
+//
+// Durability: `SessionWriter::append` writes the whole line with one write(2) on an O_APPEND
+// descriptor (the kernel has it before append returns; a kill -9 of the server loses nothing
+// already appended, a power cut loses what came after the last fsync); `turn_boundary` fsyncs.
+// `load` skips a corrupt or half-written line (wherever it is) with a warning, never fails on it.
+//
+// Everything here is synchronous and small; the caller may run it on a worker thread.
+// A SessionStore is stateless apart from its root: load/list/remove are safe from any thread.
+#include <boost/json.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/agent/conversation.hpp"
+
+namespace runtime::sessions {
+
+namespace fs = std::filesystem;
+
+// ---- Records (one per line: {"type": ..., "t": "<ISO 8601 UTC>", ...fields}) ----
+
+// First line of every file.  {"type":"header","v":1,"id","cwd","agent","mode"}; its "t" is the
+// creation time.
+struct Header {
+  std::string id;
+  std::string cwd;
+  std::string agent;
+  std::string mode;  // a mode id (runtime::mode_id), kept as text
+};
+
+// A user prompt as given to the model.  `prompt` optionally keeps the ACP ContentBlocks the
+// editor sent (what the user typed, before skills / AGENTS.md / hook context were added); the
+// replay and the title use it when present, else the message's text and images.
+struct UserMessage {
+  Message message;  // role User
+  boost::json::array prompt;
+};
+
+struct AssistantMessage {
+  Message message;  // role Assistant: text, reasoning, tool calls
+};
+
+// The editor's view of a tool call (ACP ToolCall / ToolCallUpdate).  Several records with the
+// same id merge like tool_call_update: a field that is set replaces the earlier value.
+struct ToolCallState {
+  std::string tool_call_id;
+  std::optional<std::string> title;
+  std::optional<std::string> kind;    // ACP ToolKind ("read", "edit", "execute", ...)
+  std::optional<std::string> status;  // ACP ToolCallStatus ("pending", ..., "completed", "failed")
+  std::optional<boost::json::array> locations;  // ACP ToolCallLocation[]
+  std::optional<boost::json::value> raw_input;
+  std::optional<boost::json::value> raw_output;
+  std::optional<boost::json::array> content;  // ACP ToolCallContent[]
+};
+
+struct ToolResult {
+  Message message;  // role Tool
+};
+
+struct ModeChange {
+  std::string mode;
+};
+
+struct AgentChange {
+  std::string agent;
+};
+
+struct TitleChange {
+  std::string title;
+};
+
+struct UsageRecord {
+  Usage usage;  // tokens of one model request (or one turn), summed on load
+};
+
+// Context compaction: from here on the conversation is `replacement` (or, when that is empty,
+// one user message `kCompactionSummaryPrefix + summary`) followed by the last `kept` messages of
+// the conversation before this record.  The editor's replay keeps the earlier items and shows a notice.
+inline constexpr const char* kCompactionSummaryPrefix = "Summary of the earlier conversation:\n\n";
+struct Compaction {
+  std::string summary;
+  std::vector<Message> replacement;
+  std::uint32_t kept = 0;
+};
+
+struct TurnEnd {
+  std::string stop_reason;  // ACP StopReason ("end_turn", "cancelled", ...)
+};
+
+using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
+                                AgentChange, TitleChange, UsageRecord, Compaction, TurnEnd>;
+
+struct Record {
+  RecordBody body;
+  std::string time;  // ISO 8601 UTC with milliseconds; SessionWriter::append fills it when empty
+};
+
+// The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
+// "agent", "title", "usage", "compaction", "turn_end").
+const char* record_type(const RecordBody& body);
+
+boost::json::object to_json(const Record& r);
+// Throws std::invalid_argument on a malformed or unknown record.
+Record record_from_json(const boost::json::object& o);
+
+boost::json::object message_to_json(const Message& m);
+Message message_from_json(const boost::json::object& o);  // throws std::invalid_argument
+
+// ---- Time ----
+
+std::int64_t now_ms();                                       // wall clock, ms since the epoch
+std::string iso8601(std::int64_t ms);                        // "2026-01-02T03:04:05.678Z"
+std::optional<std::int64_t> parse_iso8601(std::string_view);  // the format above (ms optional)
+
+// The automatic title: the first non-blank line of the text, trimmed, cut (UTF-8 safe) to
+// `max_chars` code points with "…" appended when cut.
+std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
+
+// ---- Loading ----
+
+// One item of the history the editor is shown by session/load, in order.
+struct ReplayItem {
+  enum class Kind { UserChunk, AgentChunk, Thought, ToolCall, Compaction };
+  Kind kind = Kind::AgentChunk;
+  boost::json::object block;  // UserChunk: one ACP ContentBlock
+  std::string text;           // AgentChunk, Thought, Compaction (the summary)
+  ToolCallState tool_call;    // ToolCall: the merged final state
+};
+
+// The `update` object of a session/update notification for a replay item:
+// user_message_chunk / agent_message_chunk / agent_thought_chunk / tool_call (with the final
+// status, content, locations, rawInput); a compaction becomes an agent_message_chunk notice.
+boost::json::object to_session_update(const ReplayItem& item);
+
+struct LoadedSession {
+  std::string id;
+  std::string cwd;
+  std::string agent;
+  std::string mode;
+  std::string title;       // the title record, else from the first user message, else ""
+  std::string created_at;  // ISO 8601
+  std::string updated_at;  // ISO 8601: time of the last record
+
+  // What the model sees next: messages with compaction applied.  Tool calls that never got a
+  // result (the server died mid-step) get an error result so the next request is well formed.
+  std::vector<Message> conversation;
+  std::vector<ReplayItem> replay;
+  Usage usage_total;
+  std::optional<Usage> last_usage;
+  int turns = 0;                    // turn_end records
+  std::string last_stop_reason;     // of the last turn_end
+  bool interrupted = false;         // a user message after the last turn_end (turn cut short)
+  std::size_t records = 0;          // records read
+  std::vector<std::string> warnings;  // skipped lines and repairs (also logged with spdlog)
+};
+
+// ---- Listing ----
+
+struct SessionSummary {  // ACP SessionInfo
+  std::string id;
+  std::string cwd;
+  std::string title;  // may be empty: no user message yet
+  std::string updated_at;
+  std::int64_t updated_ms = 0;
+  boost::json::object to_session_info() const;  // {sessionId, cwd, title?, updatedAt}
+};
+
+struct ListPage {
+  std::vector<SessionSummary> sessions;   // newest first (ties: by id)
+  std::optional<std::string> next_cursor;  // absent: no more
+};
+
+// A cursor that is not one of ours: the ACP layer answers -32602 (invalid params).
+struct InvalidCursor : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// A session id that cannot be a file name of the store ([A-Za-z0-9_.-]{1,128}, not starting
+// with '.').
+bool valid_session_id(std::string_view id);
+
+class SessionWriter;
+
+class SessionStore {
+ public:
+  explicit SessionStore(fs::path root);  // root = <data dir>/sessions; created on first write
+  const fs::path& root() const { return root_; }
+
+  fs::path file_of(std::string_view id) const;  // <root>/<id>.jsonl
+  fs::path meta_of(std::string_view id) const;  // <root>/<id>.meta.json
+  bool exists(std::string_view id) const;
+
+  // A new session: writes the header (fsync'ed) and the sidecar.  Throws std::invalid_argument
+  // for an invalid id, std::system_error when the file cannot be created or already exists.
+  SessionWriter create(const Header& header);
+  // Appending to an existing session (after load/resume).  If the file ends in a half-written
+  // line, a newline is written first so that the next record starts on its own line.
+  // Throws std::system_error if the session does not exist.
+  SessionWriter open(std::string_view id);
+
+  // nullopt: no such session (or an invalid id).  Never throws for bad content.
+  std::optional<LoadedSession> load(std::string_view id) const;
+
+  // Newest first; `cwd` (compared after lexical normalisation) filters; `cursor` is a previous
+  // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".
+  ListPage list(const std::optional<std::string>& cwd = std::nullopt,
+                const std::optional<std::string>& cursor = std::nullopt, std::size_t page_size = 50) const;
+
+  // Deletes the session's files.  Idempotent; returns whether something was removed.
+  bool remove(std::string_view id);
+
+ private:
+  fs::path root_;
+};
+
+// Appends the records of one session.  Movable, not copyable; closes its descriptor on
+// destruction (without fsync: call turn_boundary for that).  Thread-safe.
+class SessionWriter {
+ public:
+  SessionWriter(SessionWriter&&) noexcept;
+  SessionWriter& operator=(SessionWriter&&) noexcept;
+  SessionWriter(const SessionWriter&) = delete;
+  SessionWriter& operator=(const SessionWriter&) = delete;
+  ~SessionWriter();
+
+  const std::string& id() const { return id_; }
+
+  // Writes the record as one line now (one write(2), O_APPEND).  Throws std::system_error.
+  void append(Record record);
+  void append(RecordBody body) { append(Record{std::move(body), {}}); }
+  // fsync the file and rewrite the sidecar index (title, updated time) atomically.
+  void turn_boundary();
+
+ private:
+  friend class SessionStore;
+  SessionWriter(fs::path file, fs::path meta, std::string id);
+  void write_line_locked(const std::string& line);
+  void write_meta_locked();
+
+  std::unique_ptr<std::mutex> mu_;
+  int fd_ = -1;
+  fs::path file_, meta_;
+  std::string id_;
+  // What the sidecar says.
+  std::string cwd_, title_, created_at_, updated_at_;
+  bool title_explicit_ = false;
+};
+
+}  // namespace runtime::sessions
