@@ -51,7 +51,8 @@ std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_vie
     auto nl = yaml.find('\n', pos);
     std::string_view line = yaml.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? yaml.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // CRLF ends a line; a lone CR (YAML keeps one at the very end) sends the text to YAML below.
+    if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     // Only ASCII-printable lines: anything else (tabs, control characters, non-ASCII) goes to YAML.
     for (char c : line)
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) return std::nullopt;
@@ -86,6 +87,8 @@ std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_vie
     if (!out.emplace(std::move(key), std::move(f)).second) return std::nullopt;  // duplicate key
   }
   // A `key:` followed by an indented line was rejected above (indented lines are not keys).
+  // With no key at all (blank lines, comments, stray control characters), YAML decides.
+  if (out.empty()) return std::nullopt;
   return out;
 }
 
