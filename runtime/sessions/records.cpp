@@ -45,7 +45,7 @@ std::optional<json::array> opt_arr(const json::object& o, std::string_view key) 
   const json::value* v = field(o, key);
   if (!v) return std::nullopt;
   if (!v->is_array()) bad("\"" + std::string(key) + "\" is not an array");
-  return v->get_array();
+  return json::array(v->get_array(), json::storage_ptr());  // own storage: the parse's may be temporary
 }
 
 std::int64_t num(const json::object& o, std::string_view key) {
@@ -216,8 +216,8 @@ Record record_from_json(const json::object& o) {
     t.kind = opt_str(o, "kind");
     t.status = opt_str(o, "status");
     t.locations = opt_arr(o, "locations");
-    if (const json::value* v = field(o, "rawInput")) t.raw_input = *v;
-    if (const json::value* v = field(o, "rawOutput")) t.raw_output = *v;
+    if (const json::value* v = field(o, "rawInput")) t.raw_input = json::value(*v, json::storage_ptr());
+    if (const json::value* v = field(o, "rawOutput")) t.raw_output = json::value(*v, json::storage_ptr());
     t.content = opt_arr(o, "content");
     r.body = std::move(t);
   } else if (type == "tool_result") {

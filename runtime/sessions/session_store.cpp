@@ -91,8 +91,10 @@ std::string normal_cwd(std::string_view cwd) {
   return s;
 }
 
-void warn(LoadedSession& s, std::string msg) {
-  spdlog::warn("session {}: {}", s.id, msg);
+// `log`: false for the summary scans of open() and list(), which stay quiet (load reports the
+// same lines when the session is opened).
+void warn(LoadedSession& s, std::string msg, bool log = true) {
+  if (log) spdlog::warn("session {}: {}", s.id, msg);
   s.warnings.push_back(std::move(msg));
 }
 
@@ -161,14 +163,17 @@ struct LoadOptions {
 
 LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions opt = {}) {
   LoadedSession s;
+  auto note = [&](std::string msg) { warn(s, std::move(msg), opt.conversation); };
   s.id = std::string(id);
   bool have_header = false;
   bool title_explicit = false;
   std::map<std::string, std::size_t> tool_index;  // toolCallId -> replay index
-  std::int64_t updated = 0;
   std::size_t line_no = 0;
 
   json::parser parser;
+  // One line's JSON lives in a fresh monotonic resource (a reused one grows its blocks forever:
+  // release() does not reset the next block size), starting in this buffer.
+  std::vector<unsigned char> line_buffer(32 * 1024);
   while (!text.empty()) {
     ++line_no;
     const std::size_t nl = text.find('\n');
@@ -178,36 +183,38 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
 
     Record rec;
+    json::monotonic_resource line_memory(line_buffer.data(), line_buffer.size());
+    struct ParserDone {  // drops what the parser holds while line_memory still lives
+      json::parser& p;
+      ~ParserDone() { p.reset(); }
+    } parser_done{parser};
     try {
-      parser.reset();
+      parser.reset(&line_memory);
       boost::system::error_code ec;
       parser.write(line.data(), line.size(), ec);
       if (ec) throw std::invalid_argument("invalid JSON (" + ec.message() + ")");
       json::value v = parser.release();
       if (!v.is_object()) throw std::invalid_argument("not a JSON object");
       rec = record_from_json(v.get_object());
-    } catch (const std::exception& e) {
-      warn(s, "line " + std::to_string(line_no) + ": " + e.what() +
+    } catch (const std::invalid_argument& e) {  // not std::bad_alloc: running out of memory is no corrupt line
+      note("line " + std::to_string(line_no) + ": " + e.what() +
                   (complete ? "; skipped" : "; half-written last line skipped"));
       continue;
     }
     ++s.records;
-    if (auto t = parse_iso8601(rec.time); t && *t > updated) {
-      updated = *t;
-      s.updated_at = rec.time;
-    }
+    if (parse_iso8601(rec.time)) s.updated_at = rec.time;  // the last record's time
 
     std::visit(
         [&](auto&& r) {
           using T = std::decay_t<decltype(r)>;
           if constexpr (std::is_same_v<T, Header>) {
             if (have_header) {
-              warn(s, "line " + std::to_string(line_no) + ": a second header; ignored");
+              note("line " + std::to_string(line_no) + ": a second header; ignored");
               return;
             }
             have_header = true;
             if (!r.id.empty() && r.id != s.id)
-              warn(s, "line " + std::to_string(line_no) + ": header is for session " + r.id);
+              note("line " + std::to_string(line_no) + ": header is for session " + r.id);
             s.cwd = std::move(r.cwd);
             s.agent = std::move(r.agent);
             s.mode = std::move(r.mode);
@@ -280,7 +287,7 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
         },
         rec.body);
   }
-  if (!have_header) warn(s, "no header record: cwd, agent and mode are unknown");
+  if (!have_header) note("no header record: cwd, agent and mode are unknown");
   if (opt.conversation) {
     repair_tool_results(s);
     // No tool call is running once the session is loaded: one without a final status failed.

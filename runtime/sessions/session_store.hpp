@@ -111,7 +111,8 @@ struct Record {
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);
-// Throws std::invalid_argument on a malformed or unknown record.
+// Throws std::invalid_argument on a malformed or unknown record.  The result owns its JSON
+// (default memory resource), whatever resource `o` uses.
 Record record_from_json(const boost::json::object& o);
 
 boost::json::object message_to_json(const Message& m);

@@ -1,0 +1,716 @@
+// The persistent session store: records, writer, load (kill -9, corrupt lines, compaction),
+// list (cwd filter, order, cursors), remove.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "runtime/sessions/session_store.hpp"
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace runtime;
+using namespace runtime::sessions;
+
+namespace {
+
+class SessionStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() / ("ov-sessions-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    root_ = dir_ / "sessions";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+  void append_raw(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary | std::ios::app) << text;
+  }
+
+  fs::path dir_, root_;
+};
+
+Message user(std::string text) {
+  Message m;
+  m.role = Message::Role::User;
+  m.text = std::move(text);
+  return m;
+}
+
+Message assistant(std::string text, std::vector<ToolCall> calls = {}, std::string reasoning = {}) {
+  Message m;
+  m.role = Message::Role::Assistant;
+  m.text = std::move(text);
+  m.tool_calls = std::move(calls);
+  m.reasoning = std::move(reasoning);
+  return m;
+}
+
+Message tool(std::string id, std::string text, bool error = false) {
+  Message m;
+  m.role = Message::Role::Tool;
+  m.tool_call_id = std::move(id);
+  m.text = std::move(text);
+  m.is_error = error;
+  return m;
+}
+
+Header header(std::string id, std::string cwd = "/work/project") {
+  return Header{std::move(id), std::move(cwd), "build", "default"};
+}
+
+std::vector<RecordBody> every_record_type() {
+  Message u = user("look at this\nsecond line");
+  u.images.push_back({"image/png", "iVBORw0KGgo="});
+  json::array prompt{json::object{{"type", "text"}, {"text", "look at this"}},
+                     json::object{{"type", "image"}, {"mimeType", "image/png"}, {"data", "iVBORw0KGgo="}}};
+  ToolCallState tc;
+  tc.tool_call_id = "call_1";
+  tc.title = "Read src/main.cpp";
+  tc.kind = "read";
+  tc.status = "completed";
+  tc.locations = json::array{json::object{{"path", "/work/project/src/main.cpp"}, {"line", 3}}};
+  tc.raw_input = json::object{{"path", "src/main.cpp"}};
+  tc.raw_output = json::string("ok");
+  tc.content = json::array{json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", "int main"}}}}};
+  Compaction c;
+  c.summary = "we talked";
+  c.replacement = {user("summary: we talked")};
+  c.kept = 2;
+  return {
+      header("ses_1"),
+      UserMessage{u, prompt},
+      AssistantMessage{assistant("reading", {{"call_1", "read_file", R"({"path":"src/main.cpp"})"}}, "think first")},
+      tc,
+      ToolResult{tool("call_1", "int main() {}", true)},
+      ModeChange{"accept_edits"},
+      AgentChange{"plan"},
+      TitleChange{"A title"},
+      UsageRecord{Usage{1200, 34}},
+      c,
+      TurnEnd{"end_turn"},
+  };
+}
+
+}  // namespace
+
+// ---- Records ----
+
+TEST(SessionRecords, EveryTypeRoundTripsThroughJson) {
+  const auto bodies = every_record_type();
+  ASSERT_EQ(bodies.size(), std::variant_size_v<RecordBody>);
+  std::set<std::string> types;
+  for (const auto& body : bodies) {
+    const Record r{body, "2026-01-02T03:04:05.678Z"};
+    const json::object j = to_json(r);
+    // Through text, as on disk.
+    const json::value back_text = json::parse(json::serialize(j));
+    const Record back = record_from_json(back_text.as_object());
+    EXPECT_EQ(back.body.index(), body.index()) << json::serialize(j);
+    EXPECT_EQ(back.time, r.time);
+    EXPECT_EQ(to_json(back), j) << json::serialize(j);
+    types.insert(record_type(body));
+  }
+  EXPECT_EQ(types.size(), bodies.size());
+}
+
+TEST(SessionRecords, MessageFieldsSurvive) {
+  Message m = assistant("text", {{"a", "bash", "{\"cmd\":\"ls\"}"}, {"b", "read_file", ""}}, "why");
+  const Message back = message_from_json(json::parse(json::serialize(message_to_json(m))).as_object());
+  EXPECT_EQ(back.role, Message::Role::Assistant);
+  EXPECT_EQ(back.text, "text");
+  EXPECT_EQ(back.reasoning, "why");
+  ASSERT_EQ(back.tool_calls.size(), 2u);
+  EXPECT_EQ(back.tool_calls[0].name, "bash");
+  EXPECT_EQ(back.tool_calls[0].arguments, "{\"cmd\":\"ls\"}");
+  const Message t = message_from_json(message_to_json(tool("x", "boom", true)));
+  EXPECT_EQ(t.role, Message::Role::Tool);
+  EXPECT_EQ(t.tool_call_id, "x");
+  EXPECT_TRUE(t.is_error);
+}
+
+TEST(SessionRecords, MalformedRecordsAreRejected) {
+  EXPECT_THROW(record_from_json(json::object{{"type", "nope"}}), std::invalid_argument);
+  EXPECT_THROW(record_from_json(json::object{{"t", "x"}}), std::invalid_argument);
+  EXPECT_THROW(record_from_json(json::object{{"type", "user"}}), std::invalid_argument);
+  // A user record carrying an assistant message.
+  EXPECT_THROW(record_from_json(json::object{{"type", "user"}, {"message", message_to_json(assistant("x"))}}),
+               std::invalid_argument);
+  EXPECT_THROW(record_from_json(json::object{{"type", "header"}, {"id", 3}, {"cwd", "/"}}), std::invalid_argument);
+}
+
+TEST(SessionRecords, Iso8601) {
+  EXPECT_EQ(iso8601(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(iso8601(1767323045678), "2026-01-02T03:04:05.678Z");
+  EXPECT_EQ(parse_iso8601("2026-01-02T03:04:05.678Z"), 1767323045678);
+  EXPECT_EQ(parse_iso8601("2026-01-02T03:04:05Z"), 1767323045000);
+  EXPECT_EQ(parse_iso8601(iso8601(1234567890123)), 1234567890123);
+  EXPECT_FALSE(parse_iso8601(""));
+  EXPECT_FALSE(parse_iso8601("2026-01-02 nonsense"));
+  EXPECT_FALSE(parse_iso8601("2026-13-02T03:04:05Z"));
+  EXPECT_FALSE(parse_iso8601("2026-01-02T03:04:05.678+01:00"));
+}
+
+TEST(SessionRecords, TitleFromText) {
+  EXPECT_EQ(title_from_text("  \n\n  Fix the build  \nmore"), "Fix the build");
+  EXPECT_EQ(title_from_text(""), "");
+  EXPECT_EQ(title_from_text(" \n \t\n"), "");
+  const std::string long_line(200, 'x');
+  const std::string t = title_from_text(long_line);
+  EXPECT_EQ(t, std::string(80, 'x') + "\xE2\x80\xA6");
+  // Cut on code points, never inside a UTF-8 sequence.
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "\xC3\xA9";  // é
+  const std::string ta = title_from_text(accents, 10);
+  EXPECT_EQ(ta, std::string(accents.substr(0, 20)) + "\xE2\x80\xA6");
+  EXPECT_EQ(title_from_text(std::string(80, 'y')), std::string(80, 'y'));
+}
+
+TEST(SessionRecords, ValidIds) {
+  EXPECT_TRUE(valid_session_id("ses_0123abcd"));
+  EXPECT_TRUE(valid_session_id("a-b.c_D"));
+  EXPECT_FALSE(valid_session_id(""));
+  EXPECT_FALSE(valid_session_id(".hidden"));
+  EXPECT_FALSE(valid_session_id("../etc/passwd"));
+  EXPECT_FALSE(valid_session_id("a/b"));
+  EXPECT_FALSE(valid_session_id(std::string(129, 'a')));
+}
+
+// ---- Writer and load ----
+
+TEST_F(SessionStoreTest, EveryRecordTypeRoundTripsThroughTheFile) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_1"));
+    for (const auto& body : every_record_type())
+      if (!std::holds_alternative<Header>(body)) w.append(body);
+    w.turn_boundary();
+  }
+  // Line by line, the file holds exactly the records.
+  std::istringstream lines(read(store.file_of("ses_1")));
+  std::string line;
+  std::vector<Record> recs;
+  while (std::getline(lines, line)) recs.push_back(record_from_json(json::parse(line).as_object()));
+  const auto bodies = every_record_type();
+  ASSERT_EQ(recs.size(), bodies.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(recs[i].body.index(), bodies[i].index());
+    EXPECT_TRUE(parse_iso8601(recs[i].time)) << recs[i].time;
+    Record expect{bodies[i], recs[i].time};
+    EXPECT_EQ(to_json(recs[i]), to_json(expect));
+  }
+}
+
+TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_a"));
+    Message u = user("Please read main.cpp\nand explain");
+    u.images.push_back({"image/png", "AAAA"});
+    w.append(Record{UserMessage{u, {}}, "2026-01-01T10:00:00.000Z"});
+    w.append(AssistantMessage{assistant("Let me look.", {{"call_1", "read_file", "{\"path\":\"main.cpp\"}"}}, "hmm")});
+    ToolCallState pending{"call_1", "Read main.cpp", "read", "pending", std::nullopt, json::object{{"path", "main.cpp"}},
+                          std::nullopt, std::nullopt};
+    w.append(pending);
+    ToolCallState done;
+    done.tool_call_id = "call_1";
+    done.status = "completed";
+    done.content = json::array{json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", "int main(){}"}}}}};
+    done.locations = json::array{json::object{{"path", "/work/project/main.cpp"}}};
+    w.append(done);
+    w.append(ToolResult{tool("call_1", "int main(){}")});
+    w.append(UsageRecord{{100, 10}});
+    w.append(AssistantMessage{assistant("It is empty.")});
+    w.append(UsageRecord{{150, 20}});
+    w.append(ModeChange{"accept_edits"});
+    w.append(AgentChange{"plan"});
+    w.append(Record{TurnEnd{"end_turn"}, "2026-01-01T10:00:05.000Z"});
+    w.turn_boundary();
+  }
+  auto s = store.load("ses_a");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->warnings.empty()) << s->warnings.front();
+  EXPECT_EQ(s->id, "ses_a");
+  EXPECT_EQ(s->cwd, "/work/project");
+  EXPECT_EQ(s->agent, "plan");
+  EXPECT_EQ(s->mode, "accept_edits");
+  EXPECT_EQ(s->title, "Please read main.cpp");
+  EXPECT_EQ(s->updated_at, "2026-01-01T10:00:05.000Z");
+  EXPECT_FALSE(s->created_at.empty());
+  EXPECT_EQ(s->turns, 1);
+  EXPECT_EQ(s->last_stop_reason, "end_turn");
+  EXPECT_FALSE(s->interrupted);
+  EXPECT_EQ(s->records, 12u);
+  EXPECT_EQ(s->usage_total.input_tokens, 250);
+  EXPECT_EQ(s->usage_total.output_tokens, 30);
+  ASSERT_TRUE(s->last_usage);
+  EXPECT_EQ(s->last_usage->input_tokens, 150);
+
+  ASSERT_EQ(s->conversation.size(), 4u);
+  EXPECT_EQ(s->conversation[0].role, Message::Role::User);
+  ASSERT_EQ(s->conversation[0].images.size(), 1u);
+  EXPECT_EQ(s->conversation[0].images[0].data_base64, "AAAA");
+  EXPECT_EQ(s->conversation[1].tool_calls.size(), 1u);
+  EXPECT_EQ(s->conversation[1].reasoning, "hmm");
+  EXPECT_EQ(s->conversation[2].role, Message::Role::Tool);
+  EXPECT_EQ(s->conversation[3].text, "It is empty.");
+
+  // Replay: user text + image, thought, agent text, the tool call (merged), agent text.
+  ASSERT_EQ(s->replay.size(), 6u);
+  using K = ReplayItem::Kind;
+  EXPECT_EQ(s->replay[0].kind, K::UserChunk);
+  EXPECT_EQ(s->replay[0].block.at("text"), "Please read main.cpp\nand explain");
+  EXPECT_EQ(s->replay[1].kind, K::UserChunk);
+  EXPECT_EQ(s->replay[1].block.at("type"), "image");
+  EXPECT_EQ(s->replay[2].kind, K::Thought);
+  EXPECT_EQ(s->replay[3].kind, K::AgentChunk);
+  EXPECT_EQ(s->replay[4].kind, K::ToolCall);
+  const ToolCallState& tc = s->replay[4].tool_call;
+  EXPECT_EQ(tc.title, "Read main.cpp");
+  EXPECT_EQ(tc.kind, "read");
+  EXPECT_EQ(tc.status, "completed");
+  ASSERT_TRUE(tc.content);
+  ASSERT_TRUE(tc.locations);
+  ASSERT_TRUE(tc.raw_input);
+  EXPECT_EQ(s->replay[5].text, "It is empty.");
+
+  const json::object up = to_session_update(s->replay[4]);
+  EXPECT_EQ(up.at("sessionUpdate"), "tool_call");
+  EXPECT_EQ(up.at("toolCallId"), "call_1");
+  EXPECT_EQ(up.at("status"), "completed");
+  EXPECT_EQ(up.at("rawInput").at("path"), "main.cpp");
+  EXPECT_EQ(to_session_update(s->replay[0]).at("sessionUpdate"), "user_message_chunk");
+  EXPECT_EQ(to_session_update(s->replay[2]).at("sessionUpdate"), "agent_thought_chunk");
+  EXPECT_EQ(to_session_update(s->replay[3]).at("content").at("text"), "Let me look.");
+}
+
+TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_p"));
+    // The model saw injected context; the user typed only the prompt.
+    UserMessage u{user("<AGENTS.md>rules</AGENTS.md>\nFix the tests"), json::array{}};
+    u.prompt.push_back(json::object{{"type", "text"}, {"text", "Fix the tests"}});
+    u.prompt.push_back(json::object{{"type", "resource_link"}, {"uri", "file:///a.cpp"}, {"name", "a.cpp"}});
+    w.append(u);
+  }
+  auto s = store.load("ses_p");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->title, "Fix the tests");
+  ASSERT_EQ(s->replay.size(), 2u);
+  EXPECT_EQ(s->replay[1].block.at("type"), "resource_link");
+  EXPECT_EQ(s->conversation[0].text, "<AGENTS.md>rules</AGENTS.md>\nFix the tests");
+}
+
+TEST_F(SessionStoreTest, TitleRecordWinsWhereverItIs) {
+  SessionStore store(root_);
+  SessionWriter w = store.create(header("ses_t"));
+  w.append(UserMessage{user("first prompt"), {}});
+  w.turn_boundary();
+  EXPECT_EQ(store.load("ses_t")->title, "first prompt");
+  EXPECT_EQ(store.list().sessions.at(0).title, "first prompt");
+  w.append(TitleChange{"Named by the model"});
+  w.append(UserMessage{user("second prompt"), {}});
+  w.turn_boundary();
+  EXPECT_EQ(store.load("ses_t")->title, "Named by the model");
+  EXPECT_EQ(store.list().sessions.at(0).title, "Named by the model");
+
+  SessionWriter w2 = store.create(header("ses_t2"));
+  w2.append(TitleChange{"Early title"});
+  w2.append(UserMessage{user("a prompt"), {}});
+  w2.turn_boundary();
+  EXPECT_EQ(store.load("ses_t2")->title, "Early title");
+  EXPECT_EQ(store.list(std::nullopt, std::nullopt, 0).sessions.size(), 2u);
+}
+
+TEST_F(SessionStoreTest, ImageOnlyFirstMessageTakesTheTitleFromTheNext) {
+  SessionStore store(root_);
+  SessionWriter w = store.create(header("ses_i"));
+  Message img = user("");
+  img.images.push_back({"image/png", "AA"});
+  w.append(UserMessage{img, {}});
+  w.append(UserMessage{user("what is in it?"), {}});
+  w.turn_boundary();
+  EXPECT_EQ(store.load("ses_i")->title, "what is in it?");
+  EXPECT_EQ(store.list().sessions.at(0).title, "what is in it?");
+}
+
+// A kill -9 while a line is being written leaves part of it: load keeps everything before it.
+TEST_F(SessionStoreTest, TruncatedLastLineIsSkipped) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_k"));
+    w.append(UserMessage{user("hello"), {}});
+    w.append(AssistantMessage{assistant("hi there")});
+    w.append(TurnEnd{"end_turn"});
+    w.turn_boundary();
+    w.append(UserMessage{user("second question"), {}});
+    w.append(AssistantMessage{assistant("a long answer that the kill cuts in the middle")});
+  }
+  const fs::path f = store.file_of("ses_k");
+  const std::string text = read(f);
+  const std::size_t last_start = text.rfind('\n', text.size() - 2) + 1;
+  fs::resize_file(f, last_start + (text.size() - last_start) / 2);
+
+  auto s = store.load("ses_k");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_NE(s->warnings[0].find("half-written"), std::string::npos) << s->warnings[0];
+  ASSERT_EQ(s->conversation.size(), 3u);
+  EXPECT_EQ(s->conversation[2].text, "second question");
+  EXPECT_TRUE(s->interrupted);
+  EXPECT_EQ(s->turns, 1);
+
+  // Resuming appends on a fresh line; the cut line stays skipped, the new records load.
+  {
+    SessionWriter w = store.open("ses_k");
+    w.append(AssistantMessage{assistant("answer after restart")});
+    w.append(TurnEnd{"end_turn"});
+    w.turn_boundary();
+  }
+  s = store.load("ses_k");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->warnings.size(), 1u);
+  ASSERT_EQ(s->conversation.size(), 4u);
+  EXPECT_EQ(s->conversation[3].text, "answer after restart");
+  EXPECT_FALSE(s->interrupted);
+  EXPECT_EQ(s->turns, 2);
+}
+
+// A real kill -9 of a process that is appending: everything it appended loads, in order.
+TEST_F(SessionStoreTest, KillNineWhileAppending) {
+  SessionStore store(root_);
+  store.create(header("ses_kill"));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      SessionWriter w = store.open("ses_kill");
+      for (int i = 0;; ++i) {
+        w.append(UserMessage{user("message " + std::to_string(i) + " " + std::string(500 + i % 700, 'x')), {}});
+        if (i % 50 == 49) w.turn_boundary();
+      }
+    } catch (...) {
+    }
+    ::_exit(1);
+  }
+  const fs::path f = store.file_of("ses_kill");
+  for (int i = 0; i < 2000 && fs::file_size(f) < 2'000'000; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  auto s = store.load("ses_kill");
+  ASSERT_TRUE(s);
+  EXPECT_LE(s->warnings.size(), 1u);  // at most the line being written
+  ASSERT_GT(s->conversation.size(), 100u);
+  for (std::size_t i = 0; i < s->conversation.size(); ++i)
+    ASSERT_EQ(s->conversation[i].text.rfind("message " + std::to_string(i) + " ", 0), 0u) << i;
+  // And the session goes on.
+  SessionWriter w = store.open("ses_kill");
+  w.append(AssistantMessage{assistant("after the crash")});
+  w.turn_boundary();
+  auto s2 = store.load("ses_kill");
+  EXPECT_EQ(s2->conversation.back().text, "after the crash");
+  EXPECT_EQ(s2->conversation.size(), s->conversation.size() + 1);
+}
+
+TEST_F(SessionStoreTest, GarbageTailAndCorruptMiddleLinesAreSkipped) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_g"));
+    w.append(UserMessage{user("one"), {}});
+    w.append(AssistantMessage{assistant("two")});
+  }
+  const fs::path f = store.file_of("ses_g");
+  append_raw(f, "{\"type\":\"assistant\",\"message\":{\"role\"\n");  // cut JSON, complete line
+  append_raw(f, "not json at all\n");
+  append_raw(f, "[1,2,3]\n");
+  append_raw(f, "{\"type\":\"from_the_future\",\"t\":\"2026-01-01T00:00:00Z\"}\n");
+  append_raw(f, "\n   \n");  // blank lines are not records and not errors
+  {
+    SessionWriter w = store.open("ses_g");
+    w.append(UserMessage{user("three"), {}});
+  }
+  append_raw(f, std::string("\x00\xff\xfe garbage", 11));
+
+  auto s = store.load("ses_g");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->warnings.size(), 5u);
+  ASSERT_EQ(s->conversation.size(), 3u);
+  EXPECT_EQ(s->conversation[0].text, "one");
+  EXPECT_EQ(s->conversation[1].text, "two");
+  EXPECT_EQ(s->conversation[2].text, "three");
+  EXPECT_EQ(s->cwd, "/work/project");
+}
+
+TEST_F(SessionStoreTest, MissingHeaderIsNotFatal) {
+  SessionStore store(root_);
+  fs::create_directories(root_);
+  write(store.file_of("ses_h"), "garbage\n" + json::serialize(to_json(Record{UserMessage{user("hi"), {}}, "2026-01-01T00:00:00Z"})) + "\n");
+  auto s = store.load("ses_h");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->cwd, "");
+  EXPECT_EQ(s->conversation.size(), 1u);
+  EXPECT_EQ(s->warnings.size(), 2u);
+  EXPECT_TRUE(store.list().sessions.empty());  // SessionInfo needs a cwd
+}
+
+TEST_F(SessionStoreTest, InterruptedToolCallsGetResultsAndFailedStatus) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_x"));
+    w.append(UserMessage{user("run both"), {}});
+    w.append(AssistantMessage{assistant("", {{"c1", "bash", "{}"}, {"c2", "bash", "{}"}})});
+    w.append(ToolCallState{"c1", "ls", "execute", "completed", {}, {}, {}, {}});
+    w.append(ToolCallState{"c2", "sleep", "execute", "in_progress", {}, {}, {}, {}});
+    w.append(ToolResult{tool("c1", "a b c")});
+    // kill -9 here
+  }
+  auto s = store.load("ses_x");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->interrupted);
+  ASSERT_EQ(s->conversation.size(), 4u);
+  EXPECT_EQ(s->conversation[2].tool_call_id, "c1");
+  EXPECT_FALSE(s->conversation[2].is_error);
+  EXPECT_EQ(s->conversation[3].tool_call_id, "c2");
+  EXPECT_TRUE(s->conversation[3].is_error);
+  ASSERT_EQ(s->replay.size(), 3u);
+  EXPECT_EQ(s->replay[1].tool_call.status, "completed");
+  EXPECT_EQ(s->replay[2].tool_call.status, "failed");
+  EXPECT_EQ(s->warnings.size(), 1u);
+}
+
+TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
+  SessionStore store(root_);
+  SessionWriter w = store.create(header("ses_c"));
+  for (int i = 0; i < 5; ++i) {
+    w.append(UserMessage{user("q" + std::to_string(i)), {}});
+    w.append(AssistantMessage{assistant("a" + std::to_string(i))});
+    w.append(TurnEnd{"end_turn"});
+  }
+  w.append(Compaction{"they asked five questions", {}, 2});
+  w.append(UserMessage{user("q5"), {}});
+  w.append(AssistantMessage{assistant("a5")});
+  w.turn_boundary();
+
+  auto s = store.load("ses_c");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->conversation.size(), 5u);
+  EXPECT_EQ(s->conversation[0].role, Message::Role::User);
+  EXPECT_EQ(s->conversation[0].text, std::string(kCompactionSummaryPrefix) + "they asked five questions");
+  EXPECT_EQ(s->conversation[1].text, "q4");
+  EXPECT_EQ(s->conversation[2].text, "a4");
+  EXPECT_EQ(s->conversation[3].text, "q5");
+  EXPECT_EQ(s->conversation[4].text, "a5");
+  EXPECT_EQ(s->title, "q0");
+  // The editor still sees the whole history, with a notice.
+  ASSERT_EQ(s->replay.size(), 13u);
+  EXPECT_EQ(s->replay[10].kind, ReplayItem::Kind::Compaction);
+  EXPECT_EQ(s->replay[10].text, "they asked five questions");
+  EXPECT_EQ(to_session_update(s->replay[10]).at("sessionUpdate"), "agent_message_chunk");
+
+  // A second compaction with explicit replacement messages (summary + AGENTS.md), keeping none.
+  w.append(Compaction{"all of it", {user("S"), user("AGENTS.md: rules")}, 0});
+  w.append(UserMessage{user("q6"), {}});
+  auto s2 = store.load("ses_c");
+  ASSERT_EQ(s2->conversation.size(), 3u);
+  EXPECT_EQ(s2->conversation[0].text, "S");
+  EXPECT_EQ(s2->conversation[1].text, "AGENTS.md: rules");
+  EXPECT_EQ(s2->conversation[2].text, "q6");
+  // kept larger than the conversation keeps everything.
+  w.append(Compaction{"x", {}, 1000});
+  EXPECT_EQ(store.load("ses_c")->conversation.size(), 4u);
+}
+
+TEST_F(SessionStoreTest, CreateOpenErrors) {
+  SessionStore store(root_);
+  EXPECT_THROW(store.create(header("../evil")), std::invalid_argument);
+  store.create(header("ses_dup"));
+  EXPECT_THROW(store.create(header("ses_dup")), std::system_error);
+  EXPECT_THROW(store.open("ses_missing"), std::system_error);
+  EXPECT_FALSE(store.load("ses_missing"));
+  EXPECT_FALSE(store.load("../../etc/passwd"));
+  EXPECT_TRUE(store.exists("ses_dup"));
+  EXPECT_EQ(fs::status(store.file_of("ses_dup")).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(SessionStoreTest, WriterIsMovable) {
+  SessionStore store(root_);
+  SessionWriter a = store.create(header("ses_m"));
+  SessionWriter b = std::move(a);
+  b.append(UserMessage{user("moved"), {}});
+  SessionWriter c = store.create(header("ses_m2"));
+  c = std::move(b);
+  c.append(AssistantMessage{assistant("still")});
+  c.turn_boundary();
+  EXPECT_EQ(c.id(), "ses_m");
+  EXPECT_EQ(store.load("ses_m")->conversation.size(), 2u);
+}
+
+// ---- List ----
+
+namespace {
+
+void make_session(SessionStore& store, const std::string& id, const std::string& cwd, const std::string& time,
+                  const std::string& prompt, bool boundary = true) {
+  SessionWriter w = store.create(header(id, cwd));
+  w.append(Record{UserMessage{user(prompt), {}}, time});
+  if (boundary) w.turn_boundary();
+}
+
+}  // namespace
+
+TEST_F(SessionStoreTest, ListNewestFirstWithCwdFilter) {
+  SessionStore store(root_);
+  EXPECT_TRUE(store.list().sessions.empty());  // no directory yet
+  make_session(store, "s1", "/p/a", "2026-01-01T00:00:01.000Z", "first");
+  make_session(store, "s2", "/p/b", "2026-01-01T00:00:03.000Z", "second");
+  make_session(store, "s3", "/p/a", "2026-01-01T00:00:02.000Z", "third");
+  make_session(store, "s4", "/p/a", "2026-01-01T00:00:02.000Z", "tie");
+
+  auto all = store.list();
+  ASSERT_EQ(all.sessions.size(), 4u);
+  EXPECT_FALSE(all.next_cursor);
+  EXPECT_EQ(all.sessions[0].id, "s2");
+  EXPECT_EQ(all.sessions[1].id, "s3");  // same time: by id
+  EXPECT_EQ(all.sessions[2].id, "s4");
+  EXPECT_EQ(all.sessions[3].id, "s1");
+  EXPECT_EQ(all.sessions[0].title, "second");
+  EXPECT_EQ(all.sessions[0].updated_at, "2026-01-01T00:00:03.000Z");
+
+  auto a = store.list(std::string("/p/a/"));
+  ASSERT_EQ(a.sessions.size(), 3u);
+  for (const auto& s : a.sessions) EXPECT_EQ(s.cwd, "/p/a");
+  EXPECT_TRUE(store.list(std::string("/p/a/../b")).sessions.size() == 1u);
+  EXPECT_TRUE(store.list(std::string("/p/c")).sessions.empty());
+
+  const json::object info = all.sessions[0].to_session_info();
+  EXPECT_EQ(info.at("sessionId"), "s2");
+  EXPECT_EQ(info.at("cwd"), "/p/b");
+  EXPECT_EQ(info.at("title"), "second");
+  EXPECT_EQ(info.at("updatedAt"), "2026-01-01T00:00:03.000Z");
+}
+
+TEST_F(SessionStoreTest, ListPagination) {
+  SessionStore store(root_);
+  for (int i = 0; i < 25; ++i) {
+    char t[40];
+    std::snprintf(t, sizeof t, "2026-01-01T00:00:%02d.000Z", i);
+    make_session(store, "s" + std::to_string(100 + i), i % 2 ? "/odd" : "/even", t, "p" + std::to_string(i));
+  }
+  std::vector<std::string> seen;
+  std::optional<std::string> cursor;
+  int pages = 0;
+  do {
+    auto page = store.list(std::nullopt, cursor, 10);
+    ++pages;
+    for (const auto& s : page.sessions) seen.push_back(s.id);
+    cursor = page.next_cursor;
+  } while (cursor);
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(seen.size(), 25u);
+  for (int i = 0; i < 25; ++i) EXPECT_EQ(seen[i], "s" + std::to_string(124 - i));
+
+  // With a filter.
+  auto p1 = store.list(std::string("/odd"), std::nullopt, 5);
+  ASSERT_EQ(p1.sessions.size(), 5u);
+  ASSERT_TRUE(p1.next_cursor);
+  auto p2 = store.list(std::string("/odd"), p1.next_cursor, 5);
+  ASSERT_EQ(p2.sessions.size(), 5u);
+  auto p3 = store.list(std::string("/odd"), p2.next_cursor, 5);
+  ASSERT_EQ(p3.sessions.size(), 2u);
+  EXPECT_FALSE(p3.next_cursor);
+  EXPECT_EQ(p3.sessions.back().id, "s101");
+
+  // A new session while paging does not shift later pages.
+  auto q1 = store.list(std::nullopt, std::nullopt, 10);
+  make_session(store, "snew", "/even", "2026-02-01T00:00:00.000Z", "newest");
+  auto q2 = store.list(std::nullopt, q1.next_cursor, 10);
+  EXPECT_EQ(q2.sessions.front().id, "s114");
+  // A removed cursor session still works as a position.
+  store.remove(q1.sessions.back().id);
+  EXPECT_EQ(store.list(std::nullopt, q1.next_cursor, 10).sessions.front().id, "s114");
+}
+
+TEST_F(SessionStoreTest, BadCursorIsInvalid) {
+  SessionStore store(root_);
+  make_session(store, "s1", "/p", "2026-01-01T00:00:01.000Z", "x");
+  EXPECT_THROW(store.list(std::nullopt, std::string("garbage"), 10), InvalidCursor);
+  EXPECT_THROW(store.list(std::nullopt, std::string(""), 10), InvalidCursor);
+  EXPECT_THROW(store.list(std::nullopt, std::string("abc"), 10), InvalidCursor);
+  EXPECT_THROW(store.list(std::nullopt, std::string("7631"), 10), InvalidCursor);  // "v1" alone
+  try {
+    store.list(std::nullopt, std::string("zz"), 10);
+    FAIL();
+  } catch (const std::invalid_argument&) {  // InvalidCursor is an invalid_argument
+  }
+}
+
+TEST_F(SessionStoreTest, ListReadsTheLogWhenTheSidecarIsStaleOrBroken) {
+  SessionStore store(root_);
+  // Killed before the first turn boundary after the prompt: the sidecar has no title.
+  make_session(store, "s1", "/p", "2026-01-01T00:00:05.000Z", "unsynced prompt", /*boundary=*/false);
+  auto l = store.list();
+  ASSERT_EQ(l.sessions.size(), 1u);
+  EXPECT_EQ(l.sessions[0].title, "unsynced prompt");
+  EXPECT_EQ(l.sessions[0].updated_at, "2026-01-01T00:00:05.000Z");
+
+  make_session(store, "s2", "/p", "2026-01-01T00:00:06.000Z", "broken sidecar");
+  write(store.meta_of("s2"), "{not json");
+  make_session(store, "s3", "/p", "2026-01-01T00:00:07.000Z", "no sidecar");
+  fs::remove(store.meta_of("s3"));
+  l = store.list();
+  ASSERT_EQ(l.sessions.size(), 3u);
+  EXPECT_EQ(l.sessions[0].title, "no sidecar");
+  EXPECT_EQ(l.sessions[1].title, "broken sidecar");
+  EXPECT_EQ(l.sessions[2].title, "unsynced prompt");
+
+  // The sidecar is what list reads when it is current.
+  make_session(store, "s4", "/p", "2026-01-01T00:00:08.000Z", "from log");
+  auto m4 = json::parse(read(store.meta_of("s4"))).as_object();
+  m4["title"] = "from sidecar";
+  write(store.meta_of("s4"), json::serialize(m4));
+  EXPECT_EQ(store.list().sessions[0].title, "from sidecar");
+  // Other files in the directory are ignored.
+  write(root_ / "notes.txt", "x");
+  write(root_ / "s4.meta.json.tmp123", "x");
+  EXPECT_EQ(store.list().sessions.size(), 4u);
+}
+
+// ---- Remove ----
+
+TEST_F(SessionStoreTest, RemoveIsIdempotent) {
+  SessionStore store(root_);
+  make_session(store, "s1", "/p", "2026-01-01T00:00:01.000Z", "x");
+  make_session(store, "s2", "/p", "2026-01-01T00:00:02.000Z", "y");
+  EXPECT_TRUE(store.remove("s1"));
+  EXPECT_FALSE(store.remove("s1"));
+  EXPECT_FALSE(store.remove("never"));
+  EXPECT_FALSE(store.remove("../x"));
+  EXPECT_FALSE(store.load("s1"));
+  EXPECT_FALSE(fs::exists(store.meta_of("s1")));
+  auto l = store.list();
+  ASSERT_EQ(l.sessions.size(), 1u);
+  EXPECT_EQ(l.sessions[0].id, "s2");
+}
