@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <set>
 #include <unistd.h>
 
@@ -112,8 +113,25 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
                              ? expand_home(*e->main_.skills_directory, options.home)
                              : options.config_root / "skills";
   if (private_dir.is_relative()) private_dir = options.config_root / private_dir;
-  detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, e->user_skills_, diags);
-  if (!options.builtin_skills_dir.empty()) materialize_builtin(options.builtin_skills_dir, e->user_skills_, diags);
+  // The user-level skill folders are searched on a second thread while plugins and hooks load
+  // (the results are merged in the seed's order below, so the outcome does not depend on timing).
+  struct Scan {
+    std::vector<Skill> priv, home_agents, home_claude;
+    Diagnostics priv_diags, home_diags;
+  };
+  auto scan = std::async(std::launch::async, [private_dir, home = options.home] {
+    Scan s;
+    detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, s.priv, s.priv_diags);
+    detail::find_skills(home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning, s.home_agents,
+                        s.home_diags);
+    detail::find_skills(home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning, s.home_claude,
+                        s.home_diags);
+    return s;
+  });
+  std::vector<Skill> builtin;
+  Diagnostics builtin_diags;
+  if (!options.builtin_skills_dir.empty()) materialize_builtin(options.builtin_skills_dir, builtin, builtin_diags);
+  std::vector<Skill> plugin_skills;
 
   // MCP server files.
   auto user_servers = detail::load_mcp_server_files(options.config_root, diags);
@@ -140,7 +158,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
     const std::string dir_name = dir.filename().string();
     bool is_disabled = disabled.count(dir_name) > 0;
     std::string declared;
-    if (!is_disabled) {
+    if (!is_disabled && !disabled.empty()) {
       declared = detail::plugin_declared_name(dir);
       is_disabled = disabled.count(declared) > 0;
     }
@@ -159,7 +177,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
     }
     auto lp = detail::load_plugin(dir, options, diags);
     if (lp.fatal) e->failed_ = true;
-    for (auto& s : lp.skills) e->user_skills_.push_back(std::move(s));
+    for (auto& s : lp.skills) plugin_skills.push_back(std::move(s));
     for (auto& s : lp.mcp_servers) {
       if (user_ids.count(s.id)) continue;  // mcp_servers/<id>.yaml wins
       if (auto it = plugin_server_owner.find(s.id); it != plugin_server_owner.end()) {
@@ -204,10 +222,13 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   for (auto& s : plugin_servers) e->mcp_servers_.push_back(std::move(s));
 
   // ~/.agents/skills and ~/.claude/skills: malformed ones are skipped.
-  detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
-                      e->user_skills_, diags);
-  detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
-                      e->user_skills_, diags);
+  // Places 3-7 in order: private, built-in, plugins, ~/.agents/skills, ~/.claude/skills.
+  Scan scanned = scan.get();
+  for (auto* part : {&scanned.priv, &builtin, &plugin_skills, &scanned.home_agents, &scanned.home_claude})
+    for (auto& sk : *part) e->user_skills_.push_back(std::move(sk));
+  diags.insert(diags.begin(), builtin_diags.begin(), builtin_diags.end());
+  diags.insert(diags.begin(), scanned.priv_diags.begin(), scanned.priv_diags.end());
+  diags.insert(diags.end(), scanned.home_diags.begin(), scanned.home_diags.end());
 
   // Agents.
   e->agents_ = detail::load_agent_files(options.config_root, diags);

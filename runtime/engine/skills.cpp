@@ -1,5 +1,9 @@
 // SKILL.md parsing and the recursive skill search.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <set>
@@ -160,26 +164,42 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
   return fields;
 }
 
-std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const std::string& plugin,
-                                Diagnostic::Severity severity, Diagnostics& diags) {
-  fs::path file = dir / "SKILL.md";
-  auto size = regular_file_size(file);
-  if (!size) {
+namespace {
+
+// Reads SKILL.md from an open descriptor (closed here); nullopt with a diagnostic on a problem.
+std::optional<std::string> read_skill_fd(int fd, const fs::path& file, Diagnostic::Severity severity,
+                                         Diagnostics& diags) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
     return std::nullopt;
   }
-  if (*size > kMaxSkillFileBytes) {
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  if (size > kMaxSkillFileBytes) {
+    ::close(fd);
     diags.push_back({severity, file.string(), 0,
-                     "the file is " + std::to_string(*size) +
+                     "the file is " + std::to_string(size) +
                          " bytes; SKILL.md files over 1 MB (1048576 bytes) are not read (skill skipped)"});
     return std::nullopt;
   }
-  auto text = read_file(file);
-  if (!text) {
-    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
-    return std::nullopt;
+  std::string text(static_cast<std::size_t>(size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
   }
-  auto fields = parse_skill_text(*text, file, severity, diags);
+  ::close(fd);
+  text.resize(got);
+  return text;
+}
+
+std::optional<Skill> skill_from_text(const fs::path& dir, const fs::path& file, const std::string& text,
+                                     SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
+                                     Diagnostics& diags) {
+  auto fields = parse_skill_text(text, file, severity, diags);
   if (!fields) return std::nullopt;
   std::string name = fields->name.value_or(dir.filename().string());
   if (!fields->name && !is_kebab_name(name)) {
@@ -190,12 +210,27 @@ std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const s
     return std::nullopt;
   }
   Skill s;
-  s.name = plugin.empty() ? name : plugin + ":" + name;
+  s.name = plugin.empty() ? std::move(name) : plugin + ":" + name;
   s.description = trim(*fields->description);
   s.file = file;
   s.source = source;
   s.plugin = plugin;
   return s;
+}
+
+}  // namespace
+
+std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const std::string& plugin,
+                                Diagnostic::Severity severity, Diagnostics& diags) {
+  fs::path file = dir / "SKILL.md";
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
+    return std::nullopt;
+  }
+  auto text = read_skill_fd(fd, file, severity, diags);
+  if (!text) return std::nullopt;
+  return skill_from_text(dir, file, *text, source, plugin, severity, diags);
 }
 
 namespace {
@@ -213,10 +248,16 @@ struct Walker {
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (!visited.insert({st.st_dev, st.st_ino}).second) return;  // a loop or a second link
     if (depth > 32) return;
-    struct stat sk{};
-    if (::stat((dir / "SKILL.md").c_str(), &sk) == 0 && S_ISREG(sk.st_mode)) {
-      if (auto s = load_skill(dir, source, plugin, severity, diags)) out.push_back(std::move(*s));
-      return;
+    fs::path file = dir / "SKILL.md";
+    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+      struct stat sk{};
+      if (::fstat(fd, &sk) == 0 && S_ISREG(sk.st_mode)) {
+        if (auto text = read_skill_fd(fd, file, severity, diags))
+          if (auto s = skill_from_text(dir, file, *text, source, plugin, severity, diags)) out.push_back(std::move(*s));
+        return;
+      }
+      ::close(fd);
     }
     std::error_code ec;
     std::vector<fs::path> children;

@@ -1,7 +1,10 @@
 #include "runtime/engine/util.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace runtime::engine {
 
@@ -47,24 +50,30 @@ bool is_mcp_server_id(std::string_view s) {
 }
 
 std::optional<std::string> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st{};
   std::string out;
-  std::error_code ec;
-  auto size = fs::file_size(p, ec);
-  if (!ec) out.reserve(size);
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[16384];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return out;
 }
 
 std::optional<std::uintmax_t> regular_file_size(const fs::path& p) {
-  std::error_code ec;
-  auto st = fs::status(p, ec);
-  if (ec || !fs::is_regular_file(st)) return std::nullopt;
-  auto n = fs::file_size(p, ec);
-  if (ec) return std::nullopt;
-  return n;
+  struct stat st{};
+  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<std::uintmax_t>(st.st_size);
 }
 
 bool path_within(const fs::path& root, const fs::path& p) {
