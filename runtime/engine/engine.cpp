@@ -210,6 +210,11 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
     std::set<std::string> manifests;
     for (const auto& h : e->hook_sources_) manifests.insert(h.manifest_file.string());
     for (auto& d : hook_diags) {
+      // The plugin loader already reported escaping script paths at this line: keep one message.
+      bool dup = manifests.count(d.path) && std::any_of(diags.begin(), diags.end(), [&](const Diagnostic& x) {
+        return x.path == d.path && x.line == d.line && x.severity == d.severity;
+      });
+      if (dup) continue;
       if (d.severity == Severity::Error && manifests.count(d.path)) {
         e->failed_ = true;
         for (auto& p : e->plugins_)

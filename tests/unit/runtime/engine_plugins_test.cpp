@@ -342,3 +342,44 @@ TEST(EnginePlugins, AgentPluginSkillsImmediateChildrenOnly) {
                               "skipped)"))
       << join(d);
 }
+
+TEST(EnginePlugins, PluginHookProblemsAreManifestProblems) {
+  {
+    // Found by the hook loader (the script must exist): still a broken manifest.
+    Tree t;
+    fs::path m = t.write("config/plugins/hk/.openvaala-plugin/plugin.yaml",
+                         "name: hk\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          script: ./missing.sh\n");
+    Diagnostics d;
+    auto e = t.load(d);
+    EXPECT_TRUE(e->failed());
+    EXPECT_FALSE(e->find_plugin("hk")->valid);
+    int at6 = 0;
+    for (const auto& x : d) at6 += x.path == m.string() && x.line == 6;
+    EXPECT_EQ(at6, 1) << join(d);
+  }
+  {
+    // Found by the plugin loader: reported once.
+    Tree t;
+    fs::path m = t.write("config/plugins/hk/.openvaala-plugin/plugin.yaml",
+                         "name: hk\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          script: /bin/true\n");
+    Diagnostics d;
+    auto e = t.load(d);
+    EXPECT_TRUE(e->failed());
+    ASSERT_EQ(d.size(), 1u) << join(d);
+    EXPECT_EQ(d[0].to_string(), m.string() + ":6: script '/bin/true' must be a relative path inside the plugin (like "
+                                             "./hooks/check.sh), not an absolute or ~/ path");
+  }
+  // Plugin hooks come after hooks/*.yaml, ordered by plugin name.
+  Tree t2;
+  t2.write("config/hooks/a.yaml", "hooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: echo a\n");
+  for (std::string n : {"zeta", "alpha"})
+    t2.write("config/plugins/" + n + "/.openvaala-plugin/plugin.yaml",
+             "name: " + n + "\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: echo " + n +
+                 "\n");
+  Diagnostics d2;
+  auto e2 = t2.load(d2);
+  ASSERT_EQ(e2->hooks().hooks.size(), 3u) << join(d2);
+  EXPECT_EQ(e2->hooks().hooks[0].plugin_name, "");
+  EXPECT_EQ(e2->hooks().hooks[1].plugin_name, "alpha");
+  EXPECT_EQ(e2->hooks().hooks[2].plugin_name, "zeta");
+}
