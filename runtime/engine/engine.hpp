@@ -12,7 +12,14 @@
 //
 // Every problem is a config::Diagnostic (`path:line: message`). Errors are what
 // `openvaala config check` exits 1 on; `failed()` is narrower: the errors the seed says make the
-// whole load fail (a broken plugin manifest, a broken config.yaml, two plugins with one MCP id).
+// whole load fail (a broken plugin manifest or plugin hook section, a broken config.yaml, two
+// enabled plugins with one MCP id).
+//
+// Threading: Engine::load and session_view block on file I/O (a large config: ~60 ms, see
+// docs/PERFORMANCE.md), so run them off the connection's thread. A loaded Engine is immutable and
+// may be shared across threads (hold the shared_ptr for the session's lifetime or swap on reload).
+// AGENTS.md: session_view reads the chain once; per turn, call load_agents_md_chain(cwd) again
+// (the seed gives the files at the start of every turn), and agents_md_for_read after read_file.
 #include <boost/json.hpp>
 
 #include <filesystem>
