@@ -529,6 +529,16 @@ SessionWriter::~SessionWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string SessionWriter::title() const {
+  std::lock_guard lock(*mu_);
+  return title_;
+}
+
+std::string SessionWriter::updated_at() const {
+  std::lock_guard lock(*mu_);
+  return updated_at_;
+}
+
 void SessionWriter::write_line_locked(const std::string& line) {
   if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
   write_all(fd_, line, file_);

@@ -236,6 +236,10 @@ class SessionWriter {
   ~SessionWriter();
 
   const std::string& id() const { return id_; }
+  // The title the sidecar gets (title record, else the first user message's first line): after
+  // appending the first prompt, what a session_info_update would carry.
+  std::string title() const;
+  std::string updated_at() const;  // time of the last record appended
 
   // Writes the record as one line now (one write(2), O_APPEND).  Throws std::system_error.
   void append(Record record);

@@ -322,7 +322,10 @@ TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
 TEST_F(SessionStoreTest, TitleRecordWinsWhereverItIs) {
   SessionStore store(root_);
   SessionWriter w = store.create(header("ses_t"));
-  w.append(UserMessage{user("first prompt"), {}});
+  EXPECT_EQ(w.title(), "");
+  w.append(Record{UserMessage{user("first prompt"), {}}, "2026-03-04T05:06:07.000Z"});
+  EXPECT_EQ(w.title(), "first prompt");
+  EXPECT_EQ(w.updated_at(), "2026-03-04T05:06:07.000Z");
   w.turn_boundary();
   EXPECT_EQ(store.load("ses_t")->title, "first prompt");
   EXPECT_EQ(store.list().sessions.at(0).title, "first prompt");
