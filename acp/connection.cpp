@@ -105,7 +105,9 @@ void Connection::handle_line(std::string_view line) {
     return;
   }
   std::string name(method->as_string());
-  json::value params = obj.contains("params") ? obj["params"] : json::value(nullptr);
+  // if_contains, not operator[]: the non-const operator[] may rehash and invalidate `id`.
+  const json::value* params_in = obj.if_contains("params");
+  json::value params = params_in ? *params_in : json::value(nullptr);
   if (!params.is_null() && !params.is_object() && !params.is_array()) {
     if (id) send_error(reply_id, error_code::kInvalidRequest, "Invalid request: params must be an object");
     return;

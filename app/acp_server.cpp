@@ -13,6 +13,7 @@
 #include "acp/connection.hpp"
 #include "acp/stdio_transport.hpp"
 #include "app/cli.hpp"
+#include "bridge/mcp/transport.hpp"
 #include "runtime/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
 
@@ -77,6 +78,8 @@ int run_acp_server() {
       [&] { stop("stdin closed"); },
   });
   ioc.run();
+  // Nothing we started may outlive us: MCP servers' process groups go before we exit.
+  bridge::mcp::kill_all_server_process_groups();
   transport.flush_and_stop();
   pool.join();  // local commands were told to stop; their process groups are killed
   spdlog::shutdown();

@@ -9,6 +9,11 @@
 #include "bridge/mcp/acp_servers.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/hooks/hooks_async.hpp"
+#include "bridge/process/run_blocking.hpp"
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include "runtime/mcp/mcp_manager.hpp"
 
 namespace runtime {
@@ -116,28 +121,68 @@ std::string skill_text_for_prompt(const engine::SlashExpansion& e) { return e.te
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
     : conn_(conn), client_(conn), pool_(pool), loop_(client_, pool, builtin_tools()), tunnel_(conn) {
-  config::Diagnostics diags;
-  engine_ = engine::Engine::load(config::config_root(), diags);
-  for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
   bind();
+  start_loading_engine();
+}
+
+namespace {
+// Loads the engine on the pool (blocking file I/O), logging every problem.
+std::shared_ptr<const engine::Engine> load_engine_logged() {
+  config::Diagnostics diags;
+  auto engine = engine::Engine::load(config::config_root(), diags);
+  for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
+  return engine;
+}
+}  // namespace
+
+void AcpAgent::start_loading_engine() {
+  engine_ready_ = std::make_unique<boost::asio::steady_timer>(conn_.executor(), boost::asio::steady_timer::time_point::max());
+  boost::asio::co_spawn(
+      conn_.executor(),
+      [this]() -> acp::awaitable<void> {
+        auto job = [] { return load_engine_logged(); };
+        engine_ = co_await bridge::process::run_blocking(pool_, std::move(job));
+        engine_ready_->cancel();
+      },
+      boost::asio::detached);
+}
+
+acp::awaitable<std::shared_ptr<const engine::Engine>> AcpAgent::loaded_engine() {
+  while (!engine_) co_await engine_ready_->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  co_return engine_;
 }
 
 AcpAgent::~AcpAgent() { shutdown(); }
 
 void AcpAgent::reload_config() {
-  config::Diagnostics diags;
-  auto fresh = engine::Engine::load(config::config_root(), diags);
-  for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
-  if (fresh->failed()) {
-    spdlog::error("the configuration did not load; keeping the previous one");
+  if (reloading_) {  // a reload is running: do one more after it, with the newest files
+    reload_again_ = true;
     return;
   }
-  engine_ = std::move(fresh);
-  spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(), engine_->plugins().size());
-  for (auto& [_, s] : sessions_) {
-    s->engine = engine_;
-    refresh_view(*s);
-  }
+  reloading_ = true;
+  boost::asio::co_spawn(
+      conn_.executor(),
+      [this]() -> acp::awaitable<void> {
+        do {
+          reload_again_ = false;
+          auto job = [] { return load_engine_logged(); };
+          auto fresh = co_await bridge::process::run_blocking(pool_, std::move(job));
+          if (fresh->failed()) {
+            spdlog::error("the configuration did not load; keeping the previous one");
+            continue;
+          }
+          co_await loaded_engine();
+          engine_ = std::move(fresh);
+          spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(),
+                       engine_->plugins().size());
+          for (auto& [_, s] : sessions_) {
+            s->engine = engine_;
+            refresh_view(*s);
+          }
+        } while (reload_again_);
+        reloading_ = false;
+      },
+      boost::asio::detached);
 }
 
 void AcpAgent::shutdown() {
@@ -191,8 +236,9 @@ acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
 acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
   auto method = Params(params).required_string("methodId");
   if (method != "check-provider") throw acp::invalid_params("unknown methodId '" + method + "' (available: check-provider)");
+  auto engine = co_await loaded_engine();
   try {
-    providers::resolve_model(engine_->main_config());
+    providers::resolve_model(engine->main_config());
   } catch (const providers::ModelError& e) {
     throw acp::RpcError(acp::error_code::kAuthRequired, e.what());
   }
@@ -215,6 +261,9 @@ json::array AcpAgent::config_options(const Session& s) const {
 
 void AcpAgent::send_commands_if_changed(Session& s) {
   auto commands = s.view.available_commands();
+  if (!s.view.find_skill("compact"))
+    commands.push_back(json::object{{"name", "compact"},
+                                    {"description", "Summarise the conversation so far to free the model's context"}});
   auto text = json::serialize(commands);
   if (text == s.commands_sent) return;
   s.commands_sent = std::move(text);
@@ -239,13 +288,14 @@ acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
   const json::value* editor_servers_json = p.object().if_contains("mcpServers");
   auto editor_servers = bridge::mcp::parse_acp_mcp_servers(editor_servers_json ? *editor_servers_json : json::value(nullptr), mcp_options);
 
+  auto engine = co_await loaded_engine();
   auto session = std::make_shared<Session>();
   Session& s = *session;
   s.id = new_session_id();
   s.cwd = std::filesystem::path(cwd).lexically_normal();
-  s.engine = engine_;
-  s.agent_name = engine_->default_agent();
-  s.view = engine_->session_view(s.cwd, s.agent_name);
+  s.engine = engine;
+  s.agent_name = engine->default_agent();
+  s.view = engine->session_view(s.cwd, s.agent_name);
   for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
   for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
 
@@ -324,6 +374,30 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   auto engine = session.engine;  // one snapshot for the whole turn, even across a reload
   std::shared_ptr<const hooks::HookSet> hook_set(engine, &engine->hooks());
 
+  std::optional<providers::ModelClient> model;
+  try {
+    model.emplace(providers::resolve_model(engine->main_config(), session.view.agent.model));
+  } catch (const providers::ModelError& e) {
+    throw acp::RpcError(e.kind() == providers::ModelError::Kind::Auth ? acp::error_code::kAuthRequired
+                                                                      : acp::error_code::kInternalError,
+                        e.what());
+  }
+  // AGENTS.md files are read again every turn: edits made meanwhile count.
+  session.view.agents_md = engine::load_agents_md_chain(session.cwd);
+  for (const auto& f : session.view.agents_md) session.agents_md_included.insert(f.path);
+  TurnSettings settings;
+  settings.max_turn_requests = engine->main_config().max_turn_requests;
+  settings.system_prompt = system_prompt(session);
+  settings.turn_id = turn_id;
+  settings.hooks = hook_set;
+
+  // `/compact` (unless a skill of that name exists): summarise now.
+  if (message.text.find_first_not_of(" \t") != std::string::npos &&
+      message.text.substr(message.text.find_first_not_of(" \t")).rfind("/compact", 0) == 0 && !session.view.find_skill("compact")) {
+    co_await loop_.compact(session, *model, settings, *cancel);
+    co_return json::object{{"stopReason", cancel->cancelled() ? "cancelled" : "end_turn"}};
+  }
+
   // Slash commands: `/skill rest` attaches the skill.
   auto expansion = engine::expand_slash_command(session.view, message.text);
   if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
@@ -353,24 +427,11 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   for (const auto& c : session.pending_context) message.text += "\n\n<context>\n" + c + "\n</context>";
   session.pending_context.clear();
 
-  std::optional<providers::ModelClient> model;
-  try {
-    model.emplace(providers::resolve_model(engine->main_config(), session.view.agent.model));
-  } catch (const providers::ModelError& e) {
-    throw acp::RpcError(e.kind() == providers::ModelError::Kind::Auth ? acp::error_code::kAuthRequired
-                                                                      : acp::error_code::kInternalError,
-                        e.what());
-  }
   std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
   if (session.mcp) {
     auto mcp = session.mcp;  // keeps the manager alive if the session closes mid-turn
     mcp_tools = co_await mcp->tools_for_turn(cancel.get());
   }
-  TurnSettings settings;
-  settings.max_turn_requests = engine->main_config().max_turn_requests;
-  settings.system_prompt = system_prompt(session);
-  settings.turn_id = turn_id;
-  settings.hooks = hook_set;
   for (auto& t : mcp_tools) settings.extra_tools.push_back(t.get());
   auto stop_reason = co_await loop_.run_turn(session, std::move(message), *model, settings, *cancel);
   co_return json::object{{"stopReason", stop_reason}};

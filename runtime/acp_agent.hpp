@@ -1,6 +1,7 @@
 #pragma once
 // The protocol-facing agent: binds the ACP agent methods on a Connection and maps them onto
 // sessions, the engine (skills, AGENTS.md, agents, hooks, MCP servers) and the turn loop.
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
@@ -44,6 +45,10 @@ class AcpAgent {
   void refresh_view(Session& session);
   void send_commands_if_changed(Session& session);
   void set_session_mode(Session& session, Mode mode);
+  // The engine is loaded on a worker thread so `initialize` never waits for the file system;
+  // the first session waits for it.
+  void start_loading_engine();
+  acp::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
 
   acp::Connection& conn_;
   acp::ClientApi client_;
@@ -51,6 +56,9 @@ class AcpAgent {
   AgentLoop loop_;
   bridge::mcp::AcpTunnelRouter tunnel_;
   std::shared_ptr<const engine::Engine> engine_;
+  std::unique_ptr<boost::asio::steady_timer> engine_ready_;  // cancelled once engine_ is set
+  bool reloading_ = false;
+  bool reload_again_ = false;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
 };
 

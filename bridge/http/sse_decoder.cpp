@@ -5,10 +5,6 @@
 namespace bridge::http {
 
 void SseDecoder::feed(std::string_view chunk, std::vector<SseEvent>& out) {
-  if (!bom_checked_ && !chunk.empty()) {
-    bom_checked_ = true;
-    if (chunk.substr(0, 3) == "\xEF\xBB\xBF") chunk.remove_prefix(3);
-  }
   if (skip_lf_ && !chunk.empty()) {
     if (chunk.front() == '\n') chunk.remove_prefix(1);
     skip_lf_ = false;
@@ -47,6 +43,10 @@ void SseDecoder::finish(std::vector<SseEvent>& out) {
 }
 
 void SseDecoder::process_line(std::string_view line, std::vector<SseEvent>& out) {
+  if (!bom_checked_) {  // a byte order mark may start the stream (checked on whole lines)
+    bom_checked_ = true;
+    if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  }
   if (line.empty()) {
     dispatch(out);
     return;

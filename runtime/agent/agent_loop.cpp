@@ -242,9 +242,62 @@ boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Sess
   co_return out;
 }
 
+std::int64_t AgentLoop::context_window(const providers::ModelClient& model) {
+  return model.model().provider.context_window.value_or(128000);
+}
+
+bool AgentLoop::needs_compaction(const Session& session, const providers::ModelClient& model) {
+  return session.context_tokens > context_window(model) * 8 / 10 && session.history.size() > 2;
+}
+
+boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::ModelClient& model,
+                                                const TurnSettings& settings, acp::CancelSource& cancel) {
+  if (session.history.empty()) co_return false;
+  notify_user(session, "Compacting the conversation: the model is summarising it to free context.");
+  std::vector<Message> request_history = session.history;
+  Message ask;
+  ask.role = Message::Role::User;
+  ask.text =
+      "Summarise this conversation so far so that you can continue the work from the summary alone: the user's "
+      "goals and instructions, decisions made, files read and changed (with paths), commands run and their "
+      "outcomes, and what remains to do. Be complete but concise. Answer with the summary only.";
+  request_history.push_back(std::move(ask));
+  providers::ModelRequest req{model.model().model, settings.system_prompt, &request_history, {}};
+  providers::StreamCallbacks silent{[](std::string_view) {}, [](std::string_view) {}, nullptr};
+  providers::ModelResponse response;
+  try {
+    response = co_await model.stream(req, silent, &cancel);
+  } catch (const providers::ModelError& e) {
+    if (!cancel.cancelled()) notify_user(session, std::string("Compaction failed, the conversation is unchanged: ") + e.what());
+    co_return false;
+  }
+  if (response.text.empty()) co_return false;
+  Message summary;
+  summary.role = Message::Role::User;
+  summary.text = "This conversation was compacted. Summary of everything before this point:\n\n" + response.text;
+  // Deeper AGENTS.md files entered the context with reads; they would be lost with those reads.
+  std::vector<engine::AgentsMdFile> deeper;
+  for (const auto& path : session.agents_md_included) {
+    bool in_chain = false;
+    for (const auto& f : session.view.agents_md) in_chain = in_chain || f.path == path;
+    if (in_chain) continue;
+    auto files = engine::agents_md_for_read(session.view, path, {});
+    for (auto& f : files)
+      if (f.path == path) deeper.push_back(std::move(f));
+  }
+  if (!deeper.empty()) summary.text += "\n\n" + engine::agents_md_prompt(deeper);
+  const auto before = session.history.size();
+  session.history.clear();
+  session.history.push_back(std::move(summary));
+  session.context_tokens = response.usage.output_tokens;
+  notify_user(session, "Compacted " + std::to_string(before) + " messages into a summary.");
+  co_return true;
+}
+
 boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Message user_message,
                                                         providers::ModelClient& model, const TurnSettings& settings,
                                                         acp::CancelSource& cancel) {
+  if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
   session.history.push_back(std::move(user_message));
   providers::StreamCallbacks callbacks{
       [&](std::string_view text) {
@@ -275,6 +328,13 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
                                                                         : acp::error_code::kInternalError,
                           e.what());
     }
+    session.context_tokens = response.usage.input_tokens + response.usage.output_tokens;
+    session.total_usage.input_tokens += response.usage.input_tokens;
+    session.total_usage.output_tokens += response.usage.output_tokens;
+    if (session.context_tokens > 0)
+      send(session, json::object{{"sessionUpdate", "usage_update"},
+                                 {"used", session.context_tokens},
+                                 {"size", context_window(model)}});
     Message assistant;
     assistant.role = Message::Role::Assistant;
     assistant.text = std::move(response.text);

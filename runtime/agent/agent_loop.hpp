@@ -37,6 +37,15 @@ class AgentLoop {
 
   std::vector<ToolSpec> tool_specs(const TurnSettings& settings) const;
 
+  // Replaces the conversation so far with a summary written by the model (context compaction).
+  // AGENTS.md files the agent had picked up from deeper folders are re-added with the summary.
+  // Returns false (history untouched) when the model could not summarise.
+  boost::asio::awaitable<bool> compact(Session& session, providers::ModelClient& model, const TurnSettings& settings,
+                                       acp::CancelSource& cancel);
+  // True when the last response filled most of the model's context window.
+  static bool needs_compaction(const Session& session, const providers::ModelClient& model);
+  static std::int64_t context_window(const providers::ModelClient& model);
+
   // Shows text to the user only (hook system messages and errors), never to the model.
   void notify_user(Session& session, const std::string& text);
   // Hook errors and system messages of an outcome, shown to the user.

@@ -41,6 +41,10 @@ struct Session {
   // The prompt turn in flight, if any; session/cancel fires it.
   acp::CancelSourcePtr turn_cancel;
   int turn_count = 0;
+  // Tokens in the context at the last model response (input + output), for usage_update and
+  // compaction; and the totals of the session.
+  std::int64_t context_tokens = 0;
+  Usage total_usage;
 
   // The engine snapshot this session uses and what it sees of it (skills, AGENTS.md, agent).
   std::shared_ptr<const engine::Engine> engine;
