@@ -16,6 +16,7 @@ ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
     c.fs_write = bool_at(*fs, "writeTextFile");
   }
   c.terminal = bool_at(o, "terminal");
+  if (auto* auth = obj_at(o, "auth")) c.auth_terminal = bool_at(*auth, "terminal");
   return c;
 }
 

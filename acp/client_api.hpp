@@ -14,6 +14,7 @@ struct ClientCapabilities {
   bool fs_read = false;
   bool fs_write = false;
   bool terminal = false;
+  bool auth_terminal = false;  // auth.terminal: the client can run `type: "terminal"` auth methods
 
   static ClientCapabilities from_json(const boost::json::value& caps);
 };

@@ -8,6 +8,7 @@ inline constexpr const char* kSessionLoad = "session/load";
 inline constexpr const char* kSessionList = "session/list";
 inline constexpr const char* kSessionResume = "session/resume";
 inline constexpr const char* kSessionClose = "session/close";
+inline constexpr const char* kSessionDelete = "session/delete";
 inline constexpr const char* kSessionPrompt = "session/prompt";
 inline constexpr const char* kSessionCancel = "session/cancel";
 inline constexpr const char* kSessionSetMode = "session/set_mode";

@@ -120,7 +120,8 @@ std::string skill_text_for_prompt(const engine::SlashExpansion& e) { return e.te
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
-    : conn_(conn), client_(conn), pool_(pool), loop_(client_, pool, builtin_tools()), tunnel_(conn) {
+    : conn_(conn), client_(conn), pool_(pool), loop_(client_, pool, builtin_tools()), tunnel_(conn),
+      store_(config::data_dir() / "sessions") {
   bind();
   start_loading_engine();
 }
@@ -196,7 +197,11 @@ void AcpAgent::bind() {
   using namespace acp::methods;
   conn_.on_request(kInitialize, [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
   conn_.on_request(kAuthenticate, [this](json::value p, acp::RequestContext) { return authenticate(std::move(p)); });
-  conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return new_session(std::move(p)); });
+  conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), OpenKind::New); });
+  conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), OpenKind::Load); });
+  conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), OpenKind::Resume); });
+  conn_.on_request(kSessionList, [this](json::value p, acp::RequestContext) { return list_sessions(std::move(p)); });
+  conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return delete_session(std::move(p)); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
   conn_.on_request(kSessionSetMode, [this](json::value p, acp::RequestContext) { return set_mode(std::move(p)); });
   conn_.on_request(kSessionSetConfigOption, [this](json::value p, acp::RequestContext) { return set_config_option(std::move(p)); });
@@ -219,14 +224,25 @@ acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
   if (!p.optional_int("protocolVersion")) throw acp::invalid_params("missing required field 'protocolVersion'");
   if (auto* caps = p.optional_object("clientCapabilities")) client_.set_capabilities(acp::ClientCapabilities::from_json(*caps));
   json::object agent_caps{
-      {"loadSession", false},
+      {"loadSession", true},
       {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
       {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
-      {"sessionCapabilities", json::object{{"close", json::object{}}}},
+      {"sessionCapabilities", json::object{{"list", json::object{}},
+                                           {"resume", json::object{}},
+                                           {"close", json::object{}},
+                                           {"delete", json::object{}}}},
   };
   json::array auth{json::object{{"id", "check-provider"},
                                 {"name", "Use the configured model provider"},
                                 {"description", "Checks the model and API key set in config.yaml or the environment"}}};
+  // Terminal auth only for clients that can run it (auth.terminal): they re-run this binary with
+  // `args` in a terminal; exit 0 = logged in.
+  if (client_.capabilities().auth_terminal)
+    auth.push_back(json::object{{"type", "terminal"},
+                                {"id", "openvaala-login"},
+                                {"name", "Log in"},
+                                {"description", "Store a model provider API key"},
+                                {"args", json::array{"login"}}});
   co_return json::object{{"protocolVersion", kProtocolVersion},
                          {"agentCapabilities", std::move(agent_caps)},
                          {"authMethods", std::move(auth)},
@@ -277,7 +293,7 @@ void AcpAgent::refresh_view(Session& s) {
   send_commands_if_changed(s);
 }
 
-acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
+acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenKind kind) {
   Params p(params);
   std::string cwd = p.required_string("cwd");
   if (!std::filesystem::path(cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path, got '" + cwd + "'");
@@ -288,16 +304,40 @@ acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
   const json::value* editor_servers_json = p.object().if_contains("mcpServers");
   auto editor_servers = bridge::mcp::parse_acp_mcp_servers(editor_servers_json ? *editor_servers_json : json::value(nullptr), mcp_options);
 
+  std::optional<sessions::LoadedSession> loaded;
+  if (kind != OpenKind::New) {
+    auto id = p.required_string("sessionId");
+    if (sessions_.count(id)) throw acp::RpcError(acp::error_code::kInvalidRequest, "Session " + id + " is already open");
+    auto job = [this, id] { return store_.load(id); };
+    loaded = co_await bridge::process::run_blocking(pool_, std::move(job));
+    if (!loaded) throw acp::RpcError(acp::error_code::kResourceNotFound, "Unknown session: " + id);
+  }
+
   auto engine = co_await loaded_engine();
   auto session = std::make_shared<Session>();
   Session& s = *session;
-  s.id = new_session_id();
+  s.id = loaded ? loaded->id : new_session_id();
   s.cwd = std::filesystem::path(cwd).lexically_normal();
   s.engine = engine;
   s.agent_name = engine->default_agent();
+  if (loaded) {
+    if (!loaded->agent.empty() && engine->find_agent(loaded->agent)) s.agent_name = loaded->agent;
+    if (auto m = mode_from_id(loaded->mode)) s.mode = *m;
+    s.history = std::move(loaded->conversation);
+    s.total_usage = loaded->usage_total;
+    if (loaded->last_usage) s.context_tokens = loaded->last_usage->input_tokens + loaded->last_usage->output_tokens;
+    s.turn_count = loaded->turns;
+    s.title_sent = loaded->title;
+  }
   s.view = engine->session_view(s.cwd, s.agent_name);
   for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
   for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+  try {
+    s.log = std::make_shared<sessions::SessionWriter>(
+        loaded ? store_.open(s.id) : store_.create(sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode)}));
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
+  }
 
   // The agent's configured servers, then the editor's (an editor server replaces one of its id).
   std::vector<bridge::mcp::ServerSpec> specs;
@@ -321,14 +361,21 @@ acp::awaitable<json::value> AcpAgent::new_session(json::value params) {
     hooks::HookInput input;
     input.session_id = s.id;
     input.cwd = s.cwd;
-    input.source = "startup";
+    input.source = kind == OpenKind::New ? "startup" : "resume";
     auto outcome = co_await hooks::run_hooks_async(pool_, hook_set, hooks::HookEvent::SessionStart, std::move(input));
     for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
     for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
   }
 
-  json::object reply{{"sessionId", s.id}, {"modes", modes_state(s)}, {"configOptions", config_options(s)}};
-  spdlog::info("session {} in {}", s.id, cwd);
+  // session/load shows the whole history before it answers.
+  if (kind == OpenKind::Load) {
+    for (const auto& item : loaded->replay) client_.session_update(s.id, sessions::to_session_update(item));
+    if (!loaded->title.empty())
+      client_.session_update(s.id, json::object{{"sessionUpdate", "session_info_update"}, {"title", loaded->title}});
+  }
+  json::object reply{{"modes", modes_state(s)}, {"configOptions", config_options(s)}};
+  if (kind == OpenKind::New) reply["sessionId"] = s.id;
+  spdlog::info("session {} in {} ({})", s.id, cwd, kind == OpenKind::New ? "new" : kind == OpenKind::Load ? "loaded" : "resumed");
   sessions_.emplace(s.id, std::move(session));
   // After the reply, so the client knows the session when the commands arrive.
   boost::asio::post(conn_.executor(), [this, sid] {
@@ -433,11 +480,72 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
     mcp_tools = co_await mcp->tools_for_turn(cancel.get());
   }
   for (auto& t : mcp_tools) settings.extra_tools.push_back(t.get());
-  auto stop_reason = co_await loop_.run_turn(session, std::move(message), *model, settings, *cancel);
+  settings.prompt_blocks = p.required_array("prompt");
+  std::string stop_reason = "error";
+  struct TurnEndGuard {
+    AcpAgent& agent;
+    Session& session;
+    std::string& reason;
+    ~TurnEndGuard() { agent.end_turn_record(session, reason); }
+  } turn_end{*this, session, stop_reason};
+  stop_reason = co_await loop_.run_turn(session, std::move(message), *model, settings, *cancel);
   co_return json::object{{"stopReason", stop_reason}};
 }
 
+void AcpAgent::end_turn_record(Session& session, const std::string& stop_reason) {
+  if (!session.log) return;
+  AgentLoop::record(session, sessions::TurnEnd{stop_reason});
+  try {
+    session.log->turn_boundary();  // fsync: a finished turn survives a crash
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: cannot sync the session log: {}", session.id, e.what());
+  }
+  auto title = session.log->title();
+  if (!title.empty() && title != session.title_sent) {
+    session.title_sent = title;
+    client_.session_update(session.id, json::object{{"sessionUpdate", "session_info_update"},
+                                                    {"title", title},
+                                                    {"updatedAt", session.log->updated_at()}});
+  }
+}
+
+acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
+  Params p(params);
+  auto cwd = p.optional_string("cwd");
+  if (cwd && !std::filesystem::path(*cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path");
+  auto cursor = p.optional_string("cursor");
+  auto job = [this, cwd, cursor]() -> std::variant<sessions::ListPage, std::string> {
+    try {
+      return store_.list(cwd, cursor, 50);
+    } catch (const sessions::InvalidCursor& e) {
+      return std::string(e.what());
+    }
+  };
+  auto page = co_await bridge::process::run_blocking(pool_, std::move(job));
+  if (auto* err = std::get_if<std::string>(&page)) throw acp::invalid_params("'cursor': " + *err);
+  auto& list = std::get<sessions::ListPage>(page);
+  json::array infos;
+  for (const auto& sum : list.sessions) infos.push_back(sum.to_session_info());
+  json::object reply{{"sessions", std::move(infos)}};
+  if (list.next_cursor) reply["nextCursor"] = *list.next_cursor;
+  co_return reply;
+}
+
+acp::awaitable<json::value> AcpAgent::delete_session(json::value params) {
+  auto id = Params(params).required_string("sessionId");
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    auto s = it->second;
+    sessions_.erase(it);
+    if (s->turn_cancel) s->turn_cancel->cancel();
+    if (auto mcp = s->mcp) co_await mcp->close();
+  }
+  auto job = [this, id] { return store_.remove(id); };
+  co_await bridge::process::run_blocking(pool_, std::move(job));
+  co_return json::object{};
+}
+
 void AcpAgent::set_session_mode(Session& session, Mode mode) {
+  AgentLoop::record(session, sessions::ModeChange{mode_id(mode)});
   session.mode = mode;
   client_.session_update(session.id, json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", mode_id(mode)}});
 }
@@ -466,6 +574,7 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
   } else if (config_id == "agent") {
     if (!session.engine->find_agent(v)) throw acp::invalid_params("unknown agent '" + v + "'");
     session.agent_name = v;
+    AgentLoop::record(session, sessions::AgentChange{v});
     refresh_view(session);
   } else {
     throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, agent)");

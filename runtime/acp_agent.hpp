@@ -13,6 +13,7 @@
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/session.hpp"
 #include "runtime/engine/engine.hpp"
+#include "runtime/sessions/session_store.hpp"
 
 namespace runtime {
 
@@ -31,7 +32,12 @@ class AcpAgent {
   void bind();
   acp::awaitable<boost::json::value> initialize(boost::json::value params);
   acp::awaitable<boost::json::value> authenticate(boost::json::value params);
-  acp::awaitable<boost::json::value> new_session(boost::json::value params);
+  enum class OpenKind { New, Load, Resume };
+  // session/new, session/load (replays the history first) and session/resume share this.
+  acp::awaitable<boost::json::value> open_session(boost::json::value params, OpenKind kind);
+  acp::awaitable<boost::json::value> list_sessions(boost::json::value params);
+  acp::awaitable<boost::json::value> delete_session(boost::json::value params);
+  void end_turn_record(Session& session, const std::string& stop_reason);
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
@@ -60,6 +66,7 @@ class AcpAgent {
   bool reloading_ = false;
   bool reload_again_ = false;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
+  sessions::SessionStore store_;
 };
 
 }  // namespace runtime

@@ -54,6 +54,31 @@ std::string AgentLoop::agents_md_after_read(Session& session, const json::object
 
 void AgentLoop::send(Session& session, json::object update) { client_.session_update(session.id, std::move(update)); }
 
+void AgentLoop::record(Session& session, sessions::RecordBody body) {
+  if (!session.log) return;
+  try {
+    session.log->append(std::move(body));
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: cannot write the session log: {}", session.id, e.what());
+  }
+}
+
+namespace {
+// The editor's view of a tool call, for the session log (replayed by session/load).
+sessions::ToolCallState tool_call_state(const json::object& update) {
+  sessions::ToolCallState st;
+  st.tool_call_id = std::string(acp::str_at(update, "toolCallId"));
+  if (auto* v = update.if_contains("title"); v && v->is_string()) st.title = std::string(v->as_string());
+  if (auto* v = update.if_contains("kind"); v && v->is_string()) st.kind = std::string(v->as_string());
+  if (auto* v = update.if_contains("status"); v && v->is_string()) st.status = std::string(v->as_string());
+  if (auto* v = acp::arr_at(update, "locations")) st.locations = *v;
+  if (auto* v = update.if_contains("rawInput")) st.raw_input = *v;
+  if (auto* v = update.if_contains("rawOutput")) st.raw_output = *v;
+  if (auto* v = acp::arr_at(update, "content")) st.content = *v;
+  return st;
+}
+}  // namespace
+
 // Everything one tool call needs: the session, the editor, cancellation, and the permission
 // policy of the session's mode.
 class AgentLoop::CallContext : public tools::ToolContext {
@@ -150,6 +175,7 @@ boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Sess
   json::object announce{{"sessionUpdate", "tool_call"}, {"toolCallId", call.id}, {"title", desc.title},
                         {"kind", desc.kind},           {"status", "pending"},     {"locations", desc.locations}};
   if (args_ok) announce["rawInput"] = args;
+  record(session, tool_call_state(announce));
   send(session, std::move(announce));
 
   hooks::HookInput hook_input;
@@ -236,9 +262,13 @@ boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Sess
                     {"status", outcome.is_error ? "failed" : "completed"},
                     {"content", std::move(content)}};
   if (!outcome.raw_output.is_null()) done["rawOutput"] = outcome.raw_output;
+  auto final_state = tool_call_state(done);
+  if (!desc.title.empty()) final_state.title = desc.title;
+  record(session, std::move(final_state));
   send(session, std::move(done));
   out.result.text = std::move(outcome.text) + model_context;
   out.result.is_error = outcome.is_error;
+  record(session, sessions::ToolResult{out.result});
   co_return out;
 }
 
@@ -288,6 +318,7 @@ boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Mod
   if (!deeper.empty()) summary.text += "\n\n" + engine::agents_md_prompt(deeper);
   const auto before = session.history.size();
   session.history.clear();
+  record(session, sessions::Compaction{response.text, {summary}, 0});
   session.history.push_back(std::move(summary));
   session.context_tokens = response.usage.output_tokens;
   notify_user(session, "Compacted " + std::to_string(before) + " messages into a summary.");
@@ -298,6 +329,7 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
                                                         providers::ModelClient& model, const TurnSettings& settings,
                                                         acp::CancelSource& cancel) {
   if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
+  record(session, sessions::UserMessage{user_message, settings.prompt_blocks});
   session.history.push_back(std::move(user_message));
   providers::StreamCallbacks callbacks{
       [&](std::string_view text) {
@@ -342,6 +374,8 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
     // A response cut off by the token limit may end in half a tool call: never run those.
     if (response.finish != FinishReason::MaxTokens) assistant.tool_calls = std::move(response.tool_calls);
     const auto calls = assistant.tool_calls;
+    record(session, sessions::AssistantMessage{assistant});
+    record(session, sessions::UsageRecord{response.usage});
     session.history.push_back(std::move(assistant));
 
     if (response.finish == FinishReason::MaxTokens) co_return "max_tokens";
@@ -367,6 +401,7 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
       nudge.role = Message::Role::User;
       nudge.text = "A Stop hook asked you to continue: " + (stop.reason.empty() ? std::string("(no reason given)") : stop.reason);
       for (const auto& c : stop.additional_context) nudge.text += "\n\n" + c;
+      record(session, sessions::UserMessage{nudge, {}});
       session.history.push_back(std::move(nudge));
       continue;
     }
@@ -379,6 +414,7 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
         skipped.tool_call_id = call.id;
         skipped.text = "Cancelled by the user.";
         skipped.is_error = true;
+        record(session, sessions::ToolResult{skipped});
         session.history.push_back(std::move(skipped));
         continue;
       }

@@ -14,6 +14,7 @@
 #include "runtime/agent/session.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/providers/model_provider.hpp"
+#include "runtime/sessions/session_store.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime {
@@ -24,6 +25,7 @@ struct TurnSettings {
   std::string turn_id;
   std::vector<tools::Tool*> extra_tools;  // this turn's MCP tools
   std::shared_ptr<const hooks::HookSet> hooks;
+  boost::json::array prompt_blocks;  // what the user sent, kept with the message in the session log
 };
 
 class AgentLoop {
@@ -52,6 +54,9 @@ class AgentLoop {
   void report_hook_outcome(Session& session, const hooks::HookOutcome& outcome);
 
   boost::asio::thread_pool& pool() { return pool_; }
+
+  // Appends to the session's log; a failing disk is logged, never fatal to the turn.
+  static void record(Session& session, sessions::RecordBody body);
 
  private:
   class CallContext;

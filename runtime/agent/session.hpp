@@ -17,6 +17,9 @@ namespace runtime {
 namespace mcp {
 class McpManager;
 }
+namespace sessions {
+class SessionWriter;
+}
 
 // What the agent may do without asking (ACP session modes).
 enum class Mode { Default, AcceptEdits, ReadOnly, FullAuto };
@@ -56,6 +59,9 @@ struct Session {
   // Context from hooks (SessionStart) waiting for the next user message.
   std::vector<std::string> pending_context;
   std::shared_ptr<mcp::McpManager> mcp;
+  // Everything that happens is appended here as it happens (null when the disk refused).
+  std::shared_ptr<sessions::SessionWriter> log;
+  std::string title_sent;
 };
 
 }  // namespace runtime
