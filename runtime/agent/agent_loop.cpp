@@ -277,7 +277,7 @@ std::int64_t AgentLoop::context_window(const providers::ModelClient& model) {
 }
 
 bool AgentLoop::needs_compaction(const Session& session, const providers::ModelClient& model) {
-  return session.context_tokens > context_window(model) * 8 / 10 && session.history.size() > 2;
+  return session.context_tokens > context_window(model) * 8 / 10 && session.history.size() >= 2;
 }
 
 boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::ModelClient& model,

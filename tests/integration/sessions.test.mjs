@@ -1,0 +1,151 @@
+// Sessions that survive: persistence, session/load replay after kill -9, list, resume, close,
+// delete, titles, usage, and context compaction.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { scenario, waitUntil, toolResults } from "./harness.mjs";
+
+const PATCH = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-draft\n+final\n*** End Patch";
+
+scenario("kill -9 mid-turn, restart: session/load replays everything up to the last finished step and continues", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { text: "Reading notes.", toolCalls: [{ id: "call_read", name: "read_file", arguments: { path: "notes.txt" } }] },
+    { text: "Patching.", toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: PATCH } }] },
+    { text: "Done with the notes.", usage: { input: 120, output: 30 } },
+    // second turn: the model stalls mid-stream, then the agent is killed
+    { chunks: ["Partial ", "answer ", "that ", "never ", "ends"], stallAfterChunks: 2 },
+    // after the restart
+    { text: "Back again." },
+  ]);
+  const ws = ctx.workspace({ "notes.txt": "draft\n" });
+  const home = ctx.configHome({ modelUrl: fake.url, idleTimeoutSeconds: 30 });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "Finalise notes.txt please")).stopReason, "end_turn");
+  assert.equal(fs.readFileSync(path.join(ws, "notes.txt"), "utf8"), "final\n");
+  await waitUntil(() => h.updatesOf(sessionId, "session_info_update").length > 0, { label: "session_info_update title" });
+  assert.equal(h.updatesOf(sessionId, "session_info_update")[0].title, "Finalise notes.txt please");
+  assert.ok(h.updatesOf(sessionId, "usage_update").some((u) => u.used === 150), "usage_update from the provider's counts");
+
+  const second = h.prompt(sessionId, "And now summarise them").catch(() => null);
+  await waitUntil(() => h.textOf(sessionId).includes("Partial answer"), { label: "second turn streaming" });
+  process.kill(h.pid, "SIGKILL");
+  await h.exited;
+  await second;
+
+  const h2 = await ctx.agent({ env: home.env, cwd: ws });
+  const init = await h2.initialize();
+  assert.equal(init.agentCapabilities.loadSession, true);
+  const loadReply = await h2.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  assert.equal(loadReply.modes.currentModeId, "full_auto", "the mode survives");
+  const replay = h2.updatesOf(sessionId);
+  const kinds = replay.map((u) => u.sessionUpdate);
+  assert.ok(kinds.includes("user_message_chunk"));
+  const userText = replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text).join("|");
+  assert.match(userText, /Finalise notes\.txt please/);
+  assert.match(userText, /And now summarise them/, "the interrupted turn's prompt is not lost");
+  const agentText = h2.textOf(sessionId);
+  assert.match(agentText, /Reading notes\.Patching\.Done with the notes\./);
+  const calls = replay.filter((u) => u.sessionUpdate === "tool_call");
+  assert.deepEqual(calls.map((c) => [c.toolCallId, c.kind, c.status]), [
+    ["call_read", "read", "completed"],
+    ["call_patch", "edit", "completed"],
+  ]);
+  assert.ok(calls[1].content.some((c) => c.type === "diff" && c.newText === "final\n"), "the edit's diff is replayed");
+
+  // It continues: the model gets the whole earlier conversation.
+  assert.equal((await h2.prompt(sessionId, "continue")).stopReason, "end_turn");
+  const req = fake.requests.at(-1).body;
+  const all = JSON.stringify(req.messages);
+  assert.match(all, /Finalise notes\.txt please/);
+  assert.match(all, /Done with the notes\./);
+  assert.equal(toolResults(fake.requests.at(-1)).length, 2);
+  h2.assertSchemaClean();
+});
+
+scenario("session/list filters by cwd and pages; resume restores without replay; close and delete", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "one" }, { text: "two" }, { text: "three" }, { text: "resumed" }]);
+  const wsA = ctx.workspace({});
+  const wsB = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: wsA });
+  await h.initialize();
+  const a1 = (await h.newSession(wsA)).sessionId;
+  await h.prompt(a1, "first in A");
+  const a2 = (await h.newSession(wsA)).sessionId;
+  await h.prompt(a2, "second in A");
+  const b1 = (await h.newSession(wsB)).sessionId;
+  await h.prompt(b1, "only in B");
+
+  const inA = await h.request("session/list", { cwd: wsA });
+  assert.deepEqual(inA.sessions.map((s) => s.sessionId).sort(), [a1, a2].sort());
+  for (const s of inA.sessions) {
+    assert.equal(s.cwd, wsA);
+    assert.ok(s.title && s.updatedAt, "titles and updated times are listed");
+  }
+  const all = await h.request("session/list", {});
+  assert.ok([a1, a2, b1].every((id) => all.sessions.some((s) => s.sessionId === id)));
+  await assert.rejects(h.request("session/list", { cursor: "not-a-cursor" }), (e) => e.code === -32602);
+
+  // close frees it; resume brings it back without replaying anything.
+  await h.request("session/close", { sessionId: a1 });
+  await assert.rejects(h.prompt(a1, "gone?"), (e) => e.code === -32002);
+  const notCommands = (u) => u.sessionUpdate !== "available_commands_update";
+  const before = h.updatesOf(a1).filter(notCommands).length;
+  await h.request("session/resume", { sessionId: a1, cwd: wsA, mcpServers: [] });
+  assert.equal(h.updatesOf(a1).filter(notCommands).length, before, "resume does not replay");
+  assert.equal((await h.prompt(a1, "after resume")).stopReason, "end_turn");
+  assert.match(JSON.stringify(fake.requests.at(-1).body.messages), /first in A/);
+
+  await h.request("session/delete", { sessionId: b1 });
+  await h.request("session/delete", { sessionId: b1 });  // idempotent
+  const afterDelete = await h.request("session/list", {});
+  assert.ok(!afterDelete.sessions.some((s) => s.sessionId === b1));
+  await assert.rejects(h.request("session/load", { sessionId: b1, cwd: wsB, mcpServers: [] }), (e) => e.code === -32002);
+  h.assertSchemaClean();
+});
+
+scenario("a long conversation is compacted: the next request carries the summary and AGENTS.md", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { text: "Big answer.", usage: { input: 900, output: 50 } },  // 950 of a 1000-token window
+    { text: "SUMMARY: the user asked about the build." },        // the compaction request
+    { text: "Answer after compaction." },
+  ]);
+  const ws = ctx.workspace({ "AGENTS.md": "Always run make test.\n" });
+  const home = ctx.configHome({ modelUrl: fake.url, providerYaml: "context_window: 1000" });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "tell me about the build");
+  assert.equal((await h.prompt(sessionId, "and the tests?")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 3);
+  const compaction = JSON.stringify(fake.requests[1].body.messages);
+  assert.match(compaction, /Summarise this conversation/);
+  const next = fake.requests[2].body;
+  const text = JSON.stringify(next.messages);
+  assert.match(text, /SUMMARY: the user asked about the build\./);
+  assert.doesNotMatch(text, /Big answer\./, "older turns were replaced by the summary");
+  assert.match(text, /and the tests\?/);
+  assert.match(JSON.stringify(next), /Always run make test\./, "AGENTS.md is still in the request");
+  assert.match(h.textOf(sessionId), /Compacted/, "the user sees that it happened");
+  h.assertSchemaClean();
+});
+
+scenario("/compact compacts on demand and is offered as a slash command", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "first" }, { text: "SUMMARY of first" }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => h.updatesOf(sessionId, "available_commands_update").length > 0, { label: "commands" });
+  assert.ok(h.updatesOf(sessionId, "available_commands_update").at(-1).availableCommands.some((c) => c.name === "compact"));
+  await h.prompt(sessionId, "hello");
+  assert.equal((await h.prompt(sessionId, "/compact")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 2);
+  assert.match(JSON.stringify(fake.requests[1].body.messages), /Summarise this conversation/);
+  assert.match(h.textOf(sessionId), /Compacted 2 messages/);
+  h.assertSchemaClean();
+});
