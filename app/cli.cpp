@@ -17,6 +17,8 @@ const char* kUsage =
     "  serve reload                 Make every running `openvaala acp` reload its configuration\n"
     "  plugin install SRC [--path P] [--ref R] | list | update [NAME] | enable NAME | disable NAME | uninstall NAME\n"
     "                               Manage plugins\n"
+    "  login [--provider ID] [--api-type openai|anthropic] [--base-url URL] [--model NAME]\n"
+    "                               Store a model provider API key (asks on a terminal; else the key is stdin's first line)\n"
     "\n"
     "Options:\n"
     "  -h, --help                   Show this help\n"
@@ -58,6 +60,7 @@ int run_cli(const std::vector<std::string>& args) {
   }
   if (cmd == "serve") return run_serve_reload(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "plugin") return run_plugin_cli(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (cmd == "login") return run_login(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!cmd.empty() && cmd[0] == '-') return usage_error("unknown option: " + cmd);
   return usage_error("unknown command: " + cmd);
 }

@@ -12,5 +12,6 @@ int run_acp_server();
 int run_config_check(const std::vector<std::string>& args);  // args after `config check`
 int run_serve_reload(const std::vector<std::string>& args);  // args after `serve`
 int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
+int run_login(const std::vector<std::string>& args);         // args after `login`
 
 }  // namespace app

@@ -103,8 +103,12 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
       if (status == 401 || status == 403) {
         error = ModelError(ModelError::Kind::Auth,
                            where + ": the API key was rejected" +
-                               (provider.api_key_env.empty() ? std::string(" (no api_key_env is set for this provider)")
-                                                             : " (check the key in $" + provider.api_key_env + ")") +
+                               (!model_.api_key_source.empty()
+                                    ? " (check the key in " + model_.api_key_source + ")"
+                                    : provider.api_key_env.empty()
+                                          ? std::string(" (no key is set for this provider: set api_key_env or run "
+                                                        "`openvaala login --provider ") + provider.id + "`)"
+                                          : " (check the key in $" + provider.api_key_env + ")") +
                                (detail.empty() ? "" : ": " + detail));
       } else if (status == 429) {
         error = ModelError(ModelError::Kind::RateLimit, where + " (rate limited)" + (detail.empty() ? "" : ": " + detail));

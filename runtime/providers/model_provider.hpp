@@ -81,6 +81,7 @@ struct ResolvedModel {
   config::ProviderConfig provider;
   std::string model;
   std::string api_key;  // never logged
+  std::string api_key_source;  // where the key came from: "$VAR" or the credentials.yaml path; empty = no key
 };
 
 class ModelClient {

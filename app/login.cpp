@@ -1,0 +1,448 @@
+// `openvaala login`: stores a model provider API key in <config root>/credentials.yaml (0600)
+// and, when config.yaml has no model yet, points config.yaml at that provider. ACP clients run
+// it as the `openvaala-login` terminal auth method (exit 0 = logged in).
+//
+// Interactive when stdin is a terminal (asks for what the flags did not give; the key with echo
+// off); otherwise the key is the first line of stdin and everything else comes from the flags.
+// The key is never printed or logged.
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "runtime/config/credentials.hpp"
+#include "runtime/config/paths.hpp"
+
+namespace app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kLoginUsage =
+    "Usage: openvaala login [--provider ID] [--api-type openai|anthropic] [--base-url URL] [--model NAME]\n"
+    "\n"
+    "Stores a model provider API key in <config root>/credentials.yaml (mode 0600). When config.yaml\n"
+    "sets no model yet, also writes `model: <ID>/<NAME>` and the provider (api_type, base_url) there.\n"
+    "\n"
+    "On a terminal it asks for what the options did not give, and for the key with echo off.\n"
+    "Otherwise the key is read from the first line of stdin, e.g. `openvaala login --model gpt-4.1 < key.txt`.\n"
+    "\n"
+    "Defaults: the provider of config.yaml's model if it has one, else ID = the API type (openai);\n"
+    "the official base URL of the API type. A key in the provider's api_key_env variable still wins.\n";
+
+struct LoginOptions {
+  std::optional<std::string> provider, api_type, base_url, model;
+};
+
+std::string official_base_url(const std::string& api_type) {
+  return api_type == "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1";
+}
+
+bool valid_provider_id(const std::string& id) {
+  if (id.empty()) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+std::string trim(std::string s) {
+  const char* ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+bool has_control_chars(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
+// ---- terminal input ----------------------------------------------------------------------
+
+struct termios g_saved_termios;
+volatile std::sig_atomic_t g_echo_off = 0;
+
+void restore_echo_and_die(int sig) {
+  if (g_echo_off) ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved_termios);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// Reads one line from stdin; nullopt on EOF.
+std::optional<std::string> read_line() {
+  std::string line;
+  if (!std::getline(std::cin, line)) return std::nullopt;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+std::optional<std::string> ask(const std::string& question, const std::string& def) {
+  std::fprintf(stderr, "%s%s: ", question.c_str(), def.empty() ? "" : (" [" + def + "]").c_str());
+  std::fflush(stderr);
+  auto line = read_line();
+  if (!line) return std::nullopt;
+  auto v = trim(*line);
+  return v.empty() ? def : v;
+}
+
+std::optional<std::string> ask_secret(const std::string& question) {
+  bool echo_off = false;
+  if (::tcgetattr(STDIN_FILENO, &g_saved_termios) == 0) {
+    struct termios t = g_saved_termios;
+    t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    t.c_lflag |= ECHONL;
+    std::signal(SIGINT, restore_echo_and_die);
+    std::signal(SIGTERM, restore_echo_and_die);
+    std::signal(SIGHUP, restore_echo_and_die);
+    g_echo_off = 1;
+    echo_off = ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0;
+    if (!echo_off) g_echo_off = 0;
+  }
+  // The prompt comes after echo is off, so nothing typed in answer to it is ever echoed.
+  std::fprintf(stderr, "%s: ", question.c_str());
+  std::fflush(stderr);
+  auto line = read_line();
+  if (echo_off) {
+    ::tcsetattr(STDIN_FILENO, TCSADRAIN, &g_saved_termios);
+    g_echo_off = 0;
+  } else {
+    std::fputc('\n', stderr);
+  }
+  return line;
+}
+
+// ---- config.yaml -------------------------------------------------------------------------
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return e.c_str();
+}
+
+std::string indent(const std::string& text, int n) {
+  std::string out, pad(static_cast<std::size_t>(n), ' ');
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out += pad + line + "\n";
+  return out;
+}
+
+struct ConfigChange {
+  std::optional<std::string> model;  // "<id>/<name>" to set
+  std::optional<std::pair<std::string, YAML::Node>> provider;  // id, {api_type, base_url} to add
+  bool empty() const { return !model && !provider; }
+};
+
+bool change_applied(const std::string& text, const YAML::Node& before, const ConfigChange& c) {
+  YAML::Node loaded;
+  try {
+    loaded = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+  const YAML::Node& after = loaded;
+  if (!after.IsMap()) return false;
+  if (c.model && (!after["model"] || !after["model"].IsScalar() || after["model"].Scalar() != *c.model)) return false;
+  if (c.provider) {
+    auto p = after["providers"];
+    if (!p || !p.IsMap()) return false;
+    auto e = p[c.provider->first];
+    if (!e || !e.IsMap()) return false;
+    for (const auto& kv : c.provider->second)
+      if (!e[kv.first.Scalar()] || e[kv.first.Scalar()].Scalar() != kv.second.Scalar()) return false;
+  }
+  // nothing else went missing
+  std::size_t expected = (before.IsMap() ? before.size() : 0) + (c.model ? 1 : 0) +
+                         (c.provider && !(before.IsMap() && before["providers"]) ? 1 : 0);
+  if (after.size() != expected) return false;
+  if (before.IsMap() && before["providers"] && before["providers"].IsMap() && c.provider &&
+      after["providers"].size() != before["providers"].size() + 1)
+    return false;
+  return true;
+}
+
+// The new config.yaml text. Edits the text in place so that comments and layout survive; when
+// the file's shape makes that unsafe, re-emits the parsed document (comments lost, `lost` set).
+std::string apply_config_change(const std::string& text, const YAML::Node& root, const ConfigChange& c, bool& lost) {
+  lost = false;
+  std::string out = text;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  bool ok = true;
+  if (root.IsNull()) {
+    YAML::Node add(YAML::NodeType::Map);
+    if (c.model) add["model"] = *c.model;
+    if (c.provider) add["providers"][c.provider->first] = c.provider->second;
+    out += emit(add) + "\n";
+  } else if (root.IsMap() && root.Style() != YAML::EmitterStyle::Flow && root.Mark().column == 0 && !root["model"]) {
+    if (c.provider) {
+      auto providers = root["providers"];
+      YAML::Node entry(YAML::NodeType::Map);
+      entry[c.provider->first] = c.provider->second;
+      if (!providers) {
+        out += "providers:\n" + indent(emit(entry), 2);
+      } else if (providers.IsMap() && providers.size() > 0 && providers.Style() != YAML::EmitterStyle::Flow &&
+                 !providers.Mark().is_null() && providers.Mark().column > 0) {
+        // insert before the first entry, at its indentation
+        std::size_t pos = 0;
+        for (int line = 0; line < providers.Mark().line && pos != std::string::npos; ++line) {
+          pos = out.find('\n', pos);
+          if (pos != std::string::npos) ++pos;
+        }
+        if (pos == std::string::npos) ok = false;
+        else out.insert(pos, indent(emit(entry), providers.Mark().column));
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && c.model) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["model"] = *c.model;
+      out += emit(m) + "\n";
+    }
+  } else {
+    ok = false;
+  }
+  if (ok && change_applied(out, root, c)) return out;
+  if (!root.IsNull() && !root.IsMap()) throw std::runtime_error("config.yaml must be a mapping of keys to values");
+  lost = true;
+  YAML::Node doc = root.IsNull() ? YAML::Node(YAML::NodeType::Map) : YAML::Clone(root);
+  if (c.model) doc["model"] = *c.model;
+  if (c.provider) {
+    if (!doc["providers"] || !doc["providers"].IsMap()) doc["providers"] = YAML::Node(YAML::NodeType::Map);
+    doc["providers"][c.provider->first] = c.provider->second;
+  }
+  return emit(doc) + "\n";
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "openvaala login: %s\n", message.c_str());
+  return 1;
+}
+
+int usage(const std::string& message) {
+  std::fprintf(stderr, "openvaala login: %s\n\n%s", message.c_str(), kLoginUsage);
+  return 2;
+}
+
+}  // namespace
+
+int run_login(const std::vector<std::string>& args) {
+  LoginOptions opt;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kLoginUsage, stdout);
+      return 0;
+    }
+    std::string name = a, value;
+    bool has_value = false;
+    if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      has_value = true;
+    }
+    std::optional<std::string>* slot = name == "--provider"   ? &opt.provider
+                                       : name == "--api-type" ? &opt.api_type
+                                       : name == "--base-url" ? &opt.base_url
+                                       : name == "--model"    ? &opt.model
+                                                              : nullptr;
+    if (!slot) return usage("unknown option: " + a);
+    if (!has_value) {
+      if (i + 1 >= args.size()) return usage(name + " needs a value");
+      value = args[++i];
+    }
+    *slot = trim(value);
+  }
+  if (opt.api_type && *opt.api_type != "openai" && *opt.api_type != "anthropic")
+    return usage("--api-type must be 'openai' or 'anthropic', not '" + *opt.api_type + "'");
+  if (opt.provider && !valid_provider_id(*opt.provider))
+    return usage("--provider must be letters, digits, '_', '-' or '.', not '" + *opt.provider + "'");
+
+  const bool interactive = ::isatty(STDIN_FILENO) == 1;
+  const fs::path root_dir = runtime::config::config_root();
+  const fs::path config_file = root_dir / "config.yaml";
+
+  // What config.yaml already says (refuse to touch a broken one).
+  std::string config_text;
+  YAML::Node loaded_config;
+  const YAML::Node& config = loaded_config;  // const: lookups never add keys
+  std::error_code ec;
+  const bool config_exists = fs::exists(config_file, ec);
+  if (config_exists) {
+    config_text = read_file(config_file);
+    try {
+      loaded_config = YAML::Load(config_text);
+    } catch (const YAML::ParserException& e) {
+      return fail(config_file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg +
+                  " (fix it first)");
+    } catch (const YAML::Exception& e) {
+      return fail(config_file.string() + ": invalid YAML: " + e.msg + " (fix it first)");
+    }
+    if (!config.IsNull() && !config.IsMap()) return fail(config_file.string() + ": must be a mapping of keys to values (fix it first)");
+  }
+  std::optional<std::string> config_model;
+  if (config.IsMap() && config["model"] && config["model"].IsScalar() && !config["model"].Scalar().empty())
+    config_model = config["model"].Scalar();
+  auto configured_provider = [&](const std::string& id) -> YAML::Node {
+    if (!config.IsMap() || !config["providers"] || !config["providers"].IsMap()) return YAML::Node();
+    auto p = config["providers"][id];
+    return p && p.IsMap() ? p : YAML::Node();
+  };
+
+  // The provider.
+  std::string id = opt.provider.value_or("");
+  if (id.empty() && !opt.api_type && config_model) {
+    auto model_provider = config_model->substr(0, config_model->find('/'));
+    if (valid_provider_id(model_provider)) id = model_provider;
+  }
+  std::string api_type, base_url;
+  YAML::Node existing = id.empty() ? YAML::Node() : configured_provider(id);
+  const bool provider_defined = existing.IsMap();
+  if (provider_defined) {
+    api_type = existing["api_type"] && existing["api_type"].IsScalar() ? existing["api_type"].Scalar() : "";
+    base_url = existing["base_url"] && existing["base_url"].IsScalar() ? existing["base_url"].Scalar()
+                                                                       : official_base_url(api_type);
+    if ((opt.api_type && *opt.api_type != api_type) || (opt.base_url && *opt.base_url != base_url))
+      std::fprintf(stderr,
+                   "openvaala login: config.yaml already defines provider '%s' (api_type %s, base_url %s); "
+                   "leaving it unchanged\n",
+                   id.c_str(), api_type.c_str(), base_url.c_str());
+  } else {
+    std::string type_default = opt.api_type.value_or(id == "anthropic" ? "anthropic" : "openai");
+    if (opt.api_type || !interactive) {
+      api_type = type_default;
+    } else {
+      for (;;) {
+        auto v = ask("Provider API type (openai or anthropic)", type_default);
+        if (!v) return fail("cancelled");
+        if (*v == "openai" || *v == "anthropic") {
+          api_type = *v;
+          break;
+        }
+        std::fprintf(stderr, "Please answer 'openai' or 'anthropic'.\n");
+      }
+    }
+    if (id.empty()) id = api_type;
+    if (opt.base_url || !interactive) {
+      base_url = opt.base_url.value_or(official_base_url(api_type));
+    } else {
+      for (;;) {
+        auto v = ask("Base URL", official_base_url(api_type));
+        if (!v) return fail("cancelled");
+        if (v->rfind("http://", 0) == 0 || v->rfind("https://", 0) == 0) {
+          base_url = *v;
+          break;
+        }
+        std::fprintf(stderr, "The base URL must start with http:// or https://.\n");
+      }
+    }
+    if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0)
+      return usage("--base-url must start with http:// or https://, not '" + base_url + "'");
+    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+  }
+
+  // The model (only written when config.yaml has none).
+  ConfigChange change;
+  const bool has_model_key = config_model.has_value();
+  if (!has_model_key) {
+    std::string name = opt.model.value_or("");
+    if (name.empty() && interactive) {
+      for (;;) {
+        auto v = ask(std::string("Model name (e.g. ") + (api_type == "anthropic" ? "claude-sonnet-4-5" : "gpt-4.1") + ")", "");
+        if (!v) return fail("cancelled");
+        if (!v->empty() && !has_control_chars(*v)) {
+          name = *v;
+          break;
+        }
+      }
+    }
+    if (has_control_chars(name)) return usage("--model must not contain control characters");
+    if (!name.empty()) change.model = id + "/" + name;
+  } else if (opt.model && config_model && *config_model != id + "/" + *opt.model) {
+    std::fprintf(stderr, "openvaala login: config.yaml already sets model %s; leaving it unchanged\n",
+                 config_model->c_str());
+  }
+  const bool builtin_default = (id == "openai" || id == "anthropic") && api_type == id &&
+                               base_url == official_base_url(api_type);
+  if (!provider_defined && !builtin_default) {
+    YAML::Node entry(YAML::NodeType::Map);
+    entry["api_type"] = api_type;
+    entry["base_url"] = base_url;
+    change.provider.emplace(id, entry);
+  }
+
+  // The key.
+  std::string key;
+  if (interactive) {
+    auto line = ask_secret("API key for provider '" + id + "' (input hidden)");
+    if (!line) return fail("cancelled");
+    key = trim(*line);
+  } else {
+    auto line = read_line();
+    key = line ? trim(*line) : "";
+  }
+  if (key.empty())
+    return fail(interactive ? "no API key given"
+                            : "no API key on stdin (give it as the first line, e.g. `openvaala login ... < key.txt`)");
+  if (has_control_chars(key)) return fail("the API key contains control characters");
+
+  // Work out config.yaml before writing anything, so a problem leaves both files untouched.
+  std::string new_config;
+  bool comments_lost = false;
+  if (!change.empty()) {
+    try {
+      new_config = apply_config_change(config_text, config, change, comments_lost);
+    } catch (const std::exception& e) {
+      return fail(config_file.string() + ": " + e.what());
+    }
+  }
+
+  try {
+    runtime::config::store_api_key(root_dir, id, key);
+    if (!change.empty()) {
+      mode_t mode = 0644;
+      struct stat st {};
+      if (config_exists && ::stat(config_file.c_str(), &st) == 0) mode = st.st_mode & 07777;
+      runtime::config::write_file_atomically(config_file, new_config, mode);
+    }
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  if (comments_lost)
+    std::fprintf(stderr, "openvaala login: note: %s was rewritten; its comments were not kept\n",
+                 config_file.string().c_str());
+
+  std::string line = "Logged in: stored the API key for provider '" + id + "' in " +
+                     runtime::config::credentials_file(root_dir).string();
+  if (change.model) line += "; config.yaml now uses model " + *change.model;
+  else if (!has_model_key) line += " (no model is set: add 'model: " + id + "/<model name>' to config.yaml)";
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+  if (!change.model && !has_model_key)
+    std::fprintf(stderr, "openvaala login: pass --model NAME to set the model too\n");
+  return 0;
+}
+
+}  // namespace app
