@@ -7,6 +7,7 @@
 #include "acp/methods.hpp"
 #include "acp/params.hpp"
 #include "bridge/mcp/acp_servers.hpp"
+#include "runtime/agent/spawn_agent_tool.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/hooks/hooks_async.hpp"
 #include "bridge/process/run_blocking.hpp"
@@ -392,6 +393,13 @@ std::shared_ptr<Session> AcpAgent::session_for(const json::value& params) {
 }
 
 std::string AcpAgent::system_prompt(const Session& session) const {
+  std::string s = base_system_prompt(session);
+  auto block = session.view.system_prompt_block();
+  if (!block.empty()) s += "\n" + block;
+  return s;
+}
+
+std::string AcpAgent::base_system_prompt(const Session& session) const {
   std::string s =
       "You are OpenVaala, a coding agent working inside the user's editor. You help with software engineering "
       "tasks in the user's project: read files with read_file, change them with apply_patch, and run commands with "
@@ -399,8 +407,6 @@ std::string AcpAgent::system_prompt(const Session& session) const {
       "Keep answers short and concrete.\n\n"
       "Environment:\n- Working directory: " +
       session.cwd.string() + "\n- Platform: linux\n";
-  auto block = session.view.system_prompt_block();
-  if (!block.empty()) s += "\n" + block;
   return s;
 }
 
@@ -480,6 +486,9 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
     mcp_tools = co_await mcp->tools_for_turn(cancel.get());
   }
   for (auto& t : mcp_tools) settings.extra_tools.push_back(t.get());
+  SpawnAgentContext spawn{&loop_, engine, hook_set, settings.extra_tools, settings.max_turn_requests, base_system_prompt(session)};
+  auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
+  settings.extra_tools.push_back(spawn_tool.get());
   settings.prompt_blocks = p.required_array("prompt");
   std::string stop_reason = "error";
   struct TurnEndGuard {

@@ -45,7 +45,8 @@ class AcpAgent {
 
   // Shared: a turn keeps its session alive even if session/close removes it meanwhile.
   std::shared_ptr<Session> session_for(const boost::json::value& params);
-  std::string system_prompt(const Session& session) const;
+  std::string system_prompt(const Session& session) const;       // base + skills, agent, AGENTS.md
+  std::string base_system_prompt(const Session& session) const;  // the product's instructions + environment
   boost::json::array config_options(const Session& session) const;
   // Recomputes what the session sees of the engine; sends available_commands_update if changed.
   void refresh_view(Session& session);

@@ -180,6 +180,8 @@ boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Sess
 
   hooks::HookInput hook_input;
   hook_input.session_id = session.id;
+  hook_input.agent_id = settings.agent_id;
+  hook_input.agent_type = settings.agent_type;
   hook_input.turn_id = settings.turn_id;
   hook_input.cwd = session.cwd;
   hook_input.tool_name = call.name;
@@ -381,16 +383,19 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
     if (response.finish == FinishReason::MaxTokens) co_return "max_tokens";
     if (response.finish == FinishReason::Refusal) co_return "refusal";
     if (calls.empty()) {
-      if (!settings.hooks || !settings.hooks->has(hooks::HookEvent::Stop) || cancel.cancelled() ||
+      const auto stop_event = settings.agent_id ? hooks::HookEvent::SubagentStop : hooks::HookEvent::Stop;
+      if (!settings.hooks || !settings.hooks->has(stop_event) || cancel.cancelled() ||
           stop_hook_continuations >= kMaxStopHookContinuations)
         co_return cancel.cancelled() ? "cancelled" : "end_turn";
       hooks::HookInput input;
       input.session_id = session.id;
+      input.agent_id = settings.agent_id;
+      input.agent_type = settings.agent_type;
       input.turn_id = settings.turn_id;
       input.cwd = session.cwd;
       input.stop_hook_active = stop_hook_active;
       input.last_assistant_message = session.history.back().text;
-      auto stop = co_await hooks::run_hooks_async(pool_, settings.hooks, hooks::HookEvent::Stop, std::move(input), &cancel);
+      auto stop = co_await hooks::run_hooks_async(pool_, settings.hooks, stop_event, std::move(input), &cancel);
       report_hook_outcome(session, stop);
       if (cancel.cancelled()) co_return "cancelled";
       if (!stop.blocked || stop.stop_turn) co_return "end_turn";

@@ -26,6 +26,10 @@ struct TurnSettings {
   std::vector<tools::Tool*> extra_tools;  // this turn's MCP tools
   std::shared_ptr<const hooks::HookSet> hooks;
   boost::json::array prompt_blocks;  // what the user sent, kept with the message in the session log
+  // Inside a sub-agent (spawn_agent): its id and type reach every hook, and the end of its turn
+  // fires SubagentStop instead of Stop.
+  std::optional<std::string> agent_id;
+  std::optional<std::string> agent_type;
 };
 
 class AgentLoop {

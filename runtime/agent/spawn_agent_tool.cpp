@@ -1,0 +1,135 @@
+#include "runtime/agent/spawn_agent_tool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "acp/params.hpp"
+#include "runtime/hooks/hooks_async.hpp"
+
+namespace runtime {
+
+namespace json = boost::json;
+
+namespace {
+
+class SpawnAgentTool : public tools::Tool {
+ public:
+  explicit SpawnAgentTool(SpawnAgentContext c) : c_(std::move(c)) {}
+
+  std::string name() const override { return "spawn_agent"; }
+
+  ToolSpec spec() const override {
+    std::string agents;
+    for (const auto& [n, a] : c_.engine->agents()) agents += (agents.empty() ? "" : ", ") + n;
+    return {name(),
+            "Hand a self-contained task to a sub-agent, which works on it in its own conversation with its own "
+            "tools and answers with a report. Use it for independent research or changes whose details the main "
+            "conversation does not need. Available agents: " + agents + ".",
+            json::object{{"type", "object"},
+                         {"properties",
+                          json::object{{"prompt", json::object{{"type", "string"}, {"description", "The task, complete and self-contained"}}},
+                                       {"agent", json::object{{"type", "string"}, {"description", "Agent name (default: this session's agent)"}}}}},
+                         {"required", json::array{"prompt"}}}};
+  }
+
+  tools::ToolDescription describe(const json::object& args, const Session& session) const override {
+    tools::ToolDescription d;
+    d.kind = "other";
+    std::string agent(acp::str_at(args, "agent", session.agent_name));
+    std::string prompt(acp::str_at(args, "prompt"));
+    if (auto nl = prompt.find('\n'); nl != std::string::npos) prompt = prompt.substr(0, nl) + " …";
+    if (prompt.size() > 100) prompt = prompt.substr(0, 100) + "…";
+    d.title = "Agent " + agent + ": " + prompt;
+    return d;
+  }
+
+  boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object& args) override {
+    Session& parent = ctx.session();
+    std::string prompt(acp::str_at(args, "prompt"));
+    if (prompt.empty()) co_return tools::error_result("spawn_agent needs a 'prompt'.");
+    std::string agent_name(acp::str_at(args, "agent", parent.agent_name));
+    const engine::Agent* agent = c_.engine->find_agent(agent_name);
+    if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
+    co_await ctx.authorize(tools::Permission::None, {});
+
+    // The sub-conversation reports into the parent's session (same id): the editor shows its
+    // messages and tool calls as progress of this call. It keeps no log of its own.
+    Session child;
+    child.id = parent.id;
+    child.cwd = parent.cwd;
+    child.mode = parent.mode;
+    child.remembered_permissions = parent.remembered_permissions;
+    child.engine = c_.engine;
+    child.agent_name = agent_name;
+    child.view = c_.engine->session_view(child.cwd, agent_name);
+    const std::string agent_id = ctx.tool_call_id();
+
+    Message first;
+    first.role = Message::Role::User;
+    first.text = prompt;
+    if (c_.hooks && c_.hooks->has(hooks::HookEvent::SubagentStart)) {
+      hooks::HookInput input;
+      input.session_id = parent.id;
+      input.cwd = parent.cwd;
+      input.agent_id = agent_id;
+      input.agent_type = agent_name;
+      auto start = co_await hooks::run_hooks_async(c_.loop->pool(), c_.hooks, hooks::HookEvent::SubagentStart, std::move(input), &ctx.cancel());
+      c_.loop->report_hook_outcome(parent, start);
+      for (const auto& extra : start.additional_context) first.text += "\n\n<context>\n" + extra + "\n</context>";
+    }
+
+    std::optional<providers::ModelClient> model;
+    try {
+      model.emplace(providers::resolve_model(c_.engine->main_config(), agent->model));
+    } catch (const providers::ModelError& e) {
+      co_return tools::error_result(std::string("The sub-agent has no usable model: ") + e.what());
+    }
+    TurnSettings settings;
+    settings.max_turn_requests = c_.max_turn_requests;
+    settings.system_prompt = c_.base_system_prompt;
+    if (auto block = child.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
+    settings.turn_id = parent.id + "-" + agent_id;
+    settings.hooks = c_.hooks;
+    settings.agent_id = agent_id;
+    settings.agent_type = agent_name;
+    for (auto* t : c_.mcp_tools) {
+      // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
+      if (!agent->mcp_servers) {
+        settings.extra_tools.push_back(t);
+        continue;
+      }
+      for (const auto& id : *agent->mcp_servers)
+        if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
+    }
+    std::string stop_reason;
+    try {
+      stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, ctx.cancel());
+    } catch (const acp::RpcError& e) {
+      co_return tools::error_result(std::string("The sub-agent failed: ") + e.what());
+    }
+    // What the user allowed for good inside the sub-agent holds for the session.
+    for (const auto& [tool, allowed] : child.remembered_permissions) parent.remembered_permissions[tool] = allowed;
+    if (stop_reason == "cancelled") throw tools::ToolCancelled();
+    std::string answer;
+    for (auto it = child.history.rbegin(); it != child.history.rend(); ++it)
+      if (it->role == Message::Role::Assistant && !it->text.empty()) {
+        answer = it->text;
+        break;
+      }
+    tools::ToolResult r;
+    r.text = "The " + agent_name + " agent finished (" + stop_reason + ")" + (answer.empty() ? " without a report." : ":\n\n" + answer);
+    r.is_error = stop_reason != "end_turn";
+    r.content.push_back(tools::text_content(answer.empty() ? "(no report)" : answer));
+    co_return r;
+  }
+
+ private:
+  SpawnAgentContext c_;
+};
+
+}  // namespace
+
+std::unique_ptr<tools::Tool> make_spawn_agent_tool(SpawnAgentContext context) {
+  return std::make_unique<SpawnAgentTool>(std::move(context));
+}
+
+}  // namespace runtime

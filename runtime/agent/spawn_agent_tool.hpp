@@ -1,0 +1,25 @@
+#pragma once
+// spawn_agent: runs a sub-conversation with another (or the same) agent — its own instructions,
+// skills, model and MCP servers — and returns its final answer to the calling model. The
+// sub-agent's text and tool calls stream into the parent's session, so the editor shows its
+// progress; the parent's cancel reaches it; SubagentStart / SubagentStop hooks fire around it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/agent/agent_loop.hpp"
+
+namespace runtime {
+
+struct SpawnAgentContext {
+  AgentLoop* loop = nullptr;
+  std::shared_ptr<const engine::Engine> engine;
+  std::shared_ptr<const hooks::HookSet> hooks;
+  std::vector<tools::Tool*> mcp_tools;  // the session's MCP tools (filtered per agent)
+  int max_turn_requests = 100;
+  std::string base_system_prompt;       // the product's own instructions + environment
+};
+
+std::unique_ptr<tools::Tool> make_spawn_agent_tool(SpawnAgentContext context);
+
+}  // namespace runtime
