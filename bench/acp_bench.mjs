@@ -49,6 +49,17 @@ const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 
+// The floor: what spawning any process and reading one line back costs from Node here.
+const floor = [];
+for (let i = 0; i < runs; i++) {
+  const t0 = process.hrtime.bigint();
+  const c = spawn("cat", [], { stdio: ["pipe", "pipe", "ignore"] });
+  await new Promise((r) => { c.stdout.once("data", r); c.stdin.write("{}\n"); });
+  floor.push(ms(t0));
+  c.stdin.end();
+  await new Promise((r) => c.on("exit", r));
+}
+
 const fake = await startFakeModel();
 const home = makeConfigHome({ modelUrl: fake.url });
 const env = agentEnv(home.env);
@@ -87,6 +98,7 @@ removeTempDirs();
 
 const out = {
   runs,
+  spawn_floor_ms_median: +median(floor).toFixed(2),
   spawn_to_initialize_ms_median: +median(init).toFixed(2),
   spawn_to_session_new_ms_median: +median(newSession).toFixed(2),
   rss_after_session_new_mb_median: +(median(rss) / 1024).toFixed(2),
