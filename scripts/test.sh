@@ -7,5 +7,6 @@ scripts/install-deps.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j2
 if [ -f editor-extensions/vscode/package.json ]; then
-  (cd editor-extensions/vscode && npm test)
+  # Type check, the extension's tests against build/openvaala, and the .vsix CI ships.
+  (cd editor-extensions/vscode && npm run typecheck && npm test && npm run package)
 fi
