@@ -64,6 +64,17 @@ void AgentLoop::record(Session& session, sessions::RecordBody body) {
 }
 
 namespace {
+// What every hook of a turn is told about where it runs.
+hooks::HookInput turn_hook_input(const Session& session, const TurnSettings& settings) {
+  hooks::HookInput input;
+  input.session_id = session.id;
+  input.turn_id = settings.turn_id;
+  input.cwd = session.cwd;
+  input.agent_id = settings.agent_id;
+  input.agent_type = settings.agent_type;
+  return input;
+}
+
 // The editor's view of a tool call, for the session log (replayed by session/load).
 sessions::ToolCallState tool_call_state(const json::object& update) {
   sessions::ToolCallState st;
@@ -178,12 +189,7 @@ boost::asio::awaitable<AgentLoop::ToolCallOutcome> AgentLoop::run_tool_call(Sess
   record(session, tool_call_state(announce));
   send(session, std::move(announce));
 
-  hooks::HookInput hook_input;
-  hook_input.session_id = session.id;
-  hook_input.agent_id = settings.agent_id;
-  hook_input.agent_type = settings.agent_type;
-  hook_input.turn_id = settings.turn_id;
-  hook_input.cwd = session.cwd;
+  hooks::HookInput hook_input = turn_hook_input(session, settings);
   hook_input.tool_name = call.name;
   hook_input.tool_use_id = call.id;
 
@@ -387,12 +393,7 @@ boost::asio::awaitable<std::string> AgentLoop::run_turn(Session& session, Messag
       if (!settings.hooks || !settings.hooks->has(stop_event) || cancel.cancelled() ||
           stop_hook_continuations >= kMaxStopHookContinuations)
         co_return cancel.cancelled() ? "cancelled" : "end_turn";
-      hooks::HookInput input;
-      input.session_id = session.id;
-      input.agent_id = settings.agent_id;
-      input.agent_type = settings.agent_type;
-      input.turn_id = settings.turn_id;
-      input.cwd = session.cwd;
+      hooks::HookInput input = turn_hook_input(session, settings);
       input.stop_hook_active = stop_hook_active;
       input.last_assistant_message = session.history.back().text;
       auto stop = co_await hooks::run_hooks_async(pool_, settings.hooks, stop_event, std::move(input), &cancel);
