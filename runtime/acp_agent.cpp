@@ -116,8 +116,6 @@ bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& c, const
   return spec;
 }
 
-std::string skill_text_for_prompt(const engine::SlashExpansion& e) { return e.text; }
-
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
@@ -458,7 +456,7 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
     co_return json::object{{"stopReason", "end_turn"}};
   }
   const std::string typed = message.text;
-  if (expansion.kind == engine::SlashExpansion::Kind::Expanded) message.text = skill_text_for_prompt(expansion);
+  if (expansion.kind == engine::SlashExpansion::Kind::Expanded) message.text = expansion.text;
 
   if (hook_set->has(hooks::HookEvent::UserPromptSubmit)) {
     hooks::HookInput input;

@@ -20,6 +20,7 @@
 #include <deque>
 #include <map>
 
+#include "acp/line_framer.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/process_groups.hpp"
@@ -37,6 +38,19 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 namespace {
 
 constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
+
+// Lines from the shared framer (CR stripped, blank lines skipped, oversized lines dropped),
+// collected per read so the reading coroutine can act on them.
+struct LineCollector : acp::LineFramer::Sink {
+  std::vector<std::string> lines;
+  std::size_t oversized = 0;
+  void on_line(std::string&& line) override { lines.push_back(std::move(line)); }
+  void on_oversized_line(std::size_t) override { ++oversized; }
+  std::vector<std::string> take() {
+    oversized = 0;
+    return std::exchange(lines, {});
+  }
+};
 constexpr std::chrono::milliseconds kStdinGrace{500};
 constexpr std::chrono::milliseconds kTermGrace{400};
 
@@ -252,32 +266,21 @@ class StdioTransport : public Transport {
 
   asio::awaitable<void> read_stdout() {
     auto self = shared_from_this();
-    std::string buffer;
+    LineCollector lines;
+    acp::LineFramer framer(lines, kMaxLine);
     std::array<char, 65536> chunk;
     while (true) {
       auto [ec, n] = co_await out_.async_read_some(asio::buffer(chunk), kTuple);
       if (stopped_) co_return;
       if (ec) break;
-      buffer.append(chunk.data(), n);
-      std::size_t start = 0;
-      while (true) {
-        auto nl = buffer.find('\n', start);
-        if (nl == std::string::npos) break;
-        std::string_view line(buffer.data() + start, nl - start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (!line.empty() && line.find_first_not_of(" \t") != std::string_view::npos) {
-          for (auto& m : parse_messages(line, log_id_)) {
-            if (stopped_ || !handlers_.on_message) co_return;
-            auto handler = handlers_.on_message;
-            handler(std::move(m));
-          }
+      framer.feed(std::string_view(chunk.data(), n));
+      if (lines.oversized) spdlog::warn("mcp {}: dropped a line over {} bytes", log_id_, kMaxLine);
+      for (auto& line : lines.take()) {
+        for (auto& m : parse_messages(line, log_id_)) {
+          if (stopped_ || !handlers_.on_message) co_return;
+          auto handler = handlers_.on_message;
+          handler(std::move(m));
         }
-        start = nl + 1;
-      }
-      buffer.erase(0, start);
-      if (buffer.size() > kMaxLine) {
-        spdlog::warn("mcp {}: dropping a line over {} bytes", log_id_, kMaxLine);
-        buffer.clear();
       }
     }
     co_await report_exit();
@@ -316,25 +319,17 @@ class StdioTransport : public Transport {
 
   asio::awaitable<void> read_stderr() {
     auto self = shared_from_this();
-    std::string buffer;
+    LineCollector lines;
+    acp::LineFramer framer(lines, 64 * 1024);
     std::array<char, 8192> chunk;
     while (true) {
       auto [ec, n] = co_await err_.async_read_some(asio::buffer(chunk), kTuple);
       if (ec) break;
-      buffer.append(chunk.data(), n);
-      std::size_t start = 0;
-      while (true) {
-        auto nl = buffer.find('\n', start);
-        if (nl == std::string::npos) break;
-        std::string line = buffer.substr(start, nl - start);
-        if (!line.empty()) {
-          spdlog::debug("mcp {} stderr: {}", log_id_, line.substr(0, 2000));
-          last_stderr_ = line.substr(0, 300);
-        }
-        start = nl + 1;
+      framer.feed(std::string_view(chunk.data(), n));
+      for (auto& line : lines.take()) {
+        spdlog::debug("mcp {} stderr: {}", log_id_, line.substr(0, 2000));
+        last_stderr_ = line.substr(0, 300);
       }
-      buffer.erase(0, start);
-      if (buffer.size() > 64 * 1024) buffer.clear();
     }
   }
 

@@ -565,6 +565,13 @@ CommandResult PluginManager::update(const std::optional<std::string>& name) {
   return r;
 }
 
+CommandResult PluginManager::no_such_plugin(const std::string& name) const {
+  CommandResult r;
+  r.err = "openvaala: no plugin named '" + name + "' in " + plugins_dir().string() + "\n";
+  r.exit_code = 1;
+  return r;
+}
+
 CommandResult PluginManager::enable(const std::string& name) {
   CommandResult r;
   fs::path d = find_plugin_dir(name);
@@ -603,11 +610,7 @@ CommandResult PluginManager::enable(const std::string& name) {
 CommandResult PluginManager::disable(const std::string& name) {
   CommandResult r;
   fs::path d = find_plugin_dir(name);
-  if (d.empty()) {
-    r.err = "openvaala: no plugin named '" + name + "' in " + plugins_dir().string() + "\n";
-    r.exit_code = 1;
-    return r;
-  }
+  if (d.empty()) return no_such_plugin(name);
   std::string pname = d.filename().string();
   auto disabled = read_plugins_disabled(config_file());
   if (std::find(disabled.begin(), disabled.end(), pname) != disabled.end() ||
@@ -640,11 +643,7 @@ CommandResult PluginManager::disable(const std::string& name) {
 CommandResult PluginManager::uninstall(const std::string& name) {
   CommandResult r;
   fs::path d = find_plugin_dir(name);
-  if (d.empty()) {
-    r.err = "openvaala: no plugin named '" + name + "' in " + plugins_dir().string() + "\n";
-    r.exit_code = 1;
-    return r;
-  }
+  if (d.empty()) return no_such_plugin(name);
   if (!check_agent_references(name, d, r)) return r;
   std::string pname = d.filename().string();
   std::error_code ec;

@@ -35,6 +35,8 @@ class PluginManager {
   fs::path config_file() const { return options_.config_root / "config.yaml"; }
   // The folder of the plugin called `name` (folder name or declared name); empty when none.
   fs::path find_plugin_dir(const std::string& name) const;
+  // The failure every NAME command gives for a plugin that is not installed.
+  CommandResult no_such_plugin(const std::string& name) const;
   // Loads the full config; false (with the errors in `r.err`) when the load fails.
   bool validate(CommandResult& r, const std::string& undo_note) const;
   // Refuses when an agent's mcp_servers still names a server of this plugin.
