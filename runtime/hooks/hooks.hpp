@@ -129,6 +129,13 @@ struct HookSet {
 // of the returned set, valid ones are kept.
 HookSet load_hooks(const fs::path& config_root, const std::vector<PluginHookSource>& plugins, Diagnostics& diags);
 
+// load_hooks in its three steps, for a caller that spreads the reading over threads (the engine):
+// load_hooks is list_hook_files, then load_hook_file on each file in that order, then
+// load_plugin_hooks on each plugin sorted by name, all appending to one set and one `diags`.
+std::vector<fs::path> list_hook_files(const fs::path& config_root, Diagnostics& diags);
+void load_hook_file(const fs::path& file, HookSet& set, Diagnostics& diags);
+void load_plugin_hooks(const PluginHookSource& plugin, HookSet& set, Diagnostics& diags);
+
 // What the hook is told (stdin JSON) and matched against.
 struct HookInput {
   std::string session_id;

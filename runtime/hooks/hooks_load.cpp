@@ -273,57 +273,63 @@ void read_hooks_section(YamlReader& r, Diagnostics& diags, const YAML::Node& sec
 
 }  // namespace
 
-HookSet load_hooks(const fs::path& config_root, const std::vector<PluginHookSource>& plugins, Diagnostics& diags) {
-  HookSet set;
+std::vector<fs::path> list_hook_files(const fs::path& config_root, Diagnostics& diags) {
+  std::vector<fs::path> files;
   const fs::path dir = config_root / "hooks";
   std::error_code ec;
-  if (fs::is_directory(dir, ec)) {
-    std::vector<fs::path> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const auto name = it->path().filename().string();
-      if (name.empty() || name.front() == '.') continue;
-      if (it->path().extension() != ".yaml") continue;
-      std::error_code fec;
-      if (!fs::is_regular_file(it->path(), fec)) continue;
-      files.push_back(it->path());
-    }
-    if (ec) diags.push_back({Diagnostic::Severity::Error, dir.string(), 0, "cannot be listed: " + ec.message()});
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      YamlReader r(file, diags);
-      auto root = r.load();
-      if (!root || root->IsNull()) continue;
-      if (!root->IsMap()) {
-        r.error(*root, "a hooks file must be a mapping with a 'hooks' key");
-        continue;
-      }
-      r.check_keys(*root, {"hooks"}, "a hooks file");
-      const YAML::Node section = (*root)["hooks"];
-      if (!present(section)) continue;
-      read_hooks_section(r, diags, section, Source{file.parent_path(), nullptr}, set);
+  if (!fs::is_directory(dir, ec)) return files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name.empty() || name.front() == '.') continue;
+    if (it->path().extension() != ".yaml") continue;
+    std::error_code fec;
+    if (!it->is_regular_file(fec)) continue;  // the entry's cached type: no stat unless a symlink
+    files.push_back(it->path());
+  }
+  if (ec) diags.push_back({Diagnostic::Severity::Error, dir.string(), 0, "cannot be listed: " + ec.message()});
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void load_hook_file(const fs::path& file, HookSet& set, Diagnostics& diags) {
+  YamlReader r(file, diags);
+  auto root = r.load();
+  if (!root || root->IsNull()) return;
+  if (!root->IsMap()) {
+    r.error(*root, "a hooks file must be a mapping with a 'hooks' key");
+    return;
+  }
+  r.check_keys(*root, {"hooks"}, "a hooks file");
+  const YAML::Node section = (*root)["hooks"];
+  if (!present(section)) return;
+  read_hooks_section(r, diags, section, Source{file.parent_path(), nullptr}, set);
+}
+
+void load_plugin_hooks(const PluginHookSource& p, HookSet& set, Diagnostics& diags) {
+  if (!present(p.hooks)) return;
+  YamlReader r(p.manifest_file, diags);
+  YAML::Node section = p.hooks;
+  // A node that went through YAML::Clone has lost its marks (every node at position 0, which
+  // a real `hooks:` value never is): read the manifest again so diagnostics get real lines.
+  if (section.Mark().pos == 0 && section.Mark().line == 0 && section.Mark().column == 0) {
+    try {
+      YAML::Node fresh = YAML::LoadFile(p.manifest_file.string());
+      if (fresh.IsMap() && present(fresh["hooks"])) section = fresh["hooks"];
+    } catch (const YAML::Exception&) {
+      // keep the node we were given
     }
   }
+  read_hooks_section(r, diags, section, Source{p.plugin_root, &p}, set);
+}
 
+HookSet load_hooks(const fs::path& config_root, const std::vector<PluginHookSource>& plugins, Diagnostics& diags) {
+  HookSet set;
+  for (const auto& file : list_hook_files(config_root, diags)) load_hook_file(file, set, diags);
   std::vector<const PluginHookSource*> sorted;
   for (const auto& p : plugins) sorted.push_back(&p);
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const PluginHookSource* a, const PluginHookSource* b) { return a->plugin_name < b->plugin_name; });
-  for (const PluginHookSource* p : sorted) {
-    if (!present(p->hooks)) continue;
-    YamlReader r(p->manifest_file, diags);
-    YAML::Node section = p->hooks;
-    // A node that went through YAML::Clone has lost its marks (every node at position 0, which
-    // a real `hooks:` value never is): read the manifest again so diagnostics get real lines.
-    if (section.Mark().pos == 0 && section.Mark().line == 0 && section.Mark().column == 0) {
-      try {
-        YAML::Node fresh = YAML::LoadFile(p->manifest_file.string());
-        if (fresh.IsMap() && present(fresh["hooks"])) section = fresh["hooks"];
-      } catch (const YAML::Exception&) {
-        // keep the node we were given
-      }
-    }
-    read_hooks_section(r, diags, section, Source{p->plugin_root, p}, set);
-  }
+  for (const PluginHookSource* p : sorted) load_plugin_hooks(*p, set, diags);
   return set;
 }
 
