@@ -141,7 +141,9 @@ void load_openvaala(LoadedPlugin& lp, const fs::path& dir, const fs::path& manif
   }
   if (auto h = (*root)["hooks"]; h && !h.IsNull()) {
     lp.info.hook_events = check_plugin_hooks(r, h, dir);
-    lp.hooks = hooks::PluginHookSource{lp.info.name, dir, manifest, YAML::Clone(h)};
+    // The node itself, not a clone: it keeps its line marks, so the hook loader need not read
+    // the manifest a second time to report lines.
+    lp.hooks = hooks::PluginHookSource{lp.info.name, dir, manifest, h};
   }
   if (auto m = (*root)["mcp_servers"]; m && !m.IsNull()) {
     if (!m.IsSequence()) {

@@ -166,15 +166,10 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
 
 namespace {
 
-// Reads SKILL.md from an open descriptor (closed here); nullopt with a diagnostic on a problem.
-std::optional<std::string> read_skill_fd(int fd, const fs::path& file, Diagnostic::Severity severity,
-                                         Diagnostics& diags) {
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
-    return std::nullopt;
-  }
+// Reads SKILL.md from an open descriptor of a regular file whose fstat is `st` (the caller has
+// it already: one fstat per skill); closes it. nullopt with a diagnostic on a problem.
+std::optional<std::string> read_skill_fd(int fd, const struct stat& st, const fs::path& file,
+                                         Diagnostic::Severity severity, Diagnostics& diags) {
   const auto size = static_cast<std::uintmax_t>(st.st_size);
   if (size > kMaxSkillFileBytes) {
     ::close(fd);
@@ -228,7 +223,13 @@ std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const s
     diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
     return std::nullopt;
   }
-  auto text = read_skill_fd(fd, file, severity, diags);
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    diags.push_back({severity, file.string(), 0, "cannot be read (skill skipped)"});
+    return std::nullopt;
+  }
+  auto text = read_skill_fd(fd, st, file, severity, diags);
   if (!text) return std::nullopt;
   return skill_from_text(dir, file, *text, source, plugin, severity, diags);
 }
@@ -253,7 +254,7 @@ struct Walker {
     if (fd >= 0) {
       struct stat sk{};
       if (::fstat(fd, &sk) == 0 && S_ISREG(sk.st_mode)) {
-        if (auto text = read_skill_fd(fd, file, severity, diags))
+        if (auto text = read_skill_fd(fd, sk, file, severity, diags))
           if (auto s = skill_from_text(dir, file, *text, source, plugin, severity, diags)) out.push_back(std::move(*s));
         return;
       }
