@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <fstream>
-#include <future>
+#include <functional>
 #include <set>
 #include <unistd.h>
 
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/loaders.hpp"
+#include "runtime/engine/parallel.hpp"
 #include "runtime/engine/util.hpp"
 
 namespace runtime::engine {
@@ -97,6 +98,33 @@ int line_of_key_in_file(const fs::path& file, const std::string& key) {
   return 0;
 }
 
+// One plugin folder, read by a worker thread of Engine::load.
+struct PluginRead {
+  bool has_manifest = false;  // folders without one are skipped
+  bool disabled = false;
+  detail::LoadedPlugin lp;
+  Diagnostics diags;      // the plugin loader's (none for a disabled plugin)
+  hooks::HookSet hooks;   // its `hooks:` section, validated by the hook loader
+  Diagnostics hook_diags;
+};
+
+PluginRead read_plugin(const fs::path& dir, const std::set<std::string>& disabled, const Engine::Options& options) {
+  PluginRead r;
+  if (!detail::detect_manifest(dir)) return r;
+  r.has_manifest = true;
+  r.disabled = disabled.count(dir.filename().string()) > 0;
+  if (!r.disabled && !disabled.empty()) r.disabled = disabled.count(detail::plugin_declared_name(dir)) > 0;
+  if (r.disabled) {
+    // Disabled plugins are listed but not validated: a broken plugin can always be disabled.
+    Diagnostics ignored;
+    r.lp = detail::load_plugin(dir, options, ignored);
+    return r;
+  }
+  r.lp = detail::load_plugin(dir, options, r.diags);
+  if (r.lp.hooks) hooks::load_plugin_hooks(*r.lp.hooks, r.hooks, r.hook_diags);
+  return r;
+}
+
 }  // namespace
 
 std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& out_diags) {
@@ -113,69 +141,82 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
                              ? expand_home(*e->main_.skills_directory, options.home)
                              : options.config_root / "skills";
   if (private_dir.is_relative()) private_dir = options.config_root / private_dir;
-  // The user-level skill folders are searched on a second thread while plugins and hooks load
-  // (the results are merged in the seed's order below, so the outcome does not depend on timing).
-  struct Scan {
-    std::vector<Skill> priv, home_agents, home_claude;
-    Diagnostics priv_diags, home_diags;
-  };
-  auto scan = std::async(std::launch::async, [private_dir, home = options.home] {
-    Scan s;
-    detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, s.priv, s.priv_diags);
-    detail::find_skills(home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning, s.home_agents,
-                        s.home_diags);
-    detail::find_skills(home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning, s.home_claude,
-                        s.home_diags);
-    return s;
-  });
-  std::vector<Skill> builtin;
-  Diagnostics builtin_diags;
-  if (!options.builtin_skills_dir.empty()) materialize_builtin(options.builtin_skills_dir, builtin, builtin_diags);
-  std::vector<Skill> plugin_skills;
 
-  // MCP server files.
-  auto user_servers = detail::load_mcp_server_files(options.config_root, diags);
-  std::set<std::string> user_ids;
-  for (const auto& s : user_servers) user_ids.insert(s.id);
-
-  // Plugins.
-  std::set<std::string> disabled(e->main_.plugins_disabled.begin(), e->main_.plugins_disabled.end());
-  std::set<std::string> disabled_seen;
-  std::vector<McpServerConfig> plugin_servers;
-  std::map<std::string, std::string> plugin_server_owner;
-  fs::path plugins_dir = options.config_root / "plugins";
+  // Every file below is read by tasks spread over the cores (detail::parallel_for). Each task
+  // writes only its own slot; the slots are merged afterwards in the order one thread would have
+  // produced them, so skills, hooks, diagnostics and their order do not depend on timing.
   std::vector<fs::path> plugin_dirs;
   std::error_code ec;
-  for (fs::directory_iterator it(plugins_dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(options.config_root / "plugins", ec), end; !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
     std::error_code ec2;
     if (name.empty() || name[0] == '.' || !it->is_directory(ec2)) continue;
-    if (!detail::detect_manifest(it->path())) continue;  // no manifest: skipped
     plugin_dirs.push_back(it->path());
   }
   std::sort(plugin_dirs.begin(), plugin_dirs.end());
-  for (const auto& dir : plugin_dirs) {
-    const std::string dir_name = dir.filename().string();
-    bool is_disabled = disabled.count(dir_name) > 0;
-    std::string declared;
-    if (!is_disabled && !disabled.empty()) {
-      declared = detail::plugin_declared_name(dir);
-      is_disabled = disabled.count(declared) > 0;
-    }
-    if (is_disabled) {
-      // Disabled plugins are listed but not validated: a broken plugin can always be disabled.
-      PluginInfo info;
-      Diagnostics ignored;
-      auto lp = detail::load_plugin(dir, options, ignored);
-      info = lp.info;
+  const std::set<std::string> disabled(e->main_.plugins_disabled.begin(), e->main_.plugins_disabled.end());
+  Diagnostics hook_diags;  // hooks::load_hooks' diagnostics, in its order
+  const std::vector<fs::path> hook_files = hooks::list_hook_files(options.config_root, hook_diags);
+
+  struct SkillScan {
+    std::vector<Skill> skills;
+    Diagnostics diags;
+  };
+  SkillScan priv, builtin, home_agents, home_claude;
+  std::vector<McpServerConfig> user_servers;
+  Diagnostics mcp_diags, agent_diags;
+  std::vector<PluginRead> plugin_reads(plugin_dirs.size());
+  std::vector<hooks::HookSet> file_hooks(hook_files.size());
+  std::vector<Diagnostics> file_hook_diags(hook_files.size());
+  std::vector<std::function<void()>> tasks = {
+      // The long ones first (one task per skill folder tree).
+      [&] { detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags); },
+      [&] {
+        detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
+                            home_agents.skills, home_agents.diags);
+      },
+      [&] {
+        detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
+                            home_claude.skills, home_claude.diags);
+      },
+      [&] {
+        if (!options.builtin_skills_dir.empty())
+          materialize_builtin(options.builtin_skills_dir, builtin.skills, builtin.diags);
+      },
+      [&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); },
+      [&] { e->agents_ = detail::load_agent_files(options.config_root, agent_diags); },
+  };
+  for (std::size_t i = 0; i < plugin_dirs.size(); ++i)
+    tasks.push_back([&, i] { plugin_reads[i] = read_plugin(plugin_dirs[i], disabled, options); });
+  for (std::size_t i = 0; i < hook_files.size(); ++i)
+    tasks.push_back([&, i] { hooks::load_hook_file(hook_files[i], file_hooks[i], file_hook_diags[i]); });
+  detail::parallel_for(tasks.size(), [&](std::size_t i) { tasks[i](); });
+
+  // MCP server files.
+  diags.insert(diags.end(), mcp_diags.begin(), mcp_diags.end());
+  std::set<std::string> user_ids;
+  for (const auto& s : user_servers) user_ids.insert(s.id);
+
+  // Plugins, in folder-name order.
+  std::set<std::string> disabled_seen;
+  std::vector<Skill> plugin_skills;
+  std::vector<McpServerConfig> plugin_servers;
+  std::map<std::string, std::string> plugin_server_owner;
+  std::vector<PluginRead*> with_hooks;
+  for (std::size_t i = 0; i < plugin_dirs.size(); ++i) {
+    PluginRead& r = plugin_reads[i];
+    if (!r.has_manifest) continue;  // no manifest: skipped
+    detail::LoadedPlugin& lp = r.lp;
+    if (r.disabled) {
+      PluginInfo info = lp.info;
       info.enabled = false;
       info.mcp_server_ids.clear();
-      disabled_seen.insert(dir_name);
+      disabled_seen.insert(plugin_dirs[i].filename().string());
       disabled_seen.insert(info.name);
       e->plugins_.push_back(std::move(info));
       continue;
     }
-    auto lp = detail::load_plugin(dir, options, diags);
+    diags.insert(diags.end(), r.diags.begin(), r.diags.end());
     if (lp.fatal) e->failed_ = true;
     for (auto& s : lp.skills) plugin_skills.push_back(std::move(s));
     for (auto& s : lp.mcp_servers) {
@@ -192,21 +233,30 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
       lp.info.mcp_server_ids.push_back(s.id);
       plugin_servers.push_back(std::move(s));
     }
-    if (lp.hooks) e->hook_sources_.push_back(std::move(*lp.hooks));
+    if (lp.hooks) with_hooks.push_back(&r);
     e->plugins_.push_back(std::move(lp.info));
   }
   for (const auto& d : e->main_.plugins_disabled)
     if (!disabled_seen.count(d))
       diags.push_back({Severity::Warning, e->main_.file.string(), line_of_key_in_file(e->main_.file, "plugins"),
                        "plugins.disabled names '" + d + "', which is not an installed plugin"});
-  std::sort(e->hook_sources_.begin(), e->hook_sources_.end(),
-            [](const auto& a, const auto& b) { return a.plugin_name < b.plugin_name; });
+  std::stable_sort(with_hooks.begin(), with_hooks.end(), [](const PluginRead* a, const PluginRead* b) {
+    return a->lp.hooks->plugin_name < b->lp.hooks->plugin_name;
+  });
   std::sort(e->plugins_.begin(), e->plugins_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
 
   {
-    // Hooks: a problem in a plugin's `hooks:` section is a problem of its manifest.
-    Diagnostics hook_diags;
-    e->hooks_ = hooks::load_hooks(options.config_root, e->hook_sources_, hook_diags);
+    // Hooks, as hooks::load_hooks would return them: hooks/*.yaml in file order, then the plugins'
+    // sections by plugin name. A problem in a plugin's `hooks:` section is a problem of its manifest.
+    auto append = [&](hooks::HookSet& set, Diagnostics& d) {
+      for (auto& h : set.hooks) e->hooks_.hooks.push_back(std::move(h));
+      hook_diags.insert(hook_diags.end(), d.begin(), d.end());
+    };
+    for (std::size_t i = 0; i < hook_files.size(); ++i) append(file_hooks[i], file_hook_diags[i]);
+    for (PluginRead* r : with_hooks) {
+      append(r->hooks, r->hook_diags);
+      e->hook_sources_.push_back(std::move(*r->lp.hooks));
+    }
     std::set<std::string> manifests;
     for (const auto& h : e->hook_sources_) manifests.insert(h.manifest_file.string());
     for (auto& d : hook_diags) {
@@ -228,15 +278,15 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
 
   // ~/.agents/skills and ~/.claude/skills: malformed ones are skipped.
   // Places 3-7 in order: private, built-in, plugins, ~/.agents/skills, ~/.claude/skills.
-  Scan scanned = scan.get();
-  for (auto* part : {&scanned.priv, &builtin, &plugin_skills, &scanned.home_agents, &scanned.home_claude})
+  for (auto* part : {&priv.skills, &builtin.skills, &plugin_skills, &home_agents.skills, &home_claude.skills})
     for (auto& sk : *part) e->user_skills_.push_back(std::move(sk));
-  diags.insert(diags.begin(), builtin_diags.begin(), builtin_diags.end());
-  diags.insert(diags.begin(), scanned.priv_diags.begin(), scanned.priv_diags.end());
-  diags.insert(diags.end(), scanned.home_diags.begin(), scanned.home_diags.end());
+  diags.insert(diags.begin(), builtin.diags.begin(), builtin.diags.end());
+  diags.insert(diags.begin(), priv.diags.begin(), priv.diags.end());
+  diags.insert(diags.end(), home_agents.diags.begin(), home_agents.diags.end());
+  diags.insert(diags.end(), home_claude.diags.begin(), home_claude.diags.end());
 
   // Agents.
-  e->agents_ = detail::load_agent_files(options.config_root, diags);
+  diags.insert(diags.end(), agent_diags.begin(), agent_diags.end());
   std::set<std::string> all_ids;
   for (const auto& s : e->mcp_servers_) all_ids.insert(s.id);
   for (const auto& [name, a] : e->agents_) {
