@@ -30,6 +30,6 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR "TGZ;DEB")
 set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-# shared-library dependencies (Boost, yaml-cpp, spdlog, re2, OpenSSL) found with dpkg-shlibdeps
+# shared-library dependencies found with dpkg-shlibdeps (only libc with OPENVAALA_STATIC_RUNTIME)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 include(CPack)

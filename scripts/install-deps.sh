@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config git nodejs npm clang
 libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev
-libyaml-cpp-dev libspdlog-dev libre2-dev libssl-dev ca-certificates
+libyaml-cpp-dev libspdlog-dev libre2-dev libssl-dev ca-certificates openssl
 libgtest-dev libgmock-dev libbenchmark-dev"
 
 missing=""

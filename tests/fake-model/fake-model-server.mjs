@@ -12,12 +12,14 @@
 //     hang?: true, stallAfterChunks?: n, chunkDelayMs?: ms, usage?: {input, output} }
 //
 // Library:  const fake = await startFakeModel({ script: [step, ...] });
+//           tls: { key, cert } (PEM) serves HTTPS instead, for the agent's TLS path; fake.url then says https.
 //           fake.url, fake.port, fake.push(step | steps[]), fake.requests, await fake.awaitRequest(n), await fake.close()
 // CLI:      node tests/fake-model/fake-model-server.mjs --port 0 --script steps.json
 //           prints {"url": "..."} on one stdout line and serves until killed.
 // No dependencies beyond node's standard library.
 
 import http from "node:http";
+import https from "node:https";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -203,7 +205,7 @@ function anthropicJson(step, body, ids) {
 
 // ---------- server ----------
 
-export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0, log = null } = {}) {
+export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0, log = null, tls = null } = {}) {
   const queue = [...script];
   const requests = [];
   const waiters = []; // { n, resolve }
@@ -261,7 +263,7 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
     res.end();
   }
 
-  const server = http.createServer((req, res) => {
+  const handle = (req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
@@ -314,7 +316,8 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
       const events = provider === "openai" ? openaiEvents(step, body, ids) : anthropicEvents(step, body, ids);
       stream(res, req, events, step).catch(() => {});
     });
-  });
+  };
+  const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, handle) : http.createServer(handle);
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -326,7 +329,7 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
     server.listen(port, host, () => resolve());
   });
   const actualPort = server.address().port;
-  const url = `http://${host}:${actualPort}`;
+  const url = `${tls ? "https" : "http"}://${host}:${actualPort}`;
 
   return {
     url,

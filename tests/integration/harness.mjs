@@ -1032,9 +1032,9 @@ export class ScenarioContext {
   defer(fn) {
     this.cleanups.push(fn);
   }
-  async fakeModel(script = []) {
+  async fakeModel(script = [], opts = {}) {
     const { startFakeModel } = await import("../fake-model/fake-model-server.mjs");
-    const f = await startFakeModel({ script });
+    const f = await startFakeModel({ script, ...opts });
     this.fakes.push(f);
     this.defer(() => f.close());
     return f;
@@ -1058,8 +1058,8 @@ export class ScenarioContext {
     return h;
   }
   /** one-stop setup: fake model + workspace + config + started, initialized agent */
-  async setup({ provider = "openai", script = [], files = {}, extraYaml = "", configOpts = {}, agentOpts = {}, initialize = true } = {}) {
-    const fake = await this.fakeModel(script);
+  async setup({ provider = "openai", script = [], files = {}, extraYaml = "", configOpts = {}, agentOpts = {}, fakeOpts = {}, initialize = true } = {}) {
+    const fake = await this.fakeModel(script, fakeOpts);
     const ws = this.workspace(files);
     const home = this.configHome({ provider, modelUrl: fake.url, extraYaml, ...configOpts });
     const h = await this.agent({ env: home.env, cwd: ws, ...agentOpts });
