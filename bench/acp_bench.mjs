@@ -5,7 +5,9 @@
 // Raw NDJSON on the pipes (no SDK) so the client is not what is measured.
 //
 //   node bench/acp_bench.mjs [--bin build/openvaala] [--runs 50] [--chunks 100000]
-import { spawn } from "node:child_process";
+// Start-up is also measured from a native launcher when `spawn_bench` is built next to the
+// binary (cmake --build build --target spawn_bench): Node's own spawn costs several ms here.
+import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { REPO_ROOT, agentBinary, agentEnv, makeConfigHome, makeWorkspace, startFakeModel, removeTempDirs } from "../tests/integration/harness.mjs";
@@ -77,6 +79,12 @@ for (let i = 0; i < runs; i++) {
   await new Promise((r) => a.child.on("exit", r));
 }
 
+// The same from a native launcher (posix_spawn), if built: see bench/spawn_bench.cpp.
+const spawnBench = path.join(path.dirname(bin), "bench", "spawn_bench");
+const native = fs.existsSync(spawnBench)
+  ? JSON.parse(execFileSync(spawnBench, [bin, String(runs), ws], { env, encoding: "utf8" }))
+  : null;
+
 // Throughput: one turn whose response is `chunkCount` text deltas, sent as fast as the fake can.
 fake.push({ chunks: Array.from({ length: chunkCount }, (_, i) => `c${i % 10}`) });
 const a = startRaw(env, ws);
@@ -101,6 +109,7 @@ const out = {
   spawn_floor_ms_median: +median(floor).toFixed(2),
   spawn_to_initialize_ms_median: +median(init).toFixed(2),
   spawn_to_session_new_ms_median: +median(newSession).toFixed(2),
+  native_launcher: native ?? "not built: cmake --build build --target spawn_bench",
   rss_after_session_new_mb_median: +(median(rss) / 1024).toFixed(2),
   chunks_received: chunks,
   chunks_per_second: Math.round(chunks / (streaming / 1000)),
