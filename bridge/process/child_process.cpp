@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -30,13 +31,6 @@ constexpr milliseconds kPollSlice{50};         // how often cancel/deadline/exit
 constexpr milliseconds kTermGrace{500};        // SIGTERM -> SIGKILL
 constexpr milliseconds kEofGraceAfterExit{200};  // child gone, a grandchild holds the pipes
 constexpr milliseconds kFinalDrain{200};       // reading what is left after the group was killed
-
-// What the child reports through the error pipe before it _exits.
-enum class Stage : int { kChdir = 1, kExec = 2, kDup = 3 };
-struct ChildError {
-  int stage;
-  int err;
-};
 
 class Fd {
  public:
@@ -118,7 +112,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
     return result;
   }
 
-  // ---- everything the child needs, built before fork (no allocation after it) ----
+  // ---- everything the child needs: argv, environment, the PATH candidates ----
   std::set<std::string> overlay_keys;
   for (const auto& [k, v] : spec.env_overlay) overlay_keys.insert(k);
   std::vector<std::string> env_strings;
@@ -166,14 +160,24 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   for (auto& c : candidates) candidate_ptrs.push_back(c.c_str());
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
-  Fd in_r, in_w, out_r, out_w, err_r, err_w, status_r, status_w;
-  if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
-      !make_pipe(status_r, status_w)) {
+  Fd in_r, in_w, out_r, out_w, err_r, err_w;
+  if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
     result.spawn_error = "cannot create pipes: " + errno_text(errno);
     return result;
   }
+  // The child's ends must sit above 2, so the dup2s onto 0..2 cannot clobber one another (only
+  // possible when this process was started with a standard stream closed).
+  for (Fd* end : {&in_r, &out_w, &err_w}) {
+    if (end->get() > 2) continue;
+    Fd high(::fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
+    if (!high.valid()) {
+      result.spawn_error = "cannot set up the child's standard streams: " + errno_text(errno);
+      return result;
+    }
+    *end = std::move(high);
+  }
 
-  // Block SIGPIPE in this thread while we write the child's stdin; the child resets its mask.
+  // Block SIGPIPE in this thread while we write the child's stdin; the child gets an empty mask.
   sigset_t pipe_set, old_mask;
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
@@ -183,96 +187,66 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   const bool sigpipe_was_pending = sigismember(&pending_before, SIGPIPE) == 1;
   bool got_epipe = false;
 
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
+  // posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK, so a server with
+  // many threads and a large heap pays neither the page-table copy nor the copy-on-write faults
+  // of fork while the child gets to execve.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in_r.get(), 0);  // dup2 clears FD_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
+  if (cwd) posix_spawn_file_actions_addchdir_np(&actions, cwd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group (so the whole tree can be killed), default dispositions for what a
+  // server ignores or handles (ignored dispositions survive exec), and nothing blocked.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults, empty;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attr, &empty);
+
+  // execvp's search, with the error it would report: EACCES wins over a later ENOENT.
+  pid_t pid = -1;
+  int exec_err = ENOENT;
+  bool saw_eacces = false;
+  for (const char* path : candidate_ptrs) {
+    exec_err = ::posix_spawn(&pid, path, &actions, &attr, argv.data(), envp.data());
+    if (exec_err == 0) break;
+    if (exec_err == EACCES) saw_eacces = true;
+    if (exec_err != ENOENT && exec_err != EACCES && exec_err != ENOTDIR && exec_err != ESTALE &&
+        exec_err != ENODEV && exec_err != ETIMEDOUT)
+      break;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (exec_err != 0) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    result.spawn_error = "cannot fork: " + errno_text(e);
+    if (saw_eacces && candidate_ptrs.size() > 1 && (exec_err == ENOENT || exec_err == ENOTDIR)) exec_err = EACCES;
+    // posix_spawn reports the chdir and the execve alike; a cwd we cannot enter is the cause
+    // whenever there is one.
+    struct stat st {};
+    int cwd_err = 0;
+    if (cwd && ::stat(cwd, &st) != 0) cwd_err = errno;
+    else if (cwd && !S_ISDIR(st.st_mode)) cwd_err = ENOTDIR;
+    else if (cwd && ::access(cwd, X_OK) != 0) cwd_err = errno;
+    if (cwd_err != 0) {
+      result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + errno_text(cwd_err);
+    } else {
+      const bool searched = spec.argv[0].find('/') == std::string::npos;
+      result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + errno_text(exec_err);
+      if (searched && exec_err == ENOENT) result.spawn_error += " (not found on PATH)";
+    }
     return result;
   }
 
-  if (pid == 0) {
-    // ---- child: async-signal-safe calls only ----
-    ::setpgid(0, 0);
-    struct sigaction dfl;
-    std::memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    // Ignored dispositions survive exec; the child should start with the defaults.
-    for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t empty;
-    sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-
-    auto fail = [&](Stage stage, int err) {
-      ChildError ce{static_cast<int>(stage), err};
-      ssize_t ignored = ::write(status_w.get(), &ce, sizeof ce);
-      (void)ignored;
-      ::_exit(127);
-    };
-    // Move the three ends above 2 first, so dup2 onto 0..2 cannot clobber one of them.
-    int fds[3] = {in_r.get(), out_w.get(), err_w.get()};
-    int high[3];
-    for (int k = 0; k < 3; ++k) {
-      high[k] = ::fcntl(fds[k], F_DUPFD_CLOEXEC, 3);
-      if (high[k] < 0) fail(Stage::kDup, errno);
-    }
-    for (int k = 0; k < 3; ++k) {
-      if (::dup2(high[k], k) < 0) fail(Stage::kDup, errno);  // dup2 clears FD_CLOEXEC
-    }
-    if (cwd && ::chdir(cwd) != 0) fail(Stage::kChdir, errno);
-    int exec_err = ENOENT;
-    bool saw_eacces = false;
-    for (const char* path : candidate_ptrs) {
-      ::execve(path, argv.data(), envp.data());
-      exec_err = errno;
-      if (exec_err == EACCES) saw_eacces = true;
-      if (exec_err != ENOENT && exec_err != EACCES && exec_err != ENOTDIR && exec_err != ESTALE &&
-          exec_err != ENODEV && exec_err != ETIMEDOUT)
-        break;
-    }
-    if (saw_eacces && exec_err != EACCES && candidate_ptrs.size() > 1 &&
-        (exec_err == ENOENT || exec_err == ENOTDIR))
-      exec_err = EACCES;
-    fail(Stage::kExec, exec_err);
-  }
-
-  // ---- parent ----
-  ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   const pid_t pgid = pid;
   in_r.reset();
   out_w.reset();
   err_w.reset();
-  status_w.reset();
-
-  ChildError ce{};
-  std::size_t got = 0;
-  while (got < sizeof ce) {
-    ssize_t n = ::read(status_r.get(), reinterpret_cast<char*>(&ce) + got, sizeof ce - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  status_r.reset();
-  if (got == sizeof ce) {
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    switch (static_cast<Stage>(ce.stage)) {
-      case Stage::kChdir:
-        result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + errno_text(ce.err);
-        break;
-      case Stage::kExec: {
-        const bool searched = spec.argv[0].find('/') == std::string::npos;
-        result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + errno_text(ce.err);
-        if (searched && ce.err == ENOENT) result.spawn_error += " (not found on PATH)";
-        break;
-      }
-      default:
-        result.spawn_error = "cannot set up the child's standard streams: " + errno_text(ce.err);
-    }
-    return result;
-  }
   result.started = true;
 
   // ---- the I/O loop ----
