@@ -214,6 +214,13 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   int exec_err = ENOENT;
   bool saw_eacces = false;
   for (const char* path : candidate_ptrs) {
+    // Each posix_spawn is a clone, so PATH entries that do not hold the file are skipped with a
+    // cheap access() first (resolved against the child's cwd, as its execve would).
+    std::string seen_from_child = (cwd && path[0] != '/') ? spec.cwd + "/" + path : path;
+    if (candidate_ptrs.size() > 1 && ::access(seen_from_child.c_str(), X_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+      exec_err = errno;
+      continue;
+    }
     exec_err = ::posix_spawn(&pid, path, &actions, &attr, argv.data(), envp.data());
     if (exec_err == 0) break;
     if (exec_err == EACCES) saw_eacces = true;
