@@ -10,7 +10,6 @@
 #include <boost/asio/write.hpp>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,6 +24,7 @@
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
+#include "bridge/process/child_spawn.hpp"
 
 extern char** environ;
 
@@ -114,26 +114,9 @@ Spawned spawn_server(const StdioSpec& spec) {
     for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1]}) ::close(fd);
     throw McpError(McpError::Kind::Transport, std::string("pipe: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t def, empty;
-  sigemptyset(&def);
-  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&def, sig);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setsigmask(&attr, &empty);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  int rc = process::ChildSpawn(in_p[0], out_p[1], err_p[1], spec.cwd.empty() ? nullptr : spec.cwd.c_str())
+               .spawn(pid, exe.c_str(), argv.data(), envp.data());
   ::close(in_p[0]);
   ::close(out_p[1]);
   ::close(err_p[1]);

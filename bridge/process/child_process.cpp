@@ -1,10 +1,11 @@
 #include "bridge/process/child_process.hpp"
 
+#include "bridge/process/child_spawn.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -187,27 +188,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   const bool sigpipe_was_pending = sigismember(&pending_before, SIGPIPE) == 1;
   bool got_epipe = false;
 
-  // posix_spawn, not fork: glibc starts the child with CLONE_VM|CLONE_VFORK, so a server with
-  // many threads and a large heap pays neither the page-table copy nor the copy-on-write faults
-  // of fork while the child gets to execve.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_r.get(), 0);  // dup2 clears FD_CLOEXEC
-  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
-  if (cwd) posix_spawn_file_actions_addchdir_np(&actions, cwd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group (so the whole tree can be killed), default dispositions for what a
-  // server ignores or handles (ignored dispositions survive exec), and nothing blocked.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t defaults, empty;
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attr, &empty);
+  const ChildSpawn child_spawn(in_r.get(), out_w.get(), err_w.get(), cwd);
 
   // execvp's search, with the error it would report: EACCES wins over a later ENOENT.
   pid_t pid = -1;
@@ -221,15 +202,13 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
       exec_err = errno;
       continue;
     }
-    exec_err = ::posix_spawn(&pid, path, &actions, &attr, argv.data(), envp.data());
+    exec_err = child_spawn.spawn(pid, path, argv.data(), envp.data());
     if (exec_err == 0) break;
     if (exec_err == EACCES) saw_eacces = true;
     if (exec_err != ENOENT && exec_err != EACCES && exec_err != ENOTDIR && exec_err != ESTALE &&
         exec_err != ENODEV && exec_err != ETIMEDOUT)
       break;
   }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (exec_err != 0) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     if (saw_eacces && candidate_ptrs.size() > 1 && (exec_err == ENOENT || exec_err == ENOTDIR)) exec_err = EACCES;

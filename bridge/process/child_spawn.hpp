@@ -1,0 +1,30 @@
+#pragma once
+// How every child process of ours is started: posix_spawn with the given descriptors as its
+// stdin/stdout/stderr, an optional working directory, its own process group (so the whole tree
+// can be killed), default dispositions for the signals a server ignores or handles (ignored
+// dispositions survive exec) and an empty signal mask.
+//
+// posix_spawn, not fork: glibc starts the child with CLONE_VM | CLONE_VFORK, so a server with
+// many threads and a large heap pays neither the page-table copy nor the copy-on-write faults of
+// fork while the child gets to execve.
+#include <spawn.h>
+#include <sys/types.h>
+
+namespace bridge::process {
+
+class ChildSpawn {
+ public:
+  ChildSpawn(int stdin_fd, int stdout_fd, int stderr_fd, const char* cwd);
+  ~ChildSpawn();
+  ChildSpawn(const ChildSpawn&) = delete;
+  ChildSpawn& operator=(const ChildSpawn&) = delete;
+
+  // posix_spawn's result: 0, or the errno of the failed chdir/execve.
+  int spawn(pid_t& pid, const char* path, char* const argv[], char* const envp[]) const;
+
+ private:
+  posix_spawn_file_actions_t actions_;
+  posix_spawnattr_t attr_;
+};
+
+}  // namespace bridge::process
