@@ -1,5 +1,8 @@
 #include "app/cli.hpp"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -54,6 +57,10 @@ int run_cli(const std::vector<std::string>& args) {
     }
     return run_acp_server();
   }
+  // The other commands print their results (and the problems they find) on stdout themselves;
+  // only a log line about something unexpected goes to stderr, never into that output.
+  spdlog::set_default_logger(spdlog::stderr_color_st("openvaala"));
+  spdlog::set_level(spdlog::level::err);
   if (cmd == "config") {
     if (args.size() < 2 || args[1] != "check") return usage_error("unknown config command (use: config check)");
     return run_config_check(std::vector<std::string>(args.begin() + 2, args.end()));

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/engine.hpp"
 #include "runtime/engine/plugin_manager.hpp"
+#include "runtime/providers/model_provider.hpp"
 
 namespace app {
 
@@ -26,21 +28,31 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+// The model a session in this directory would use, and where that choice comes from.
 std::string model_line(const eng::Engine& e, const eng::Agent& a, std::string& from) {
-  if (a.model) {
-    from = a.file.empty() ? "agent" : a.file.string();
-    return *a.model;
+  using From = runtime::providers::ModelChoice::From;
+  auto choice = runtime::providers::choose_model(e.main_config(), a.model);
+  switch (choice.from) {
+    case From::Agent: from = a.file.empty() ? "agent" : a.file.string(); break;
+    case From::Environment: from = "$OPENVAALA_MODEL"; break;
+    case From::ConfigFile: from = e.main_config().file.string(); break;
+    case From::None: from = ""; break;
   }
-  if (e.main_config().model) {
-    from = e.main_config().file.string();
-    return *e.main_config().model;
+  return choice.model;
+}
+
+// Whether that model can be used as configured: where its API key comes from, or what is
+// missing (the message a prompt would fail with). Never the key itself.
+struct KeyStatus {
+  std::string source;   // "$VAR" or the credentials.yaml path; empty when no key is used
+  std::string problem;  // empty when the model resolves
+};
+KeyStatus key_status(const eng::Engine& e, const eng::Agent& a) {
+  try {
+    return {runtime::providers::resolve_model(e.main_config(), a.model).api_key_source, ""};
+  } catch (const runtime::providers::ModelError& err) {
+    return {"", err.what()};
   }
-  if (const char* m = std::getenv("OPENVAALA_MODEL"); m && *m) {
-    from = "$OPENVAALA_MODEL";
-    return m;
-  }
-  from = "";
-  return "";
 }
 
 std::string server_summary(const eng::McpServerConfig& s) {
@@ -102,9 +114,11 @@ int run_config_check(const std::vector<std::string>& args) {
   auto view = engine->session_view(cwd);
   Diagnostics all = engine->diagnostics();
   all.insert(all.end(), view.diagnostics.begin(), view.diagnostics.end());
+  runtime::config::load_credentials(root, all);  // only its problems: keys are never shown
   const bool errors = runtime::config::has_errors(all);
   std::string model_from;
   std::string model = model_line(*engine, view.agent, model_from);
+  const KeyStatus key = model.empty() ? KeyStatus{} : key_status(*engine, view.agent);
 
   if (as_json) {
     json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems;
@@ -174,6 +188,8 @@ int run_config_check(const std::vector<std::string>& args) {
                      {"agent", view.agent.name},
                      {"model", model.empty() ? json::value(nullptr) : json::value(model)},
                      {"model_source", model_from},
+                     {"api_key_source", key.source.empty() ? json::value(nullptr) : json::value(key.source)},
+                     {"model_problem", key.problem.empty() ? json::value(nullptr) : json::value(key.problem)},
                      {"skills", std::move(skills)},
                      {"shadowed_skills", std::move(shadowed)},
                      {"skills_not_for_agent", std::move(hidden)},
@@ -200,6 +216,10 @@ int run_config_check(const std::vector<std::string>& args) {
                                                 "OPENAI_API_KEY / ANTHROPIC_API_KEY)")
                                   : model + " (from " + model_from + ")") +
        "\n";
+  if (!model.empty()) {
+    if (!key.problem.empty()) o += "  Cannot be used: " + key.problem + "\n";
+    else o += "  API key: " + (key.source.empty() ? std::string("none (the provider does not need one)") : "from " + key.source) + "\n";
+  }
 
   o += "\nSkills (" + std::to_string(view.skills.size()) + "):\n";
   for (const auto& s : view.skills)

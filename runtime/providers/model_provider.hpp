@@ -98,6 +98,15 @@ class ModelClient {
   std::unique_ptr<WireFormat> format_;
 };
 
+// Which model a session uses and where that choice comes from, first set wins: the agent's
+// `model`, $OPENVAALA_MODEL, config.yaml's `model`. `model` is empty when none is set.
+struct ModelChoice {
+  enum class From { None, Agent, Environment, ConfigFile };
+  std::string model;
+  From from = From::None;
+};
+ModelChoice choose_model(const config::MainConfig& cfg, const std::optional<std::string>& agent_model);
+
 // Works out the model from config.yaml and the conventional environment variables (DESIGN §5).
 // Throws ModelError(Config | Auth) with a message that says what to set.
 ResolvedModel resolve_model(const config::MainConfig& cfg, const std::optional<std::string>& model_override = {});

@@ -64,10 +64,15 @@ std::string missing_key_message(const std::string& provider_id, const config::Pr
 
 }  // namespace
 
+ModelChoice choose_model(const config::MainConfig& cfg, const std::optional<std::string>& agent_model) {
+  if (agent_model && !agent_model->empty()) return {*agent_model, ModelChoice::From::Agent};
+  if (auto m = env("OPENVAALA_MODEL"); !m.empty()) return {m, ModelChoice::From::Environment};
+  if (cfg.model && !cfg.model->empty()) return {*cfg.model, ModelChoice::From::ConfigFile};
+  return {};
+}
+
 ResolvedModel resolve_model(const config::MainConfig& cfg, const std::optional<std::string>& model_override) {
-  std::string model = model_override.value_or("");
-  if (model.empty()) model = env("OPENVAALA_MODEL");
-  if (model.empty() && cfg.model) model = *cfg.model;
+  const std::string model = choose_model(cfg, model_override).model;
   if (model.empty()) {
     throw ModelError(ModelError::Kind::Config,
                      "No model is configured. Set 'model: <provider>/<model>' with a provider in " + cfg.file.string() +
