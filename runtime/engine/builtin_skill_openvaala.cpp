@@ -49,6 +49,11 @@ default_agent: coder           # an agent from agents/ (default: the built-in "d
 Without a config file, `OPENAI_API_KEY` (+ `OPENAI_BASE_URL`), `ANTHROPIC_API_KEY`
 (+ `ANTHROPIC_BASE_URL`) and `OPENVAALA_MODEL=<openai|anthropic>/<model>` work.
 
+The model a session uses, first set wins: the agent's `model`, `$OPENVAALA_MODEL`, then
+`model` in config.yaml. Its API key: the variable named by the provider's `api_key_env` when
+set and non-empty, else the key `openvaala login` stored in `credentials.yaml`.
+`openvaala config check` shows the model, where it comes from and where its key comes from.
+
 ## Skills
 
 A skill is a folder with a `SKILL.md` file that starts with YAML frontmatter:
