@@ -487,6 +487,7 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   SpawnAgentContext spawn{&loop_, engine, hook_set, settings.extra_tools, settings.max_turn_requests, base_system_prompt(session)};
   auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
   settings.extra_tools.push_back(spawn_tool.get());
+  settings.extra_tools.push_back(plan_tool_.get());  // top-level turns only (not sub-agents)
   settings.prompt_blocks = p.required_array("prompt");
   std::string stop_reason = "error";
   struct TurnEndGuard {

@@ -61,6 +61,7 @@ class AcpAgent {
   acp::ClientApi client_;
   boost::asio::thread_pool& pool_;
   AgentLoop loop_;
+  std::unique_ptr<tools::Tool> plan_tool_ = tools::make_update_plan_tool();
   bridge::mcp::AcpTunnelRouter tunnel_;
   std::shared_ptr<const engine::Engine> engine_;
   std::unique_ptr<boost::asio::steady_timer> engine_ready_;  // cancelled once engine_ is set

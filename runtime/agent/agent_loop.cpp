@@ -111,6 +111,11 @@ class AgentLoop::CallContext : public tools::ToolContext {
     loop_.send(session_, std::move(fields));
   }
 
+  void show_plan(json::array entries) override {
+    loop_.record(session_, sessions::PlanUpdate{entries});
+    loop_.send(session_, json::object{{"sessionUpdate", "plan"}, {"entries", std::move(entries)}});
+  }
+
   boost::asio::awaitable<Authorization> authorize(Permission p, json::array preview) override {
     auto decision = co_await decide(p, std::move(preview));
     if (decision == Authorization::Allowed) update(json::object{{"status", "in_progress"}});

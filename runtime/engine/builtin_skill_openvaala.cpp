@@ -165,7 +165,8 @@ Events: `SessionStart` (matcher: source startup|resume), `UserPromptSubmit`, `Pr
 type). Matchers: empty, missing or `*` match everything; only letters, digits, `_`, `-` and `|`
 means exact names (`bash|apply_patch`); anything else is a Go (RE2) regular expression, not
 anchored. Aliases: `Bash`→`bash`, `Write`/`Edit`→`apply_patch`, `Read`→`read_file`,
-`Agent`→`spawn_agent`.
+`Agent`→`spawn_agent`. The tools: `read_file`, `apply_patch`, `bash`, `spawn_agent`,
+`update_plan` (the step list the editor shows as the plan) and `mcp__<server id>__<tool>`.
 
 Fields: `type: command` (required); exactly one of `command` (run with `bash -c`) or `script` (a
 file that must exist, start with a shebang and be executable; relative to the YAML file, absolute,

@@ -143,6 +143,7 @@ const char* record_type(const RecordBody& body) {
                         [](const UsageRecord&) { return "usage"; },
                         [](const Compaction&) { return "compaction"; },
                         [](const TurnEnd&) { return "turn_end"; },
+                        [](const PlanUpdate&) { return "plan"; },
                     },
                     body);
 }
@@ -192,6 +193,7 @@ json::object to_json(const Record& r) {
                    o["kept"] = c.kept;
                  },
                  [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
+                 [&](const PlanUpdate& p) { o["entries"] = p.entries; },
              },
              r.body);
   return o;
@@ -245,6 +247,10 @@ Record record_from_json(const json::object& o) {
     r.body = std::move(c);
   } else if (type == "turn_end") {
     r.body = TurnEnd{str(o, "stopReason")};
+  } else if (type == "plan") {
+    auto entries = opt_arr(o, "entries");
+    if (!entries) bad("plan record without \"entries\"");
+    r.body = PlanUpdate{std::move(*entries)};
   } else {
     bad("unknown record type \"" + type + "\"");
   }
@@ -369,6 +375,10 @@ json::object to_session_update(const ReplayItem& item) {
       u["sessionUpdate"] = "agent_message_chunk";
       u["content"] = json::object{
           {"type", "text"}, {"text", "\n\n*The earlier conversation was summarised to fit the context window.*\n\n"}};
+      break;
+    case ReplayItem::Kind::Plan:
+      u["sessionUpdate"] = "plan";
+      u["entries"] = item.plan;
       break;
     case ReplayItem::Kind::ToolCall: {
       const ToolCallState& t = item.tool_call;

@@ -283,6 +283,12 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             ++s.turns;
             s.last_stop_reason = std::move(r.stop_reason);
             s.interrupted = false;
+          } else if constexpr (std::is_same_v<T, PlanUpdate>) {
+            if (!opt.conversation) return;
+            ReplayItem item;
+            item.kind = ReplayItem::Kind::Plan;
+            item.plan = std::move(r.entries);
+            s.replay.push_back(std::move(item));
           }
         },
         rec.body);

@@ -98,8 +98,13 @@ struct TurnEnd {
   std::string stop_reason;  // ACP StopReason ("end_turn", "cancelled", ...)
 };
 
+// The plan the agent showed (update_plan): ACP PlanEntry[], replacing the previous plan.
+struct PlanUpdate {
+  boost::json::array entries;
+};
+
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
-                                AgentChange, TitleChange, UsageRecord, Compaction, TurnEnd>;
+                                AgentChange, TitleChange, UsageRecord, Compaction, TurnEnd, PlanUpdate>;
 
 struct Record {
   RecordBody body;
@@ -107,7 +112,7 @@ struct Record {
 };
 
 // The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
-// "agent", "title", "usage", "compaction", "turn_end").
+// "agent", "title", "usage", "compaction", "turn_end", "plan").
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);
@@ -132,16 +137,17 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 
 // One item of the history the editor is shown by session/load, in order.
 struct ReplayItem {
-  enum class Kind { UserChunk, AgentChunk, Thought, ToolCall, Compaction };
+  enum class Kind { UserChunk, AgentChunk, Thought, ToolCall, Compaction, Plan };
   Kind kind = Kind::AgentChunk;
   boost::json::object block;  // UserChunk: one ACP ContentBlock
   std::string text;           // AgentChunk, Thought, Compaction (the summary)
   ToolCallState tool_call;    // ToolCall: the merged final state
+  boost::json::array plan;    // Plan: ACP PlanEntry[]
 };
 
 // The `update` object of a session/update notification for a replay item:
 // user_message_chunk / agent_message_chunk / agent_thought_chunk / tool_call (with the final
-// status, content, locations, rawInput); a compaction becomes an agent_message_chunk notice.
+// status, content, locations, rawInput) / plan; a compaction becomes an agent_message_chunk notice.
 boost::json::object to_session_update(const ReplayItem& item);
 
 struct LoadedSession {

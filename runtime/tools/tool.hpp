@@ -52,6 +52,9 @@ class ToolContext {
   virtual boost::asio::awaitable<Authorization> authorize(Permission p, boost::json::array preview) = 0;
   // Sends a tool_call_update with these fields (status, content, ...).
   virtual void update(boost::json::object fields) = 0;
+  // Shows the session's plan (ACP PlanEntry[]; replaces the previous one) and keeps it in the
+  // session log, so session/load shows it again.
+  virtual void show_plan(boost::json::array entries) = 0;
 };
 
 class Tool {
@@ -66,6 +69,7 @@ class Tool {
 std::unique_ptr<Tool> make_read_file_tool();
 std::unique_ptr<Tool> make_apply_patch_tool();
 std::unique_ptr<Tool> make_bash_tool();
+std::unique_ptr<Tool> make_update_plan_tool();
 
 // Input paths are absolute or relative to the session's folder.
 std::filesystem::path resolve_path(const Session& session, const std::string& path);

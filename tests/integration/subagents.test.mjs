@@ -39,6 +39,8 @@ scenario("spawn_agent runs a sub-agent: its tool calls show in the session, hook
   assert.match(JSON.stringify(child.messages), /Check notes\.txt/);
   assert.match(JSON.stringify(child.messages), /Focus on tests\./, "SubagentStart context reaches the sub-agent");
   assert.ok(!child.tools.some((t) => t.function.name === "spawn_agent"), "no nested spawning");
+  assert.ok(fake.requests[0].body.tools.some((t) => t.function.name === "update_plan"));
+  assert.ok(!child.tools.some((t) => t.function.name === "update_plan"), "the plan belongs to the top-level agent");
 
   const updates = h.updatesOf(sessionId);
   assert.ok(updates.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_sub" && /reviewer/.test(u.title)));

@@ -76,6 +76,7 @@ class ProbeContext : public runtime::tools::ToolContext {
     co_return runtime::tools::Authorization::Allowed;
   }
   void update(json::object fields) override { updates.push_back(std::move(fields)); }
+  void show_plan(json::array) override {}  // only MCP tools run here; they have no plan
   json::array updates;
   json::array permissions;
 

@@ -106,6 +106,7 @@ std::vector<RecordBody> every_record_type() {
       UsageRecord{Usage{1200, 34}},
       c,
       TurnEnd{"end_turn"},
+      PlanUpdate{json::array{json::object{{"content", "Read main.cpp"}, {"priority", "medium"}, {"status", "completed"}}}},
   };
 }
 
@@ -317,6 +318,31 @@ TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
   ASSERT_EQ(s->replay.size(), 2u);
   EXPECT_EQ(s->replay[1].block.at("type"), "resource_link");
   EXPECT_EQ(s->conversation[0].text, "<AGENTS.md>rules</AGENTS.md>\nFix the tests");
+}
+
+TEST_F(SessionStoreTest, PlansAreReplayedInPlaceAsPlanUpdates) {
+  SessionStore store(root_);
+  auto entry = [](const char* step, const char* status) {
+    return json::object{{"content", step}, {"priority", "medium"}, {"status", status}};
+  };
+  {
+    SessionWriter w = store.create(header("ses_plan"));
+    w.append(UserMessage{user("Port the parser"), json::array{}});
+    w.append(PlanUpdate{json::array{entry("Read the parser", "in_progress"), entry("Port it", "pending")}});
+    w.append(AssistantMessage{assistant("Reading it now.")});
+    w.append(PlanUpdate{json::array{entry("Read the parser", "completed"), entry("Port it", "in_progress")}});
+  }
+  auto s = store.load("ses_plan");
+  ASSERT_TRUE(s);
+  using K = ReplayItem::Kind;
+  ASSERT_EQ(s->replay.size(), 4u);
+  EXPECT_EQ(s->replay[1].kind, K::Plan);
+  EXPECT_EQ(s->replay[2].kind, K::AgentChunk);
+  ASSERT_EQ(s->replay[3].kind, K::Plan);
+  const json::object u = to_session_update(s->replay[3]);
+  EXPECT_EQ(u.at("sessionUpdate"), "plan");
+  EXPECT_EQ(u.at("entries"), (json::array{entry("Read the parser", "completed"), entry("Port it", "in_progress")}));
+  EXPECT_EQ(s->conversation.size(), 2u) << "a plan is for the editor, not a message";
 }
 
 TEST_F(SessionStoreTest, TitleRecordWinsWhereverItIs) {

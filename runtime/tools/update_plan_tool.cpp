@@ -1,0 +1,72 @@
+// update_plan: the model's step list for a longer task, shown by the editor as the session's
+// plan (ACP `plan` update; Zed and VS Code show it above the input). The same shape as Codex's
+// tool, so models trained on it use it as they already do. Offered to top-level turns only: a
+// sub-agent's steps would replace the plan the user is following.
+#include "acp/params.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime::tools {
+
+namespace json = boost::json;
+
+namespace {
+
+class UpdatePlanTool : public Tool {
+ public:
+  std::string name() const override { return "update_plan"; }
+
+  ToolSpec spec() const override {
+    json::object step{
+        {"type", "object"},
+        {"properties",
+         json::object{{"step", json::object{{"type", "string"}, {"description", "What this step does, in a few words"}}},
+                      {"status", json::object{{"type", "string"}, {"enum", json::array{"pending", "in_progress", "completed"}}}}}},
+        {"required", json::array{"step", "status"}}};
+    return {name(),
+            "Keep the user informed of your plan for a task with several steps. Send the whole list every time "
+            "(it replaces the previous one), with at most one step in_progress; mark steps completed as you "
+            "finish them. Skip it for simple tasks.",
+            json::object{{"type", "object"},
+                         {"properties",
+                          json::object{{"explanation", json::object{{"type", "string"}, {"description", "Why the plan changed (optional)"}}},
+                                       {"plan", json::object{{"type", "array"}, {"items", std::move(step)}}}}},
+                         {"required", json::array{"plan"}}}};
+  }
+
+  ToolDescription describe(const json::object&, const Session&) const override {
+    ToolDescription d;
+    d.title = "Update plan";
+    d.kind = "think";
+    return d;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    const json::array* plan = acp::arr_at(args, "plan");
+    if (!plan) co_return error_result("update_plan needs 'plan': a list of {step, status}.");
+    json::array entries;
+    int in_progress = 0;
+    for (std::size_t i = 0; i < plan->size(); ++i) {
+      const std::string where = "plan[" + std::to_string(i) + "]";
+      const json::object* item = (*plan)[i].if_object();
+      if (!item) co_return error_result(where + " must be an object {step, status}.");
+      const std::string step(acp::str_at(*item, "step"));
+      const std::string status(acp::str_at(*item, "status"));
+      if (step.empty()) co_return error_result(where + ".step must be a non-empty string.");
+      if (status != "pending" && status != "in_progress" && status != "completed")
+        co_return error_result(where + ".status must be pending, in_progress or completed, not '" + status + "'.");
+      in_progress += status == "in_progress";
+      entries.push_back(json::object{{"content", step}, {"priority", "medium"}, {"status", status}});
+    }
+    if (in_progress > 1) co_return error_result("At most one step may be in_progress; " + std::to_string(in_progress) + " are.");
+    co_await ctx.authorize(Permission::None, {});
+    const std::size_t count = entries.size();
+    ctx.show_plan(std::move(entries));
+    co_return ToolResult{"Plan updated (" + std::to_string(count) + " steps).", false, {}, nullptr};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Tool> make_update_plan_tool() { return std::make_unique<UpdatePlanTool>(); }
+
+}  // namespace runtime::tools
