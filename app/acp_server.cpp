@@ -14,6 +14,7 @@
 #include "acp/stdio_transport.hpp"
 #include "app/cli.hpp"
 #include "bridge/mcp/transport.hpp"
+#include "bridge/process/orphan_guard.hpp"
 #include "runtime/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
 
@@ -44,6 +45,7 @@ void setup_logging() {
 int run_acp_server() {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
+  bridge::process::enable_orphan_guard();
   boost::asio::io_context ioc(1);
   boost::asio::thread_pool pool(4);
   acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);

@@ -3,8 +3,12 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
+
+#include "bridge/process/orphan_guard.hpp"
 
 namespace app {
 
@@ -47,6 +51,8 @@ int run_cli(const std::vector<std::string>& args) {
     std::fputs("openvaala " OPENVAALA_VERSION "\n", stdout);
     return 0;
   }
+  // Internal: started by `openvaala acp` itself (bridge/process/orphan_guard.hpp), not by users.
+  if (cmd == "__orphan-guard") return bridge::process::run_orphan_guard(STDIN_FILENO);
   if (cmd == "acp") {
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "-h" || args[i] == "--help") {

@@ -1,5 +1,7 @@
 #include "bridge/mcp/process_groups.hpp"
 
+#include "bridge/process/orphan_guard.hpp"
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -25,6 +27,7 @@ std::set<pid_t>& groups() {
 }  // namespace
 
 void register_process_group(pid_t pgid) {
+  process::guard_group(pgid);
   std::lock_guard lock(mu());
   groups().insert(pgid);
 }
@@ -32,6 +35,7 @@ void register_process_group(pid_t pgid) {
 void unregister_process_group(pid_t pgid) {
   std::lock_guard lock(mu());
   groups().erase(pgid);
+  process::release_group(pgid);
 }
 
 bool process_group_gone(pid_t pgid) {

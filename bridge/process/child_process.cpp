@@ -1,6 +1,7 @@
 #include "bridge/process/child_process.hpp"
 
 #include "bridge/process/child_spawn.hpp"
+#include "bridge/process/orphan_guard.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -230,6 +231,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   }
 
   const pid_t pgid = pid;
+  guard_group(pgid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -375,6 +377,9 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   }
   out_r.reset();
   err_r.reset();
+  // Reaped; what the command left running in the background is the user's, as when it ends
+  // normally in a shell.
+  release_group(pgid);
 
   if (WIFEXITED(wait_status)) {
     result.exit_code = WEXITSTATUS(wait_status);

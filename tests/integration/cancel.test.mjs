@@ -58,8 +58,8 @@ scenario("cancel mid-command in a client terminal: cancelled within 2 s, termina
   h.assertSchemaClean();
 });
 
-scenario("cancel mid-command run locally: cancelled within 2 s, no process left", async (ctx) => {
-  const s = uniqueSleep();
+/** A turn running `s` with the local bash tool (the client has no terminal), once it runs. */
+async function runLocalCommand(ctx, s) {
   const { ws, h } = await ctx.setup({
     script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }, { text: "should not be needed" }],
     agentOpts: { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } },
@@ -67,6 +67,12 @@ scenario("cancel mid-command run locally: cancelled within 2 s, no process left"
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "run the long command");
   await h.waitUntil(() => pgrep(s.pattern).length > 0, { timeout: 10000, label: `process ${s.pattern} running` });
+  return { h, sessionId, prompt };
+}
+
+scenario("cancel mid-command run locally: cancelled within 2 s, no process left", async (ctx) => {
+  const s = uniqueSleep();
+  const { h, sessionId, prompt } = await runLocalCommand(ctx, s);
   const t0 = Date.now();
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
@@ -75,6 +81,19 @@ scenario("cancel mid-command run locally: cancelled within 2 s, no process left"
   await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
   assert.equal(h.requestsOf("terminal/create").length, 0);
   h.assertSchemaClean();
+});
+
+scenario("agent killed with SIGKILL mid-command run locally: the command does not outlive it (orphan guard)", async (ctx) => {
+  const s = uniqueSleep();
+  const { h, prompt } = await runLocalCommand(ctx, s);
+  prompt.catch(() => {});
+  process.kill(h.pid, "SIGKILL");
+  await h.exited;
+  try {
+    await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  } finally {
+    for (const pid of pgrep(s.pattern)) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+  }
 });
 
 scenario("cancel while a permission request is pending: cancelled, nothing edited", async (ctx) => {

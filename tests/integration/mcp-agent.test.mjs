@@ -218,8 +218,9 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
 
 /**
  * A marker that appears in the command line of every process of the scenario: the agent (run
- * through a symlink in a directory named after it), the MCP server (an argument) and its
- * grandchild (argv[0] `sleep-<marker>`). Leftovers are SIGKILLed by pid at cleanup.
+ * through a symlink in a directory named after it) and its orphan guard (the same argv[0]), the
+ * MCP server (an argument) and its grandchild (argv[0] `sleep-<marker>`). Leftovers are
+ * SIGKILLed by pid at cleanup.
  */
 function markedRun(ctx) {
   const marker = `ovmcp-${crypto.randomBytes(6).toString("hex")}`;
@@ -252,7 +253,7 @@ function describePids(pids) {
     .join("; ");
 }
 
-for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)"]) {
+for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)", "agent killed with SIGKILL"]) {
   scenario(`orphans: ${how} mid-call leaves no agent, MCP server or grandchild behind (within 2 s)`, async (ctx) => {
     const run = markedRun(ctx);
     const { ws, h } = await ctx.setup({
@@ -267,7 +268,8 @@ for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)"]) {
     await h.waitUntil(() => fs.existsSync(path.join(run.dir, "slow-started")), { timeout: 15000, label: "the slow tool started" });
     const before = pgrep(run.marker);
     const cmdlines = describePids(before);
-    assert.equal(before.length, 3, `agent, server and grandchild carry the marker: ${cmdlines}`);
+    assert.equal(before.length, 4, `agent, its orphan guard, server and grandchild carry the marker: ${cmdlines}`);
+    assert.match(cmdlines, /__orphan-guard/);
     assert.ok(before.includes(h.pid), `the agent ${h.pid} is found by the marker: ${cmdlines}`);
     assert.match(cmdlines, new RegExp(`sleep-${run.marker} 300`));
     assert.match(cmdlines, new RegExp(`marked-server\\.mjs ${run.marker}`));
@@ -277,6 +279,8 @@ for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)"]) {
     const t0 = Date.now();
     if (how === "stdin EOF") {
       h.child.stdin.end();
+    } else if (how === "agent killed with SIGKILL") {
+      process.kill(h.pid, "SIGKILL");  // no code of ours runs: the guard does the cleaning up
     } else {
       h.child.stdin.destroy();
       h.child.stdout.destroy();
@@ -289,7 +293,7 @@ for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)"]) {
     }
     const exit = await Promise.race([h.exited, sleep(500).then(() => null)]);
     assert.ok(exit, "the agent exited");
-    assert.equal(exit.signal, null, `the agent exited by itself: ${JSON.stringify(exit)}`);
+    if (how !== "agent killed with SIGKILL") assert.equal(exit.signal, null, `the agent exited by itself: ${JSON.stringify(exit)}`);
   }, { timeout: 60000 });
 }
 

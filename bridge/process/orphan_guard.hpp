@@ -1,0 +1,30 @@
+#pragma once
+// Nothing we start may outlive us, even when we are killed with SIGKILL (an editor dropping its
+// agent, the OOM killer, a crash): then no code of ours runs, and the children we put in their
+// own process groups (MCP servers, local commands, hooks) would be orphaned.
+//
+// So `openvaala acp` starts a guard: a small process of our own binary whose stdin is a pipe
+// from us. We tell it each process group we start and end ("+<pgid>\n", "-<pgid>\n"); when the
+// pipe reaches EOF, which the kernel guarantees however we die, it sends SIGTERM to the groups
+// still listed, SIGKILL to what is left after a grace period, and exits. After a normal exit
+// those groups are already gone and it exits at once.
+#include <sys/types.h>
+
+#include <chrono>
+
+namespace bridge::process {
+
+// Turns the guard on for this process (`openvaala acp`; other commands and tests leave it off).
+// It is started (`<self> __orphan-guard`) by the first guard_group call, so a server that never
+// starts a process pays nothing and start-up is not slowed down.
+void enable_orphan_guard();
+// Tell the guard about a process group we started / that has ended. No-ops while the guard is
+// off or could not be started (that is logged once).
+void guard_group(pid_t pgid);
+void release_group(pid_t pgid);
+
+// The guard itself: reads the list from `fd` until EOF, then ends the groups still listed.
+// Signals that would stop it early (SIGINT, SIGTERM, SIGHUP) are ignored: it has to outlive us.
+int run_orphan_guard(int fd, std::chrono::milliseconds grace = std::chrono::milliseconds(500));
+
+}  // namespace bridge::process

@@ -1,0 +1,105 @@
+#include "bridge/process/orphan_guard.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+// `sleep 100` leading its own process group, as the server starts its children.
+pid_t start_group() {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  char a0[] = "sleep", a1[] = "100";
+  char* argv[] = {a0, a1, nullptr};
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawnp(&pid, "sleep", nullptr, &attr, argv, environ), 0);
+  posix_spawnattr_destroy(&attr);
+  return pid;
+}
+
+// The group is gone once its leader was reaped (we are its parent here).
+bool group_ends_within(pid_t pgid, std::chrono::milliseconds limit) {
+  for (auto until = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < until;) {
+    int st = 0;
+    if (::waitpid(pgid, &st, WNOHANG) == pgid) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+void say(int fd, const std::string& line) { ASSERT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size())); }
+
+// Runs the guard in a child process (it ignores SIGTERM and friends, which must not leak into
+// this test binary); returns its pid and the write end of its pipe.
+std::pair<pid_t, int> fork_guard(std::chrono::milliseconds grace) {
+  int p[2];
+  EXPECT_EQ(::pipe(p), 0);
+  const pid_t guard = ::fork();
+  if (guard == 0) {
+    ::close(p[1]);
+    ::_exit(bridge::process::run_orphan_guard(p[0], grace));
+  }
+  ::close(p[0]);
+  return {guard, p[1]};
+}
+
+bool exits_cleanly(pid_t pid) {
+  int st = 0;
+  return ::waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+}  // namespace
+
+// The guard ends, at EOF of its pipe, the groups still listed, and only those: the pipe closes
+// however the server dies, so this is the SIGKILL path.
+TEST(OrphanGuard, EndsTheGroupsStillListedWhenThePipeCloses) {
+  const pid_t listed = start_group(), released = start_group();
+  auto [guard, fd] = fork_guard(200ms);
+  ASSERT_GT(guard, 0);
+  say(fd, "+" + std::to_string(listed) + "\n+" + std::to_string(released) + "\n");
+  say(fd, "-" + std::to_string(released) + "\ngarbage\n+1\n");  // nonsense and init are ignored
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(::kill(-listed, 0), 0) << "nothing happens while the server lives";
+  ::close(fd);
+
+  EXPECT_TRUE(group_ends_within(listed, 3s)) << "the listed group was not ended";
+  EXPECT_TRUE(exits_cleanly(guard));
+  EXPECT_EQ(::kill(-released, 0), 0) << "a released group is not the guard's to end";
+  ::kill(-released, SIGKILL);
+  int st = 0;
+  ::waitpid(released, &st, 0);
+}
+
+// A group that ignores SIGTERM is killed after the grace period.
+TEST(OrphanGuard, KillsWhatIgnoresSigterm) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  char a0[] = "sh", a1[] = "-c", a2[] = "trap '' TERM; sleep 100 & wait";
+  char* argv[] = {a0, a1, a2, nullptr};
+  pid_t stubborn = -1;
+  ASSERT_EQ(posix_spawnp(&stubborn, "sh", nullptr, &attr, argv, environ), 0);
+  posix_spawnattr_destroy(&attr);
+  std::this_thread::sleep_for(100ms);  // the trap is set
+  auto [guard, fd] = fork_guard(150ms);
+  ASSERT_GT(guard, 0);
+  say(fd, "+" + std::to_string(stubborn) + "\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  ::close(fd);
+  EXPECT_TRUE(exits_cleanly(guard));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 150ms) << "SIGTERM was given its grace period";
+  EXPECT_TRUE(group_ends_within(stubborn, 2s));
+}
