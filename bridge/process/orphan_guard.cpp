@@ -45,7 +45,8 @@ void start_guard() {
   std::string arg0 = program_invocation_name;
   char arg1[] = "__orphan-guard";
   char* argv[] = {arg0.data(), arg1, nullptr};
-  const ChildSpawn spawn(p[0], devnull, STDERR_FILENO, nullptr);
+  // Not even our stderr: an editor that waits for the stream to close must not wait for it.
+  const ChildSpawn spawn(p[0], devnull, devnull, nullptr);
   char self[] = "/proc/self/exe";
   const int rc = spawn.spawn(pid, self, argv, environ);
   ::close(p[0]);
