@@ -267,7 +267,7 @@ int run_config_check(const std::vector<std::string>& args) {
   o += "\nProblems: " + std::to_string(nerr) + " error(s), " + std::to_string(nwarn) + " warning(s)\n";
   for (const auto& d : all) o += d.to_string() + "\n";
   if (engine->failed())
-    o += "The configuration does not load: a server would not start, and a reload keeps the previous "
+    o += "The configuration does not load: no session would start, and a reload keeps the previous "
          "configuration.\n";
   std::fputs(o.c_str(), stdout);
   return errors ? 1 : 0;

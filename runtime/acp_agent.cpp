@@ -152,6 +152,28 @@ acp::awaitable<std::shared_ptr<const engine::Engine>> AcpAgent::loaded_engine() 
   co_return engine_;
 }
 
+acp::awaitable<std::shared_ptr<const engine::Engine>> AcpAgent::engine_for_session() {
+  auto engine = co_await loaded_engine();
+  if (!engine->failed()) co_return engine;
+  // The files are read again on every attempt, so fixing them is enough: no restart, no reload.
+  auto job = [] { return load_engine_logged(); };
+  auto fresh = co_await bridge::process::run_blocking(pool_, std::move(job));
+  if (!fresh->failed()) {
+    engine_ = fresh;
+    co_return fresh;
+  }
+  constexpr std::size_t kShown = 10;
+  std::string msg = "OpenVaala's configuration does not load, so no session can start:";
+  std::size_t errors = 0;
+  for (const auto& d : fresh->diagnostics()) {
+    if (d.severity != config::Diagnostic::Severity::Error) continue;
+    if (++errors <= kShown) msg += "\n" + d.to_string();
+  }
+  if (errors > kShown) msg += "\n(and " + std::to_string(errors - kShown) + " more)";
+  msg += "\nFix it (`openvaala config check` lists every problem); the next session reads the files again.";
+  throw acp::RpcError(acp::error_code::kInternalError, msg);
+}
+
 AcpAgent::~AcpAgent() { shutdown(); }
 
 void AcpAgent::reload_config() {
@@ -312,7 +334,7 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenKind 
     if (!loaded) throw acp::RpcError(acp::error_code::kResourceNotFound, "Unknown session: " + id);
   }
 
-  auto engine = co_await loaded_engine();
+  auto engine = co_await engine_for_session();
   auto session = std::make_shared<Session>();
   Session& s = *session;
   s.id = loaded ? loaded->id : new_session_id();

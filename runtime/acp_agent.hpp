@@ -56,6 +56,10 @@ class AcpAgent {
   // the first session waits for it.
   void start_loading_engine();
   acp::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
+  // The engine a session opens with. A configuration that fails to load as a whole (a broken
+  // plugin manifest: the seed says the service must not start on it) refuses the session with
+  // the problems as path:line, instead of running on part of it.
+  acp::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
 
   acp::Connection& conn_;
   acp::ClientApi client_;

@@ -260,8 +260,9 @@ and `skills/<name>/SKILL.md`) are loaded too: `plugin.json` may only have `$sche
 the plugin, and `streamable-http` servers must not put credentials in static `headers`.
 
 Folders in `plugins/` without a manifest, and names starting with `.`, are skipped. A broken
-manifest makes the configuration fail to load: the server does not start, and a reload keeps the
-old configuration.
+manifest makes the configuration fail to load: no session starts (the editor shows the problems
+with file and line; once the file is fixed, the next new session loads it), and a reload of a
+running server keeps the old configuration.
 
 ## Commands
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { scenario, waitUntil } from "./harness.mjs";
+import { scenario, waitUntil, expectRpcError } from "./harness.mjs";
 
 function skill(dir, name, description) {
   fs.mkdirSync(dir, { recursive: true });
@@ -72,5 +72,29 @@ scenario("/skill:name is refused clearly when the skill is not available to this
   assert.equal((await h.prompt(sessionId, "/skill:secret do it")).stopReason, "end_turn");
   assert.equal(fake.requests.length, 0, "a refused command never reaches the model");
   assert.match(h.textOf(sessionId), /secret/);
+  h.assertSchemaClean();
+});
+
+scenario("a broken plugin manifest refuses new sessions, naming file and line; fixing the file is enough", async (ctx) => {
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const plugin = path.join(home.configDir, "plugins/review");
+  const manifest = path.join(plugin, ".openvaala-plugin/plugin.yaml");
+  fs.mkdirSync(path.dirname(manifest), { recursive: true });
+  fs.writeFileSync(manifest, "name: review\nversion: [1.0\n");
+  skill(path.join(plugin, "skills/checklist"), "checklist", "A review checklist");
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+
+  const err = await expectRpcError(h.newSession(ws));
+  assert.match(err.message, /configuration does not load/);
+  assert.match(err.message, new RegExp(`${manifest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+: `));
+  assert.match(err.message, /openvaala config check/);
+  assert.equal(h.exitInfo, null, "the server stays up");
+
+  fs.writeFileSync(manifest, "name: review\nversion: 1.0.0\n");
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => commandsOf(h, sessionId).includes("review:checklist"), { label: "the plugin's skill as a command" });
   h.assertSchemaClean();
 });
