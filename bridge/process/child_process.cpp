@@ -1,8 +1,5 @@
 #include "bridge/process/child_process.hpp"
 
-#include "bridge/process/child_spawn.hpp"
-#include "bridge/process/orphan_guard.hpp"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,6 +16,9 @@
 #include <cstring>
 #include <map>
 #include <set>
+
+#include "bridge/process/child_spawn.hpp"
+#include "bridge/process/orphan_guard.hpp"
 
 extern char** environ;
 
