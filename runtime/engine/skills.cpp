@@ -70,6 +70,8 @@ std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_vie
     if (k == 0 || k >= line.size() || line[k] != ':') return std::nullopt;
     if (line[0] == '-') return std::nullopt;
     std::string key(line.substr(0, k));
+    // YAML reads these keys as null, not as the text (found by engine_fuzz): let YAML decide.
+    if (key == "null" || key == "Null" || key == "NULL") return std::nullopt;
     std::string_view rest = line.substr(k + 1);
     if (!rest.empty() && rest[0] != ' ') return std::nullopt;
     while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);

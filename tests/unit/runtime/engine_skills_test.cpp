@@ -233,6 +233,8 @@ TEST(EngineSkills, FastFrontmatterAgreesWithYaml) {
   EXPECT_FALSE(fast_frontmatter("description: a # comment\n"));
   EXPECT_FALSE(fast_frontmatter("name: a\nname: b\n"));
   EXPECT_FALSE(fast_frontmatter("description: null\n"));
+  EXPECT_FALSE(fast_frontmatter("null: \n")) << "YAML reads the key as null (engine_fuzz found it)";
+  EXPECT_FALSE(fast_frontmatter("name: a\nNULL: x\n"));
   // Folded descriptions go through YAML and still work.
   Tree t;
   t.write("config/skills/folded/SKILL.md", "---\nname: folded\ndescription: >\n  Use when\n  folding.\n---\n");
