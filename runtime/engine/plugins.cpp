@@ -51,6 +51,27 @@ std::optional<json::value> parse_json(const std::string& text, const fs::path& f
   return p.release();
 }
 
+// A JSON manifest as text (for line numbers) and object. One that cannot be read, parsed, or is
+// not an object makes the plugin fail, with the problem reported.
+struct JsonManifest {
+  std::string text;
+  json::object object;
+};
+std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path& manifest, const char* not_an_object,
+                                               Diagnostics& diags) {
+  auto fail = [&](int line, const std::string& msg) -> std::optional<JsonManifest> {
+    if (!msg.empty()) diags.push_back({Severity::Error, manifest.string(), line, msg});
+    lp.fatal = true;
+    return std::nullopt;
+  };
+  auto text = read_file(manifest);
+  if (!text) return fail(0, "cannot be read");
+  auto v = parse_json(*text, manifest, Severity::Error, diags);
+  if (!v) return fail(0, "");  // parse_json reported it
+  if (!v->is_object()) return fail(1, not_an_object);
+  return JsonManifest{std::move(*text), std::move(v->as_object())};
+}
+
 std::string json_type_name(const json::value& v) {
   switch (v.kind()) {
     case json::kind::string: return "a string";
@@ -176,32 +197,27 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
     diags.push_back({Severity::Error, manifest.string(), line, msg});
     lp.fatal = true;
   };
-  auto text = read_file(manifest);
-  if (!text) return fail(0, "cannot be read");
-  auto v = parse_json(*text, manifest, Severity::Error, diags);
-  if (!v) {
-    lp.fatal = true;
-    return;
-  }
-  if (!v->is_object()) return fail(1, "the manifest must be a JSON object");
-  const auto& o = v->as_object();
+  auto m = read_json_manifest(lp, manifest, "the manifest must be a JSON object", diags);
+  if (!m) return;
+  const std::string& text = m->text;
+  const json::object& o = m->object;
   auto str = [&](const char* key) -> std::optional<std::string> {
     auto* f = o.if_contains(key);
     if (!f || f->is_null()) return std::nullopt;
     if (!f->is_string()) {
-      fail(json_key_line(*text, key), std::string("'") + key + "' must be a string, not " + json_type_name(*f));
+      fail(json_key_line(text, key), std::string("'") + key + "' must be a string, not " + json_type_name(*f));
       return std::nullopt;
     }
     return std::string(f->as_string());
   };
   auto name = str("name").value_or("");
   if (name.empty()) name = dir_name;
-  if (name == "skill") fail(json_key_line(*text, "name"), "'skill' is a reserved plugin name");
+  if (name == "skill") fail(json_key_line(text, "name"), "'skill' is a reserved plugin name");
   else if (!is_kebab_name(name))
-    fail(json_key_line(*text, "name"),
+    fail(json_key_line(text, "name"),
          "name '" + name + "' is invalid: use lowercase letters, digits and single hyphens");
   else if (name != dir_name)
-    diags.push_back({Severity::Warning, manifest.string(), json_key_line(*text, "name"),
+    diags.push_back({Severity::Warning, manifest.string(), json_key_line(text, "name"),
                      "name '" + name + "' differs from the folder name '" + dir_name + "'"});
   lp.info.name = name;
   lp.info.version = str("version").value_or("");
@@ -213,13 +229,13 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
     } else if (s->is_array()) {
       for (const auto& e : s->as_array()) {
         if (!e.is_string()) {
-          fail(json_key_line(*text, "skills"), "'skills' must be a path or a list of paths (strings)");
+          fail(json_key_line(text, "skills"), "'skills' must be a path or a list of paths (strings)");
           break;
         }
         extra.push_back(std::string(e.as_string()));
       }
     } else {
-      fail(json_key_line(*text, "skills"), "'skills' must be a path or a list of paths, not " + json_type_name(*s));
+      fail(json_key_line(text, "skills"), "'skills' must be a path or a list of paths, not " + json_type_name(*s));
     }
   }
   if (lp.fatal) return;
@@ -231,7 +247,7 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
   for (const auto& rel : extra) {
     auto abs = inside_plugin(dir, rel);
     if (!abs) {
-      diags.push_back({Severity::Warning, manifest.string(), json_key_line(*text, "skills"),
+      diags.push_back({Severity::Warning, manifest.string(), json_key_line(text, "skills"),
                        "skills path '" + rel + "' is outside the plugin folder; ignored"});
       continue;
     }
@@ -473,21 +489,16 @@ void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& m
     lp.fatal = true;
   };
   if (!path_within(dir, manifest)) return fail(0, "plugin.json resolves outside the plugin folder");
-  auto text = read_file(manifest);
-  if (!text) return fail(0, "cannot be read");
-  auto v = parse_json(*text, manifest, Severity::Error, diags);
-  if (!v) {
-    lp.fatal = true;
-    return;
-  }
-  if (!v->is_object()) return fail(1, "plugin.json must be a JSON object");
-  const auto& o = v->as_object();
-  auto line = [&](const char* key) { return json_key_line(*text, key); };
+  auto m = read_json_manifest(lp, manifest, "plugin.json must be a JSON object", diags);
+  if (!m) return;
+  const std::string& text = m->text;
+  const json::object& o = m->object;
+  auto line = [&](const char* key) { return json_key_line(text, key); };
   static const std::vector<std::string> kRoot = {"$schema", "name",    "version",  "description", "author",
                                                  "homepage", "repository", "license", "keywords",   "extensions"};
   for (const auto& kv : o)
     if (std::find(kRoot.begin(), kRoot.end(), std::string(kv.key())) == kRoot.end())
-      fail(json_key_line(*text, kv.key()),
+      fail(json_key_line(text, kv.key()),
            "unknown field '" + std::string(kv.key()) +
                "' in plugin.json (allowed: $schema, name, version, description, author, homepage, repository, "
                "license, keywords, extensions)");
@@ -532,10 +543,10 @@ void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& m
     } else {
       for (const auto& kv : author->as_object()) {
         if (kv.key() != "name" && kv.key() != "email" && kv.key() != "url")
-          fail(json_key_line(*text, kv.key()),
+          fail(json_key_line(text, kv.key()),
                "unknown field '" + std::string(kv.key()) + "' in 'author' (allowed: name, email, url)");
         else if (!kv.value().is_string())
-          fail(json_key_line(*text, kv.key()), "'author." + std::string(kv.key()) + "' must be a string");
+          fail(json_key_line(text, kv.key()), "'author." + std::string(kv.key()) + "' must be a string");
       }
       if (!author->as_object().contains("name")) fail(line("author"), "'author.name' is required");
     }
@@ -552,7 +563,7 @@ void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& m
     } else {
       for (const auto& kv : ext->as_object())
         if (!kv.value().is_object())
-          fail(json_key_line(*text, kv.key()),
+          fail(json_key_line(text, kv.key()),
                "'extensions." + std::string(kv.key()) + "' must be an object");
     }
   }
