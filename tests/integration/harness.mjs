@@ -1117,6 +1117,17 @@ export function scenario(name, fn, { timeout = 30000, skip = false } = {}) {
 // helpers over recorded model requests
 // ------------------------------------------------------------------------------------------
 
+/** All tool_call + tool_call_update updates of a session grouped by toolCallId, in order. */
+export function toolCallsById(h, sessionId) {
+  const byId = new Map();
+  for (const u of h.updatesOf(sessionId)) {
+    if (u.sessionUpdate !== "tool_call" && u.sessionUpdate !== "tool_call_update") continue;
+    if (!byId.has(u.toolCallId)) byId.set(u.toolCallId, []);
+    byId.get(u.toolCallId).push(u);
+  }
+  return byId;
+}
+
 /** Names of the tools offered in a recorded model request (OpenAI or Anthropic). */
 export function toolNames(req) {
   const tools = req.body?.tools ?? [];

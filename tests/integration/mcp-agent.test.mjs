@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
-import { scenario, agentBinary, expectRpcError, pgrep, sleep, toolNames, waitUntil, writeFiles } from "./harness.mjs";
+import { scenario, agentBinary, expectRpcError, pgrep, sleep, toolCallsById, toolNames, waitUntil, writeFiles } from "./harness.mjs";
 import { EVERYTHING, everythingTools, startEverything } from "../fixtures/mcp/everything.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
 
@@ -24,17 +24,6 @@ const ECHO_SCRIPT = [
 ];
 
 const everythingStdio = (name = "everything") => ({ name, command: process.execPath, args: [EVERYTHING, "stdio"], env: [] });
-
-/** All tool_call + tool_call_update updates of a session grouped by toolCallId, in order. */
-function toolCallsById(h, sessionId) {
-  const byId = new Map();
-  for (const u of h.updatesOf(sessionId)) {
-    if (u.sessionUpdate !== "tool_call" && u.sessionUpdate !== "tool_call_update") continue;
-    if (!byId.has(u.toolCallId)) byId.set(u.toolCallId, []);
-    byId.get(u.toolCallId).push(u);
-  }
-  return byId;
-}
 
 /** The model request's OpenAI tool spec named `name`. */
 function offeredTool(req, name) {

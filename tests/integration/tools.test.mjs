@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, expectRpcError, toolResults } from "./harness.mjs";
+import { scenario, expectRpcError, toolCallsById, toolResults } from "./harness.mjs";
 
 const PATCH = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch";
 const patchFor = (file, from, to) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-${from}\n+${to}\n*** End Patch`;
@@ -15,17 +15,6 @@ function toolTurnScript() {
     { toolCalls: [{ id: "call_bash", name: "bash", arguments: { command: "cat hello.txt" } }] },
     { text: "Done: the file now says new line." },
   ];
-}
-
-/** All tool_call + tool_call_update updates of a session grouped by toolCallId, in order. */
-function toolCallsById(h, sessionId) {
-  const byId = new Map();
-  for (const u of h.updatesOf(sessionId)) {
-    if (u.sessionUpdate !== "tool_call" && u.sessionUpdate !== "tool_call_update") continue;
-    if (!byId.has(u.toolCallId)) byId.set(u.toolCallId, []);
-    byId.get(u.toolCallId).push(u);
-  }
-  return byId;
 }
 
 /** Merged view of one tool call: last non-undefined value of each field; contents/locations concatenated. */
