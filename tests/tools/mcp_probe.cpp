@@ -50,6 +50,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Cancels `cancel` after `ms` (when positive), as a user pressing stop mid-call.
+void cancel_after(asio::steady_timer& timer, acp::CancelSource& cancel, int ms) {
+  if (ms <= 0) return;
+  timer.expires_after(std::chrono::milliseconds(ms));
+  timer.async_wait([&cancel](boost::system::error_code ec) {
+    if (!ec) cancel.cancel();
+  });
+}
+
 void out(json::object o) {
   std::string line = json::serialize(o) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
@@ -141,12 +150,7 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
     }
     acp::CancelSource cancel;
     asio::steady_timer timer(ex);
-    if (cancel_after_ms > 0) {
-      timer.expires_after(std::chrono::milliseconds(cancel_after_ms));
-      timer.async_wait([&cancel](boost::system::error_code ec) {
-        if (!ec) cancel.cancel();
-      });
-    }
+    cancel_after(timer, cancel, cancel_after_ms);
     ProbeContext ctx(session, client, cancel, pool);
     const auto t0 = std::chrono::steady_clock::now();
     json::object r{{"tool", c.tool}};
@@ -288,12 +292,7 @@ int run_cli(int argc, char** argv) {
               json::object r{{"ev", "raw-call"}, {"tool", c.tool}};
               acp::CancelSource cancel;
               asio::steady_timer timer(ex);
-              if (cancel_after_ms > 0) {
-                timer.expires_after(std::chrono::milliseconds(cancel_after_ms));
-                timer.async_wait([&cancel](boost::system::error_code ec) {
-                  if (!ec) cancel.cancel();
-                });
-              }
+              cancel_after(timer, cancel, cancel_after_ms);
               try {
                 json::object args = c.args;
                 auto res = co_await client->call_tool(c.tool, std::move(args), spec.tool_timeout, &cancel);
