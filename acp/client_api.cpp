@@ -2,10 +2,15 @@
 
 #include "acp/methods.hpp"
 #include "acp/params.hpp"
+#include "support/json_read.hpp"
 
 namespace acp {
 
 namespace json = boost::json;
+using support::bool_at;
+using support::int_at;
+using support::obj_at;
+using support::str_at;
 
 ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
   ClientCapabilities c;

@@ -140,16 +140,11 @@ void Connection::handle_line(std::string_view line) {
 void Connection::dispatch_request(std::string method, json::value id, json::value params) {
   auto it = requests_.find(method);
   if (it == requests_.end()) {
-    send_error(id, error_code::kMethodNotFound, "Method not found: " + method);
+    std::optional<RpcError> error;
+    if (unbound_) error = unbound_(method);
+    if (error) send_error(id, error->code(), error->what(), error->data());
+    else send_error(id, error_code::kMethodNotFound, "Method not found: " + method);
     return;
-  }
-  if (gate_) {
-    try {
-      gate_(method);
-    } catch (const RpcError& e) {
-      send_error(id, e.code(), e.what(), e.data());
-      return;
-    }
   }
   auto cancel = std::make_shared<CancelSource>();
   auto key = json::serialize(id);

@@ -9,10 +9,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "acp/cancellation.hpp"
+#include "support/cancellation.hpp"
 #include "acp/rpc_error.hpp"
 #include "acp/stdio_transport.hpp"
 
@@ -20,6 +21,8 @@ namespace acp {
 
 template <class T>
 using awaitable = boost::asio::awaitable<T>;
+using support::CancelSource;
+using support::CancelSourcePtr;
 
 struct RequestContext {
   boost::json::value id;
@@ -37,8 +40,11 @@ class Connection {
 
   void on_request(std::string method, RequestHandler handler);
   void on_notification(std::string method, NotificationHandler handler);
-  // Called for methods with no registered handler before the default "method not found".
-  void set_request_gate(std::function<void(std::string_view method)> gate) { gate_ = std::move(gate); }
+  // Asked about a request whose method has no handler: the error to answer with, or nullopt for
+  // the default "method not found" (a server answers "not initialized" for its methods before
+  // `initialize` binds them).
+  using UnboundMethodHandler = std::function<std::optional<RpcError>(std::string_view method)>;
+  void on_unbound_method(UnboundMethodHandler handler) { unbound_ = std::move(handler); }
 
   // Feed one received line (from the transport).
   void handle_line(std::string_view line);
@@ -69,7 +75,7 @@ class Connection {
   Transport& transport_;
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
-  std::function<void(std::string_view)> gate_;
+  UnboundMethodHandler unbound_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<PendingCall>> pending_;
   // Incoming requests in flight, by serialized id, for $/cancel_request.

@@ -1,5 +1,5 @@
 #pragma once
-// Every ACP method name, in one place.
+// Every ACP method name, in one place (the MCP-over-ACP tunnel's included).
 namespace acp::methods {
 inline constexpr const char* kInitialize = "initialize";
 inline constexpr const char* kAuthenticate = "authenticate";
@@ -25,4 +25,9 @@ inline constexpr const char* kTerminalOutput = "terminal/output";
 inline constexpr const char* kTerminalWaitForExit = "terminal/wait_for_exit";
 inline constexpr const char* kTerminalKill = "terminal/kill";
 inline constexpr const char* kTerminalRelease = "terminal/release";
+
+// MCP over ACP (both directions): the editor's MCP servers, tunnelled through this connection.
+inline constexpr const char* kMcpConnect = "mcp/connect";
+inline constexpr const char* kMcpMessage = "mcp/message";
+inline constexpr const char* kMcpDisconnect = "mcp/disconnect";
 }  // namespace acp::methods

@@ -29,14 +29,4 @@ class Params {
   boost::json::object obj_;
 };
 
-// Small accessors for reading JSON the server does not own the shape of (client replies,
-// model streams): a missing or mistyped field reads as the fallback instead of throwing.
-std::string_view str_or(const boost::json::value* v, std::string_view fallback = {});
-std::string_view str_at(const boost::json::object& o, std::string_view key,
-                        std::string_view fallback = {});
-const boost::json::object* obj_at(const boost::json::object& o, std::string_view key);
-const boost::json::array* arr_at(const boost::json::object& o, std::string_view key);
-std::optional<std::int64_t> int_at(const boost::json::object& o, std::string_view key);
-bool bool_at(const boost::json::object& o, std::string_view key, bool fallback = false);
-
 }  // namespace acp

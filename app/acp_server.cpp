@@ -15,7 +15,7 @@
 #include "app/cli.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "bridge/process/orphan_guard.hpp"
-#include "runtime/acp_agent.hpp"
+#include "runtime/server/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
 
 namespace app {
@@ -50,7 +50,7 @@ int run_acp_server() {
   boost::asio::thread_pool pool(4);
   acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
   acp::Connection conn(ioc.get_executor(), transport);
-  runtime::AcpAgent agent(conn, pool);
+  runtime::server::AcpAgent agent(conn, pool);
 
   bool stopping = false;
   auto stop = [&](const char* why) {

@@ -24,6 +24,7 @@
 
 #include "app/cli.hpp"
 #include "runtime/config/credentials.hpp"
+#include "support/file_io.hpp"
 #include "runtime/config/paths.hpp"
 
 namespace app {
@@ -129,12 +130,6 @@ std::optional<std::string> ask_secret(const std::string& question) {
 
 // ---- config.yaml -------------------------------------------------------------------------
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string emit(const YAML::Node& n) {
   YAML::Emitter e;
@@ -291,7 +286,7 @@ int run_login(const std::vector<std::string>& args) {
   std::error_code ec;
   const bool config_exists = fs::exists(config_file, ec);
   if (config_exists) {
-    config_text = read_file(config_file);
+    config_text = support::read_file(config_file).value_or("");
     try {
       loaded_config = YAML::Load(config_text);
     } catch (const YAML::ParserException& e) {
@@ -425,7 +420,7 @@ int run_login(const std::vector<std::string>& args) {
       mode_t mode = 0644;
       struct stat st {};
       if (config_exists && ::stat(config_file.c_str(), &st) == 0) mode = st.st_mode & 07777;
-      runtime::config::write_file_atomically(config_file, new_config, mode);
+      support::write_file_atomically(config_file, new_config, mode);
     }
   } catch (const std::exception& e) {
     return fail(e.what());

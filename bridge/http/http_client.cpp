@@ -56,7 +56,7 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
                                                      const StreamOptions& options,
                                                      const std::function<void(const HttpResponseHead&)>& on_head,
                                                      const std::function<void(std::string_view)>& on_data,
-                                                     acp::CancelSource* cancel) {
+                                                     support::CancelSource* cancel) {
   auto cancelled = [&] { return cancel && cancel->cancelled(); };
   lowest.expires_after(options.idle_timeout);
   auto [wec, wn] = co_await bhttp::async_write(stream, req, kTuple);
@@ -93,7 +93,7 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
 asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& request, const StreamOptions& options,
                                                            std::function<void(const HttpResponseHead&)> on_head,
                                                            std::function<void(std::string_view)> on_data,
-                                                           acp::CancelSource* cancel) {
+                                                           support::CancelSource* cancel) {
   auto parsed = boost::urls::parse_uri(request.url);
   if (!parsed) co_return HttpFailure{FailureKind::BadUrl, "not a valid URL: " + request.url};
   const std::string scheme(parsed->scheme());
@@ -124,7 +124,7 @@ asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& re
 
   if (!tls) {
     beast::tcp_stream stream(executor);
-    acp::CancelSource::Registration reg;
+    support::CancelSource::Registration reg;
     if (cancel) reg = cancel->on_cancel([&stream] { stream.socket().close(); });
     stream.expires_after(options.connect_timeout);
     auto [cec, ep] = co_await stream.async_connect(endpoints, kTuple);
@@ -136,7 +136,7 @@ asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& re
   }
 
   beast::ssl_stream<beast::tcp_stream> stream(executor, tls_context());
-  acp::CancelSource::Registration reg;
+  support::CancelSource::Registration reg;
   if (cancel) reg = cancel->on_cancel([&stream] { beast::get_lowest_layer(stream).socket().close(); });
   if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str()))
     co_return HttpFailure{FailureKind::Tls, "cannot set TLS server name for " + host};

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "acp/cancellation.hpp"
+#include "support/cancellation.hpp"
 
 namespace bridge::http {
 
@@ -47,6 +47,6 @@ struct HttpFailure {
 boost::asio::awaitable<std::optional<HttpFailure>> stream_request(
     const HttpRequest& request, const StreamOptions& options,
     std::function<void(const HttpResponseHead&)> on_head, std::function<void(std::string_view)> on_data,
-    acp::CancelSource* cancel);
+    support::CancelSource* cancel);
 
 }  // namespace bridge::http

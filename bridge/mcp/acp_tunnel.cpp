@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "acp/connection.hpp"
+#include "acp/methods.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/transport.hpp"
@@ -20,7 +21,7 @@ namespace json = boost::json;
 
 AcpTunnelRouter::AcpTunnelRouter(acp::Connection& conn) : conn_(conn), alive_(std::make_shared<bool>(true)) {
   std::weak_ptr<bool> alive = alive_;
-  conn_.on_notification("mcp/message", [this, alive](json::value params) {
+  conn_.on_notification(acp::methods::kMcpMessage, [this, alive](json::value params) {
     if (alive.lock()) handle_notification(params);
   });
 }
@@ -69,9 +70,9 @@ class AcpTransport : public Transport {
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) override {
     handlers_ = std::move(handlers);
     auto self = shared_from_this();
-    auto cancel_ptr = std::make_shared<acp::CancelSource>();
+    auto cancel_ptr = std::make_shared<support::CancelSource>();
     auto timed_out_ptr = std::make_shared<bool>(false);
-    acp::CancelSource& cancel = *cancel_ptr;
+    support::CancelSource& cancel = *cancel_ptr;
     const bool& timed_out = *timed_out_ptr;
     asio::steady_timer timer(ex_, timeout);
     timer.async_wait([cancel_ptr, timed_out_ptr](boost::system::error_code ec) {
@@ -84,7 +85,7 @@ class AcpTransport : public Transport {
     // Probe the connectionless form with a ping.
     json::object probe = envelope("ping", json::object{}, next_request_id());
     try {
-      std::string method = "mcp/message";
+      std::string method = acp::methods::kMcpMessage;
       co_await conn_.call(std::move(method), std::move(probe), &cancel);
       stateless_ = true;
       finish();
@@ -108,7 +109,7 @@ class AcpTransport : public Transport {
       json::object params;
       params["serverId"] = spec_.server_id;
       params["acpId"] = spec_.server_id;
-      std::string method = "mcp/connect";
+      std::string method = acp::methods::kMcpConnect;
       auto r = co_await conn_.call(std::move(method), std::move(params), &cancel);
       finish();
       const json::value* cid = r.is_object() ? r.as_object().if_contains("connectionId") : nullptr;
@@ -164,7 +165,7 @@ class AcpTransport : public Transport {
     n["connectionId"] = connection_id_;
     n["method"] = method;
     if (!params.empty()) n["params"] = std::move(params);
-    conn_.notify("mcp/message", std::move(n));
+    conn_.notify(acp::methods::kMcpMessage, std::move(n));
   }
 
   asio::awaitable<void> close() override {
@@ -172,8 +173,8 @@ class AcpTransport : public Transport {
     auto self = shared_from_this();
     stop();
     if (!connection_id_.empty() && !conn_.closed()) {
-      auto cancel_ptr = std::make_shared<acp::CancelSource>();
-      acp::CancelSource& cancel = *cancel_ptr;
+      auto cancel_ptr = std::make_shared<support::CancelSource>();
+      support::CancelSource& cancel = *cancel_ptr;
       asio::steady_timer timer(ex_, std::chrono::seconds(2));
       timer.async_wait([cancel_ptr](boost::system::error_code ec) {
         if (!ec) cancel_ptr->cancel();
@@ -181,7 +182,7 @@ class AcpTransport : public Transport {
       try {
         json::object params;
         params["connectionId"] = connection_id_;
-        std::string method = "mcp/disconnect";
+        std::string method = acp::methods::kMcpDisconnect;
         co_await conn_.call(std::move(method), std::move(params), &cancel);
       } catch (const acp::RpcError& e) {
         spdlog::debug("mcp {}: mcp/disconnect: {}", log_id_, e.what());
@@ -235,7 +236,7 @@ class AcpTransport : public Transport {
   asio::awaitable<void> forward(json::value id, std::string method, json::object params) {
     auto self = shared_from_this();
     const std::string id_key = json::serialize(id);
-    auto cancel = std::make_shared<acp::CancelSource>();
+    auto cancel = std::make_shared<support::CancelSource>();
     inflight_[id_key] = cancel;
     std::string route;
     json::object outer;
@@ -256,7 +257,7 @@ class AcpTransport : public Transport {
     }
     json::object reply;
     try {
-      std::string outer_method = "mcp/message";
+      std::string outer_method = acp::methods::kMcpMessage;
       auto r = co_await conn_.call(std::move(outer_method), std::move(outer), cancel.get());
       if (!stateless_) {
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(r)}};
@@ -295,7 +296,7 @@ class AcpTransport : public Transport {
   bool stopped_ = false;
   std::string connection_id_;
   std::uint64_t request_counter_ = 0;
-  std::map<std::string, std::shared_ptr<acp::CancelSource>> inflight_;
+  std::map<std::string, std::shared_ptr<support::CancelSource>> inflight_;
 };
 
 }  // namespace

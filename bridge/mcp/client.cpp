@@ -111,7 +111,7 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
 }
 
 asio::awaitable<json::value> Client::request(std::string method, json::object params, std::chrono::milliseconds timeout,
-                                             acp::CancelSource* cancel, ProgressFn on_progress) {
+                                             support::CancelSource* cancel, ProgressFn on_progress) {
   if (state_ == State::Closed)
     throw McpError(McpError::Kind::Closed, closed_reason_.empty() ? "the MCP connection is closed" : closed_reason_);
   auto self = shared_from_this();  // keeps us alive while waiting
@@ -132,7 +132,7 @@ asio::awaitable<json::value> Client::request(std::string method, json::object pa
   if (!params.empty() || method == "tools/list" || method == "tools/call") msg["params"] = std::move(params);
   transport_->send(std::move(msg));
 
-  acp::CancelSource::Registration reg;
+  support::CancelSource::Registration reg;
   if (cancel) {
     reg = cancel->on_cancel([pending] {
       if (pending->done) return;
@@ -168,7 +168,7 @@ void Client::notify(std::string method, json::object params) {
   transport_->send(std::move(msg));
 }
 
-asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseconds timeout, acp::CancelSource* cancel) {
+asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseconds timeout, support::CancelSource* cancel) {
   std::vector<ToolInfo> tools;
   std::optional<std::string> cursor;
   tools_stale_ = false;
@@ -211,7 +211,7 @@ asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseco
 }
 
 asio::awaitable<json::object> Client::call_tool(const std::string& name, json::object arguments,
-                                                std::chrono::milliseconds timeout, acp::CancelSource* cancel,
+                                                std::chrono::milliseconds timeout, support::CancelSource* cancel,
                                                 ProgressFn on_progress) {
   json::object params;
   params["name"] = name;

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "acp/cancellation.hpp"
+#include "support/cancellation.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/transport.hpp"
 
@@ -70,18 +70,18 @@ class Client : public std::enable_shared_from_this<Client> {
   boost::asio::awaitable<void> connect(std::chrono::milliseconds timeout);
   // Every page of tools/list.
   boost::asio::awaitable<std::vector<ToolInfo>> list_tools(std::chrono::milliseconds timeout,
-                                                           acp::CancelSource* cancel = nullptr);
+                                                           support::CancelSource* cancel = nullptr);
   // The tools/call result object (content, structuredContent, isError). A JSON-RPC error from
   // the server, a timeout or a cancel throws McpError.
   boost::asio::awaitable<boost::json::object> call_tool(const std::string& name, boost::json::object arguments,
                                                         std::chrono::milliseconds timeout,
-                                                        acp::CancelSource* cancel = nullptr,
+                                                        support::CancelSource* cancel = nullptr,
                                                         ProgressFn on_progress = nullptr);
   boost::asio::awaitable<void> ping(std::chrono::milliseconds timeout);
   // Any request; the raw result.
   boost::asio::awaitable<boost::json::value> request(std::string method, boost::json::object params,
                                                      std::chrono::milliseconds timeout,
-                                                     acp::CancelSource* cancel = nullptr,
+                                                     support::CancelSource* cancel = nullptr,
                                                      ProgressFn on_progress = nullptr);
   void notify(std::string method, boost::json::object params);
 

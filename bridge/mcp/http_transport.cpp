@@ -79,9 +79,9 @@ class HttpBase : public Transport {
     cancel_all();
     if (handlers.on_closed) handlers.on_closed(std::move(reason));
   }
-  std::shared_ptr<acp::CancelSource> track(std::uint64_t& key) {
+  std::shared_ptr<support::CancelSource> track(std::uint64_t& key) {
     key = next_key_++;
-    auto c = std::make_shared<acp::CancelSource>();
+    auto c = std::make_shared<support::CancelSource>();
     active_.emplace(key, c);
     return c;
   }
@@ -104,7 +104,7 @@ class HttpBase : public Transport {
   Handlers handlers_;
   bool stopped_ = false;
   std::uint64_t next_key_ = 1;
-  std::map<std::uint64_t, std::shared_ptr<acp::CancelSource>> active_;
+  std::map<std::uint64_t, std::shared_ptr<support::CancelSource>> active_;
 };
 
 // ------------------------------------------------------------------------------------------

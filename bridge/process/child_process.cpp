@@ -1,4 +1,5 @@
 #include "bridge/process/child_process.hpp"
+#include "support/file_io.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -72,8 +73,6 @@ bool make_pipe(Fd& r, Fd& w) {
   w = Fd(p[1]);
   return true;
 }
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 // Candidate paths for argv[0], in execvp order.
 std::vector<std::string> exec_candidates(const std::string& file, const std::string& path_var) {
@@ -164,7 +163,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w;
   if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
-    result.spawn_error = "cannot create pipes: " + errno_text(errno);
+    result.spawn_error = "cannot create pipes: " + support::errno_text(errno);
     return result;
   }
   // The child's ends must sit above 2, so the dup2s onto 0..2 cannot clobber one another (only
@@ -173,7 +172,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
     if (end->get() > 2) continue;
     Fd high(::fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
     if (!high.valid()) {
-      result.spawn_error = "cannot set up the child's standard streams: " + errno_text(errno);
+      result.spawn_error = "cannot set up the child's standard streams: " + support::errno_text(errno);
       return result;
     }
     *end = std::move(high);
@@ -221,10 +220,10 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
     else if (cwd && !S_ISDIR(st.st_mode)) cwd_err = ENOTDIR;
     else if (cwd && ::access(cwd, X_OK) != 0) cwd_err = errno;
     if (cwd_err != 0) {
-      result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + errno_text(cwd_err);
+      result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + support::errno_text(cwd_err);
     } else {
       const bool searched = spec.argv[0].find('/') == std::string::npos;
-      result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + errno_text(exec_err);
+      result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + support::errno_text(exec_err);
       if (searched && exec_err == ENOENT) result.spawn_error += " (not found on PATH)";
     }
     return result;

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "acp/cancellation.hpp"
-#include "runtime/agent/conversation.hpp"
+#include "runtime/protocol/modes.hpp"
+#include "runtime/protocol/tool_env.hpp"
+#include "support/cancellation.hpp"
+#include "runtime/protocol/conversation.hpp"
 #include "runtime/engine/engine.hpp"
 
 namespace runtime {
@@ -21,20 +23,10 @@ namespace sessions {
 class SessionWriter;
 }
 
-// What the agent may do without asking (ACP session modes).
-enum class Mode { Default, AcceptEdits, ReadOnly, FullAuto };
-
-struct ModeInfo {
-  Mode mode;
-  const char* id;
-  const char* name;
-  const char* description;
-};
-const std::vector<ModeInfo>& all_modes();
-std::optional<Mode> mode_from_id(std::string_view id);
-const char* mode_id(Mode m);
-
 struct Session {
+  // What its tools may know of it.
+  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode}; }
+
   std::string id;
   std::filesystem::path cwd;
   Mode mode = Mode::Default;
@@ -42,7 +34,7 @@ struct Session {
   // allow_always / reject_always answers, by tool name, for the rest of the session.
   std::map<std::string, bool> remembered_permissions;
   // The prompt turn in flight, if any; session/cancel fires it.
-  acp::CancelSourcePtr turn_cancel;
+  support::CancelSourcePtr turn_cancel;
   int turn_count = 0;
   // Tokens in the context at the last model response (input + output), for usage_update and
   // compaction; and the totals of the session.
@@ -53,7 +45,7 @@ struct Session {
   std::shared_ptr<const engine::Engine> engine;
   engine::SessionView view;
   std::string agent_name;
-  std::string commands_sent;  // the last available_commands_update, to send only changes
+  std::string commands_sent;  // the slash commands last shown (names), to send only changes
   // AGENTS.md files already given to the model (each enters the context once).
   std::set<std::filesystem::path> agents_md_included;
   // Context from hooks (SessionStart) waiting for the next user message.

@@ -2,8 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "acp/params.hpp"
-#include "runtime/hooks/hooks_async.hpp"
+#include "support/json_read.hpp"
 
 namespace runtime {
 
@@ -31,11 +30,11 @@ class SpawnAgentTool : public tools::Tool {
                          {"required", json::array{"prompt"}}}};
   }
 
-  tools::ToolDescription describe(const json::object& args, const Session& session) const override {
+  tools::ToolDescription describe(const json::object& args, const ToolEnv&) const override {
     tools::ToolDescription d;
-    d.kind = "other";
-    std::string agent(acp::str_at(args, "agent", session.agent_name));
-    std::string prompt(acp::str_at(args, "prompt"));
+    d.kind = ToolKind::Other;
+    std::string agent(support::str_at(args, "agent", c_.parent->agent_name));
+    std::string prompt(support::str_at(args, "prompt"));
     if (auto nl = prompt.find('\n'); nl != std::string::npos) prompt = prompt.substr(0, nl) + " …";
     if (prompt.size() > 100) prompt = prompt.substr(0, 100) + "…";
     d.title = "Agent " + agent + ": " + prompt;
@@ -43,10 +42,10 @@ class SpawnAgentTool : public tools::Tool {
   }
 
   boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object& args) override {
-    Session& parent = ctx.session();
-    std::string prompt(acp::str_at(args, "prompt"));
+    Session& parent = *c_.parent;
+    std::string prompt(support::str_at(args, "prompt"));
     if (prompt.empty()) co_return tools::error_result("spawn_agent needs a 'prompt'.");
-    std::string agent_name(acp::str_at(args, "agent", parent.agent_name));
+    std::string agent_name(support::str_at(args, "agent", parent.agent_name));
     const engine::Agent* agent = c_.engine->find_agent(agent_name);
     if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
     co_await ctx.authorize(tools::Permission::None, {});
@@ -62,18 +61,15 @@ class SpawnAgentTool : public tools::Tool {
     child.agent_name = agent_name;
     child.view = c_.engine->session_view(child.cwd, agent_name);
     const std::string agent_id = ctx.tool_call_id();
+    // SubagentStart and SubagentStop carry the same turn id, so a script can pair them.
+    const TurnScope scope{parent.id + "-" + agent_id, agent_id, agent_name};
 
     Message first;
     first.role = Message::Role::User;
     first.text = prompt;
     if (c_.hooks && c_.hooks->has(hooks::HookEvent::SubagentStart)) {
-      hooks::HookInput input;
-      input.session_id = parent.id;
-      input.cwd = parent.cwd;
-      input.agent_id = agent_id;
-      input.agent_type = agent_name;
-      auto start = co_await hooks::run_hooks_async(c_.loop->pool(), c_.hooks, hooks::HookEvent::SubagentStart, std::move(input), &ctx.cancel());
-      c_.loop->report_hook_outcome(parent, start);
+      auto input = hook_input(parent, scope);
+      auto start = co_await c_.loop->hooks().fire(parent, c_.hooks, hooks::HookEvent::SubagentStart, std::move(input), &ctx.cancel());
       for (const auto& extra : start.additional_context) first.text += "\n\n<context>\n" + extra + "\n</context>";
     }
 
@@ -87,10 +83,8 @@ class SpawnAgentTool : public tools::Tool {
     settings.max_turn_requests = c_.max_turn_requests;
     settings.system_prompt = c_.base_system_prompt;
     if (auto block = child.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
-    settings.turn_id = parent.id + "-" + agent_id;
+    settings.scope = scope;
     settings.hooks = c_.hooks;
-    settings.agent_id = agent_id;
-    settings.agent_type = agent_name;
     for (auto* t : c_.mcp_tools) {
       // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
       if (!agent->mcp_servers) {
@@ -100,15 +94,15 @@ class SpawnAgentTool : public tools::Tool {
       for (const auto& id : *agent->mcp_servers)
         if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
     }
-    std::string stop_reason;
+    StopReason stop_reason = StopReason::EndTurn;
     try {
       stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, ctx.cancel());
-    } catch (const acp::RpcError& e) {
+    } catch (const providers::ModelError& e) {
       co_return tools::error_result(std::string("The sub-agent failed: ") + e.what());
     }
     // What the user allowed for good inside the sub-agent holds for the session.
     for (const auto& [tool, allowed] : child.remembered_permissions) parent.remembered_permissions[tool] = allowed;
-    if (stop_reason == "cancelled") throw tools::ToolCancelled();
+    if (stop_reason == StopReason::Cancelled) throw tools::ToolCancelled();
     std::string answer;
     for (auto it = child.history.rbegin(); it != child.history.rend(); ++it)
       if (it->role == Message::Role::Assistant && !it->text.empty()) {
@@ -116,9 +110,10 @@ class SpawnAgentTool : public tools::Tool {
         break;
       }
     tools::ToolResult r;
-    r.text = "The " + agent_name + " agent finished (" + stop_reason + ")" + (answer.empty() ? " without a report." : ":\n\n" + answer);
-    r.is_error = stop_reason != "end_turn";
-    r.content.push_back(tools::text_content(answer.empty() ? "(no report)" : answer));
+    r.text = "The " + agent_name + " agent finished (" + stop_reason_name(stop_reason) + ")" +
+             (answer.empty() ? " without a report." : ":\n\n" + answer);
+    r.is_error = stop_reason != StopReason::EndTurn;
+    r.content.push_back(TextContent{answer.empty() ? "(no report)" : answer});
     co_return r;
   }
 

@@ -13,6 +13,7 @@ namespace runtime {
 
 struct SpawnAgentContext {
   AgentLoop* loop = nullptr;
+  Session* parent = nullptr;  // the calling session: its agent, mode and remembered answers
   std::shared_ptr<const engine::Engine> engine;
   std::shared_ptr<const hooks::HookSet> hooks;
   std::vector<tools::Tool*> mcp_tools;  // the session's MCP tools (filtered per agent)

@@ -1,5 +1,7 @@
 #include "runtime/config/credentials.hpp"
 
+#include "support/file_io.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,8 +31,6 @@ std::string octal_mode(mode_t m) {
   std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
   return buf;
 }
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 }  // namespace
 
@@ -78,50 +78,6 @@ Credentials load_credentials(const fs::path& config_root, Diagnostics& diags) {
   return out;
 }
 
-void write_file_atomically(const fs::path& requested, const std::string& content, mode_t mode) {
-  // A symlinked file (dotfile managers) is replaced at its target, keeping the link.
-  fs::path path = requested;
-  std::error_code ec;
-  if (fs::is_symlink(requested, ec)) {
-    auto target = fs::weakly_canonical(requested, ec);
-    if (!ec) path = target;
-  }
-  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  // mkstemp opens with O_CREAT|O_EXCL and mode 0600: the content is never readable by others,
-  // not even for a moment, and a planted file or symlink at the temp name is never followed.
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error("cannot create a file in " + dir.string() + ": " + errno_text(errno));
-  auto fail = [&](const std::string& what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": " + what + ": " + errno_text(err));
-  };
-  if (::fchmod(fd, mode) != 0) fail("chmod");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": close: " + errno_text(err));
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot replace " + path.string() + ": " + errno_text(err));
-  }
-}
 
 void store_api_key(const fs::path& config_root, const std::string& provider_id, const std::string& api_key) {
   if (provider_id.empty()) throw std::runtime_error("the provider id is empty");
@@ -168,7 +124,7 @@ void store_api_key(const fs::path& config_root, const std::string& provider_id, 
   YAML::Emitter emitter;
   emitter << root;
   if (!emitter.good()) throw std::runtime_error("cannot write " + file.string() + ": " + emitter.GetLastError());
-  write_file_atomically(file, std::string(kHeader) + emitter.c_str() + "\n", 0600);
+  support::write_file_atomically(file, std::string(kHeader) + emitter.c_str() + "\n", 0600);
 }
 
 }  // namespace runtime::config

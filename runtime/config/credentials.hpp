@@ -38,8 +38,5 @@ Credentials load_credentials(const std::filesystem::path& config_root, Diagnosti
 // contains the key), e.g. when the existing file is not valid YAML.
 void store_api_key(const std::filesystem::path& config_root, const std::string& provider_id, const std::string& api_key);
 
-// Writes `content` to `path` atomically: a temp file in the same directory created with
-// O_CREAT|O_EXCL and `mode`, fsync, rename. Throws std::runtime_error.
-void write_file_atomically(const std::filesystem::path& path, const std::string& content, mode_t mode);
 
 }  // namespace runtime::config

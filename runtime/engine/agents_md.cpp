@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include "runtime/engine/engine.hpp"
+#include "support/file_io.hpp"
 #include "runtime/engine/util.hpp"
 
 namespace runtime::engine {
@@ -14,7 +15,7 @@ std::optional<AgentsMdFile> read_agents_md(const fs::path& dir) {
   fs::path p = dir / "AGENTS.md";
   auto size = regular_file_size(p);
   if (!size) return std::nullopt;
-  auto text = read_file(p);
+  auto text = support::read_file(p);
   if (!text) return std::nullopt;
   if (text->size() > kMaxAgentsMdBytes) {
     text->resize(kMaxAgentsMdBytes);

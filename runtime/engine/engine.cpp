@@ -1,4 +1,5 @@
 #include "runtime/engine/engine.hpp"
+#include "support/file_io.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -63,7 +64,7 @@ void materialize_builtin(const fs::path& dir, std::vector<Skill>& out, Diagnosti
   fs::path skill_dir = dir / "openvaala";
   fs::path file = skill_dir / "SKILL.md";
   const std::string_view text = builtin_openvaala_skill();
-  auto current = read_file(file);
+  auto current = support::read_file(file);
   if (!current || *current != text) {
     std::error_code ec;
     fs::create_directories(skill_dir, ec);
@@ -83,7 +84,7 @@ void materialize_builtin(const fs::path& dir, std::vector<Skill>& out, Diagnosti
 }
 
 int line_of_key_in_file(const fs::path& file, const std::string& key) {
-  auto text = read_file(file);
+  auto text = support::read_file(file);
   if (!text) return 0;
   std::size_t pos = 0;
   int line = 1;
@@ -329,31 +330,9 @@ const PluginInfo* Engine::find_plugin(std::string_view name) const {
   return nullptr;
 }
 
-json::object Engine::agent_config_option(std::string_view current) const {
-  json::array options;
-  for (const auto& [name, a] : agents_) {
-    json::object o{{"value", name}, {"name", name}};
-    if (!a.description.empty()) o["description"] = a.description;
-    options.push_back(std::move(o));
-  }
-  std::string cur = agents_.count(std::string(current)) ? std::string(current) : default_agent_;
-  return json::object{{"id", "agent"},
-                      {"name", "Agent"},
-                      {"description", "Which agent (instructions, skills and MCP servers) this session uses"},
-                      {"type", "select"},
-                      {"currentValue", cur},
-                      {"options", std::move(options)}};
-}
-
-json::object Engine::agent_modes(std::string_view current) const {
-  json::array modes;
-  for (const auto& [name, a] : agents_) {
-    json::object o{{"id", name}, {"name", name}};
-    if (!a.description.empty()) o["description"] = a.description;
-    modes.push_back(std::move(o));
-  }
-  std::string cur = agents_.count(std::string(current)) ? std::string(current) : default_agent_;
-  return json::object{{"currentModeId", cur}, {"availableModes", std::move(modes)}};
+const std::string& Engine::agent_or_default(std::string_view name) const {
+  auto it = agents_.find(std::string(name));
+  return it != agents_.end() ? it->first : default_agent_;
 }
 
 std::vector<McpServerConfig> Engine::mcp_servers_for(const Agent& agent) const {
@@ -409,12 +388,9 @@ const Skill* SessionView::find_skill(std::string_view name) const {
   return nullptr;
 }
 
-json::array SessionView::available_commands() const {
-  json::array out;
-  for (const auto& s : skills)
-    out.push_back(json::object{{"name", s.name},
-                               {"description", s.description},
-                               {"input", json::object{{"hint", "what you want done with this skill (optional)"}}}});
+std::vector<AvailableCommand> SessionView::available_commands() const {
+  std::vector<AvailableCommand> out;
+  for (const auto& s : skills) out.push_back({s.name, s.description, "what you want done with this skill (optional)"});
   return out;
 }
 
@@ -480,7 +456,7 @@ SlashExpansion expand_slash_command(const SessionView& view, std::string_view te
     }
     return r;
   }
-  auto content = read_file(s->file);
+  auto content = support::read_file(s->file);
   if (!content || content->size() > kMaxSkillFileBytes) {
     r.kind = SlashExpansion::Kind::Refused;
     r.error = "The skill '" + name + "' cannot be read from " + s->file.string() + ".";

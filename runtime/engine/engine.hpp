@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/protocol/events.hpp"
 #include "runtime/config/diagnostic.hpp"
 #include "runtime/config/main_config.hpp"
 #include "runtime/hooks/hooks.hpp"
@@ -168,8 +169,8 @@ struct SessionView {
   Diagnostics diagnostics;                   // project-level skill problems (skipped skills)
 
   const Skill* find_skill(std::string_view name) const;
-  // ACP `availableCommands`: [{name, description, input: {hint}}], one per skill.
-  boost::json::array available_commands() const;
+  // The slash commands the editor offers: one per skill.
+  std::vector<AvailableCommand> available_commands() const;
   std::string skills_prompt() const;        // name, description and path of each skill
   std::string instructions_prompt() const;  // the agent's instructions ("" when none)
   std::string agents_md_prompt() const;     // the AGENTS.md chain
@@ -205,10 +206,8 @@ class Engine {
   const std::map<std::string, Agent>& agents() const { return agents_; }
   const std::string& default_agent() const { return default_agent_; }
   const Agent* find_agent(std::string_view name) const;
-  // ACP `SessionConfigOption` (select, id "agent") offering every agent; `current` preselected.
-  boost::json::object agent_config_option(std::string_view current) const;
-  // ACP `SessionModeState`-shaped list {currentModeId, availableModes:[{id,name,description}]}.
-  boost::json::object agent_modes(std::string_view current) const;
+  // `name` when such an agent exists, else the default agent's name.
+  const std::string& agent_or_default(std::string_view name) const;
 
   const std::vector<PluginInfo>& plugins() const { return plugins_; }  // enabled or not, by name
   const PluginInfo* find_plugin(std::string_view name) const;

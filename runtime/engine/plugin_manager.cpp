@@ -1,4 +1,5 @@
 #include "runtime/engine/plugin_manager.hpp"
+#include "support/file_io.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -221,7 +222,7 @@ std::vector<std::string> read_plugins_disabled(const fs::path& config_file) {
   } catch (const YAML::Exception&) {
   }
   // Not loadable YAML: read a `disabled: [a, b]` line under `plugins:` leniently.
-  auto text = read_file(config_file);
+  auto text = support::read_file(config_file);
   if (!text) return out;
   auto lines = split_lines(*text);
   bool in_plugins = false;
@@ -314,7 +315,7 @@ std::string edit_plugins_disabled(const std::string& text, const std::vector<std
 }
 
 bool write_plugins_disabled(const fs::path& config_file, const std::vector<std::string>& names, std::string& error) {
-  std::string text = read_file(config_file).value_or("");
+  std::string text = support::read_file(config_file).value_or("");
   std::string edited = edit_plugins_disabled(text, names);
   // Check the edit says what we meant; if the original was valid YAML and the text edit did not
   // work out, fall back to rewriting the document (comments are lost then).
@@ -591,7 +592,7 @@ CommandResult PluginManager::enable(const std::string& name) {
     r.out = name + " is already enabled\n";
     return r;
   }
-  auto before = read_file(config_file());
+  auto before = support::read_file(config_file());
   std::string error;
   if (!write_plugins_disabled(config_file(), keep, error)) {
     r.err = "openvaala: " + error + "\n";
@@ -619,7 +620,7 @@ CommandResult PluginManager::disable(const std::string& name) {
     return r;
   }
   if (!check_agent_references(name, d, r)) return r;
-  auto before = read_file(config_file());
+  auto before = support::read_file(config_file());
   disabled.push_back(pname);
   std::string error;
   if (!write_plugins_disabled(config_file(), disabled, error)) {
@@ -655,7 +656,7 @@ CommandResult PluginManager::uninstall(const std::string& name) {
     r.exit_code = 1;
     return r;
   }
-  auto before = read_file(config_file());
+  auto before = support::read_file(config_file());
   auto disabled = read_plugins_disabled(config_file());
   auto keep = disabled;
   keep.erase(std::remove_if(keep.begin(), keep.end(), [&](const std::string& x) { return x == pname || x == name; }),
@@ -687,7 +688,7 @@ std::vector<int> signal_running_servers() {
     if (pid == self) continue;
     struct stat st{};
     if (::stat(it->path().c_str(), &st) != 0 || st.st_uid != me) continue;
-    auto cmdline = read_file(it->path() / "cmdline");
+    auto cmdline = support::read_file(it->path() / "cmdline");
     if (!cmdline || cmdline->empty()) continue;
     std::vector<std::string> argv;
     std::size_t pos = 0;

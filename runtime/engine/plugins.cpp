@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runtime/engine/loaders.hpp"
+#include "support/file_io.hpp"
 #include "runtime/engine/util.hpp"
 
 namespace runtime::engine {
@@ -64,7 +65,7 @@ std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path&
     lp.fatal = true;
     return std::nullopt;
   };
-  auto text = read_file(manifest);
+  auto text = support::read_file(manifest);
   if (!text) return fail(0, "cannot be read");
   auto v = parse_json(*text, manifest, Severity::Error, diags);
   if (!v) return fail(0, "");  // parse_json reported it
@@ -301,7 +302,7 @@ void load_ap_mcp(LoadedPlugin& lp, const fs::path& dir, const std::string& plugi
   if (!fs::exists(fs::symlink_status(file))) return;
   auto err = [&](int line, const std::string& msg) { diags.push_back({Severity::Error, file.string(), line, msg}); };
   if (!path_within(dir, file) || !is_file(file)) return err(0, "mcp.json must be a file inside the plugin folder; MCP servers disabled for this plugin");
-  auto text = read_file(file);
+  auto text = support::read_file(file);
   if (!text) return err(0, "cannot be read; MCP servers disabled for this plugin");
   Diagnostics local;
   auto v = parse_json(*text, file, Severity::Error, local);
@@ -599,7 +600,7 @@ void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& m
           continue;
         }
         // Relative Markdown links must point at files that exist in the skill folder.
-        if (auto body = read_file(md)) {
+        if (auto body = support::read_file(md)) {
           static const std::regex link(R"(\]\(([^)\s]+)\))");
           for (std::sregex_iterator it(body->begin(), body->end(), link), end; it != end; ++it) {
             std::string target = (*it)[1].str();
@@ -666,7 +667,7 @@ std::string plugin_declared_name(const fs::path& dir) {
       if (n.IsMap() && n["name"] && n["name"].IsScalar() && !n["name"].Scalar().empty()) return n["name"].Scalar();
       return fallback;
     }
-    auto text = read_file(m->second);
+    auto text = support::read_file(m->second);
     if (!text) return fallback;
     boost::system::error_code ec;
     auto v = json::parse(*text, ec);

@@ -19,8 +19,6 @@ bool is_agent_plugins_name(std::string_view s);
 // MCP server ids: letters, digits, `-` and `_`, without `__` (it separates mcp__<id>__<tool>).
 bool is_mcp_server_id(std::string_view s);
 
-// Whole file; nullopt when it cannot be read.
-std::optional<std::string> read_file(const fs::path& p);
 // The file's size in bytes, or nullopt when it is not a regular file (after symlinks).
 std::optional<std::uintmax_t> regular_file_size(const fs::path& p);
 

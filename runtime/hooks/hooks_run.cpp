@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bridge/process/child_process.hpp"
+#include "support/file_io.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/hooks/hooks.hpp"
 
@@ -38,14 +39,6 @@ std::string brief(const std::string& s, std::size_t max = 500) {
   return t;
 }
 
-bool read_file(const fs::path& p, std::string& out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return !in.bad();
-}
 
 std::uint64_t fnv1a(std::string_view s) {
   std::uint64_t h = 1469598103934665603ull;
@@ -65,8 +58,9 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   };
   struct stat src_st {};
   if (::stat(script.c_str(), &src_st) != 0) return fail("script " + script.string() + " no longer exists");
-  std::string content;
-  if (!read_file(script, content)) return fail("cannot read script " + script.string());
+  auto script_text = support::read_file(script);
+  if (!script_text) return fail("cannot read script " + script.string());
+  const std::string& content = *script_text;
   const mode_t mode = src_st.st_mode & 07777;
 
   char hex[17];
@@ -77,8 +71,7 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   struct stat dst_st {};
   if (::stat(dest.c_str(), &dst_st) == 0 && S_ISREG(dst_st.st_mode) && (dst_st.st_mode & 07777) == mode &&
       static_cast<std::size_t>(dst_st.st_size) == content.size()) {
-    std::string cached;
-    if (read_file(dest, cached) && cached == content) return dest;
+    if (auto cached = support::read_file(dest); cached && *cached == content) return dest;
   }
 
   std::error_code ec;

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <set>
 
-#include "acp/rpc_error.hpp"
 #include "bridge/mcp/naming.hpp"
 #include "runtime/tools/mcp_tool.hpp"
 
@@ -74,7 +73,8 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
   asio::awaitable<void> start(std::shared_ptr<Server> s, int gen, bool restart) {
     auto self = shared_from_this();
     try {
-      bridge::mcp::TransportDeps tdeps{deps_.acp, deps_.router, s->spec.id};
+      bridge::mcp::TransportDeps tdeps = deps_.tunnel;
+      tdeps.server_id_for_logs = s->spec.id;
       auto transport = bridge::mcp::make_transport(deps_.executor, s->spec, tdeps);
       Client::Options opts;
       opts.client_name = "openvaala";
@@ -119,7 +119,7 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
   }
 
   // Ready afterwards, or Failed/Crashed with s->error.
-  asio::awaitable<void> ensure(std::shared_ptr<Server> s, acp::CancelSource* cancel, bool retry_failed) {
+  asio::awaitable<void> ensure(std::shared_ptr<Server> s, support::CancelSource* cancel, bool retry_failed) {
     auto self = shared_from_this();
     if (s->state == ServerState::Ready && s->client && s->client->connected()) {
       if (s->client->tools_stale()) {
@@ -143,14 +143,14 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
       co_await start(s, gen, restart);
       co_return;
     }
-    acp::CancelSource::Registration reg;
+    support::CancelSource::Registration reg;
     if (cancel) reg = cancel->on_cancel([s] { s->started.cancel(); });
     while (s->state == ServerState::Starting && !(cancel && cancel->cancelled()))
       co_await s->started.async_wait(asio::as_tuple(asio::use_awaitable));
   }
 
   asio::awaitable<json::object> call(std::shared_ptr<Server> s, std::string tool, json::object args,
-                                     acp::CancelSource* cancel, Client::ProgressFn progress) {
+                                     support::CancelSource* cancel, Client::ProgressFn progress) {
     auto self = shared_from_this();
     if (s->state != ServerState::Ready || !s->client || !s->client->connected()) {
       co_await ensure(s, cancel, true);
@@ -181,7 +181,7 @@ void McpManager::start_all() {
   }
 }
 
-asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(acp::CancelSource* cancel) {
+asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(support::CancelSource* cancel) {
   auto impl = impl_;
   std::vector<std::unique_ptr<tools::Tool>> out;
   std::set<std::string> names;
@@ -192,8 +192,7 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
     co_await impl->ensure(s, cancel, s->spec.required);
     if (s->state != ServerState::Ready) {
       if (s->spec.required && !(cancel && cancel->cancelled()))
-        throw acp::RpcError(acp::error_code::kInternalError,
-                            "The required MCP server '" + s->spec.id + "'" +
+        throw RequiredServerUnavailable("The required MCP server '" + s->spec.id + "'" +
                                 (s->spec.origin.empty() ? "" : " (" + s->spec.origin + ")") +
                                 " could not be reached: " + (s->error.empty() ? state_name(s->state) : s->error));
       continue;
@@ -210,7 +209,7 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
       }
       std::weak_ptr<McpManager::Impl> weak = impl;
       std::weak_ptr<Server> weak_server = s;
-      tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, acp::CancelSource* c,
+      tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
                                                   Client::ProgressFn progress) -> asio::awaitable<json::object> {
         auto me = weak.lock();
         auto srv = weak_server.lock();

@@ -1,15 +1,15 @@
 // Anthropic Messages wire format.
 #include <map>
 
-#include "acp/params.hpp"
+#include "support/json_read.hpp"
 #include "runtime/providers/model_provider.hpp"
 
 namespace runtime::providers {
 
 namespace json = boost::json;
-using acp::int_at;
-using acp::obj_at;
-using acp::str_at;
+using support::int_at;
+using support::obj_at;
+using support::str_at;
 
 namespace {
 

@@ -37,7 +37,7 @@ std::chrono::milliseconds backoff(int attempt, const std::string& retry_after) {
 }  // namespace
 
 asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, StreamCallbacks& cb,
-                                                   acp::CancelSource* cancel) {
+                                                   support::CancelSource* cancel) {
   const auto& provider = model_.provider;
   bridge::http::HttpRequest http_req;
   http_req.url = format_->endpoint(provider.base_url);
@@ -137,7 +137,7 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
     spdlog::warn("model request failed ({}); retry {}/{} in {} ms", error->what(), attempt, attempts - 1, delay.count());
     if (cb.on_retry) cb.on_retry(attempt, attempts - 1, error->what());
     asio::steady_timer timer(co_await asio::this_coro::executor, delay);
-    acp::CancelSource::Registration reg;
+    support::CancelSource::Registration reg;
     if (cancel) reg = cancel->on_cancel([&timer] { timer.cancel(); });
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (cancel && cancel->cancelled()) throw ModelError(ModelError::Kind::Cancelled, "cancelled");

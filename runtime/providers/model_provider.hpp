@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "acp/cancellation.hpp"
+#include "support/cancellation.hpp"
 #include "bridge/http/sse_decoder.hpp"
-#include "runtime/agent/conversation.hpp"
+#include "runtime/protocol/conversation.hpp"
 #include "runtime/config/main_config.hpp"
 
 namespace runtime::providers {
@@ -84,14 +84,26 @@ struct ResolvedModel {
   std::string api_key_source;  // where the key came from: "$VAR" or the credentials.yaml path; empty = no key
 };
 
-class ModelClient {
+// What the turn loop talks to: one streamed response per request. ModelClient is the real one;
+// unit tests script their own.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ResolvedModel& model() const = 0;
+  // Streams one response. Throws ModelError.
+  virtual boost::asio::awaitable<ModelResponse> stream(const ModelRequest& req, StreamCallbacks& cb,
+                                                       support::CancelSource* cancel) = 0;
+};
+
+class ModelClient : public Model {
  public:
   explicit ModelClient(ResolvedModel model);
-  const ResolvedModel& model() const { return model_; }
+  const ResolvedModel& model() const override { return model_; }
 
-  // Streams one response. Retries 429/5xx/connection failures with backoff while nothing has
-  // been streamed yet. Throws ModelError.
-  boost::asio::awaitable<ModelResponse> stream(const ModelRequest& req, StreamCallbacks& cb, acp::CancelSource* cancel);
+  // Retries 429/5xx/connection failures with backoff while nothing has been streamed yet,
+  // telling cb.on_retry before each new attempt.
+  boost::asio::awaitable<ModelResponse> stream(const ModelRequest& req, StreamCallbacks& cb,
+                                               support::CancelSource* cancel) override;
 
  private:
   ResolvedModel model_;

@@ -1,16 +1,16 @@
 // OpenAI Chat Completions wire format (also Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
 #include <map>
 
-#include "acp/params.hpp"
+#include "support/json_read.hpp"
 #include "runtime/providers/model_provider.hpp"
 
 namespace runtime::providers {
 
 namespace json = boost::json;
-using acp::arr_at;
-using acp::int_at;
-using acp::obj_at;
-using acp::str_at;
+using support::arr_at;
+using support::int_at;
+using support::obj_at;
+using support::str_at;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Session records <-> JSON, times, titles, replay items -> session/update.
+// Session records <-> JSON lines of the journal, times, titles.
 #include <ctime>
 #include <chrono>
 #include <cstdio>
@@ -75,6 +75,105 @@ const char* role_name(Message::Role r) {
 Message expect_role(Message m, Message::Role role) {
   if (m.role != role) bad(std::string("message role is not ") + role_name(role));
   return m;
+}
+
+
+// ---- Tool calls as the journal keeps them ----
+// Content: {"type":"content","content":<block>} | {"type":"diff","path","oldText","newText"} |
+// {"type":"terminal","terminalId"}. Locations: [{"path","line"?}].
+
+json::value content_json(const ToolContent& c) {
+  return std::visit(
+      overloaded{
+          [](const TextContent& t) -> json::value {
+            return json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", t.text}}}};
+          },
+          [](const BlockContent& b) -> json::value { return json::object{{"type", "content"}, {"content", b.block}}; },
+          [](const DiffContent& d) -> json::value {
+            json::object o{{"type", "diff"}, {"path", d.path}, {"newText", d.new_text}};
+            o["oldText"] = d.old_text ? json::value(*d.old_text) : json::value(nullptr);
+            return o;
+          },
+          [](const TerminalContent& t) -> json::value {
+            return json::object{{"type", "terminal"}, {"terminalId", t.terminal_id}};
+          },
+      },
+      c);
+}
+
+ToolContent content_from(const json::value& v) {
+  if (!v.is_object()) bad("tool call content is not an object");
+  const auto& o = v.get_object();
+  const std::string type = str(o, "type", true);
+  if (type == "diff") return DiffContent{str(o, "path", true), opt_str(o, "oldText"), str(o, "newText")};
+  if (type == "terminal") return TerminalContent{str(o, "terminalId", true)};
+  if (type != "content") bad("unknown tool call content \"" + type + "\"");
+  json::object block(obj(o, "content"), json::storage_ptr());
+  if (auto* t = block.if_contains("type"); t && *t == "text") return TextContent{str(block, "text")};
+  return BlockContent{std::move(block)};
+}
+
+void fields_to_json(const ToolCallFields& f, json::object& o) {
+  if (f.title) o["title"] = *f.title;
+  if (f.kind) o["kind"] = tool_kind_name(*f.kind);
+  if (f.status) o["status"] = tool_status_name(*f.status);
+  if (f.locations) {
+    json::array a;
+    for (const auto& l : *f.locations) {
+      json::object loc{{"path", l.path}};
+      if (l.line) loc["line"] = *l.line;
+      a.push_back(std::move(loc));
+    }
+    o["locations"] = std::move(a);
+  }
+  if (f.raw_input) o["rawInput"] = *f.raw_input;
+  if (f.raw_output) o["rawOutput"] = *f.raw_output;
+  if (f.content) {
+    json::array a;
+    for (const auto& c : *f.content) a.push_back(content_json(c));
+    o["content"] = std::move(a);
+  }
+}
+
+ToolCallFields fields_from_json(const json::object& o) {
+  ToolCallFields f;
+  f.title = opt_str(o, "title");
+  if (auto k = opt_str(o, "kind")) f.kind = tool_kind_from_name(*k).value_or(ToolKind::Other);
+  if (auto st = opt_str(o, "status")) {
+    f.status = tool_status_from_name(*st);
+    if (!f.status) bad("unknown tool call status \"" + *st + "\"");
+  }
+  if (auto locs = opt_arr(o, "locations")) {
+    f.locations.emplace();
+    for (const auto& v : *locs) {
+      if (!v.is_object()) bad("location is not an object");
+      ToolLocation loc{str(v.get_object(), "path", true), std::nullopt};
+      if (field(v.get_object(), "line")) loc.line = num(v.get_object(), "line");
+      f.locations->push_back(std::move(loc));
+    }
+  }
+  if (const json::value* v = field(o, "rawInput")) f.raw_input = json::value(*v, json::storage_ptr());
+  if (const json::value* v = field(o, "rawOutput")) f.raw_output = json::value(*v, json::storage_ptr());
+  if (auto content = opt_arr(o, "content")) {
+    f.content.emplace();
+    for (const auto& c : *content) f.content->push_back(content_from(c));
+  }
+  return f;
+}
+
+json::array plan_json(const std::vector<PlanEntry>& entries) {
+  json::array a;
+  for (const auto& e : entries) a.push_back(json::object{{"content", e.content}, {"status", e.status}});
+  return a;
+}
+
+std::vector<PlanEntry> plan_from(const json::array& a) {
+  std::vector<PlanEntry> out;
+  for (const auto& v : a) {
+    if (!v.is_object()) bad("plan entry is not an object");
+    out.push_back({str(v.get_object(), "content", true), str(v.get_object(), "status", true)});
+  }
+  return out;
 }
 
 }  // namespace
@@ -167,13 +266,7 @@ json::object to_json(const Record& r) {
                  [&](const AssistantMessage& a) { o["message"] = message_to_json(a.message); },
                  [&](const ToolCallState& t) {
                    o["toolCallId"] = t.tool_call_id;
-                   if (t.title) o["title"] = *t.title;
-                   if (t.kind) o["kind"] = *t.kind;
-                   if (t.status) o["status"] = *t.status;
-                   if (t.locations) o["locations"] = *t.locations;
-                   if (t.raw_input) o["rawInput"] = *t.raw_input;
-                   if (t.raw_output) o["rawOutput"] = *t.raw_output;
-                   if (t.content) o["content"] = *t.content;
+                   fields_to_json(t.fields, o);
                  },
                  [&](const ToolResult& t) { o["message"] = message_to_json(t.message); },
                  [&](const ModeChange& m) { o["mode"] = m.mode; },
@@ -193,7 +286,7 @@ json::object to_json(const Record& r) {
                    o["kept"] = c.kept;
                  },
                  [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
-                 [&](const PlanUpdate& p) { o["entries"] = p.entries; },
+                 [&](const PlanUpdate& p) { o["entries"] = plan_json(p.entries); },
              },
              r.body);
   return o;
@@ -212,16 +305,7 @@ Record record_from_json(const json::object& o) {
   } else if (type == "assistant") {
     r.body = AssistantMessage{expect_role(message_from_json(obj(o, "message")), Message::Role::Assistant)};
   } else if (type == "tool_call") {
-    ToolCallState t;
-    t.tool_call_id = str(o, "toolCallId", true);
-    t.title = opt_str(o, "title");
-    t.kind = opt_str(o, "kind");
-    t.status = opt_str(o, "status");
-    t.locations = opt_arr(o, "locations");
-    if (const json::value* v = field(o, "rawInput")) t.raw_input = json::value(*v, json::storage_ptr());
-    if (const json::value* v = field(o, "rawOutput")) t.raw_output = json::value(*v, json::storage_ptr());
-    t.content = opt_arr(o, "content");
-    r.body = std::move(t);
+    r.body = ToolCallState{str(o, "toolCallId", true), fields_from_json(o)};
   } else if (type == "tool_result") {
     r.body = ToolResult{expect_role(message_from_json(obj(o, "message")), Message::Role::Tool)};
   } else if (type == "mode") {
@@ -250,7 +334,7 @@ Record record_from_json(const json::object& o) {
   } else if (type == "plan") {
     auto entries = opt_arr(o, "entries");
     if (!entries) bad("plan record without \"entries\"");
-    r.body = PlanUpdate{std::move(*entries)};
+    r.body = PlanUpdate{plan_from(*entries)};
   } else {
     bad("unknown record type \"" + type + "\"");
   }
@@ -352,56 +436,6 @@ std::string title_from_text(std::string_view text, std::size_t max_chars) {
   std::string_view cut = line.substr(0, i);
   while (!cut.empty() && blank(cut.back())) cut.remove_suffix(1);
   return std::string(cut) + "\xE2\x80\xA6";  // …
-}
-
-// ---- Replay ----
-
-json::object to_session_update(const ReplayItem& item) {
-  json::object u;
-  switch (item.kind) {
-    case ReplayItem::Kind::UserChunk:
-      u["sessionUpdate"] = "user_message_chunk";
-      u["content"] = item.block;
-      break;
-    case ReplayItem::Kind::AgentChunk:
-      u["sessionUpdate"] = "agent_message_chunk";
-      u["content"] = json::object{{"type", "text"}, {"text", item.text}};
-      break;
-    case ReplayItem::Kind::Thought:
-      u["sessionUpdate"] = "agent_thought_chunk";
-      u["content"] = json::object{{"type", "text"}, {"text", item.text}};
-      break;
-    case ReplayItem::Kind::Compaction:
-      u["sessionUpdate"] = "agent_message_chunk";
-      u["content"] = json::object{
-          {"type", "text"}, {"text", "\n\n*The earlier conversation was summarised to fit the context window.*\n\n"}};
-      break;
-    case ReplayItem::Kind::Plan:
-      u["sessionUpdate"] = "plan";
-      u["entries"] = item.plan;
-      break;
-    case ReplayItem::Kind::ToolCall: {
-      const ToolCallState& t = item.tool_call;
-      u["sessionUpdate"] = "tool_call";
-      u["toolCallId"] = t.tool_call_id;
-      u["title"] = t.title.value_or("");
-      if (t.kind) u["kind"] = *t.kind;
-      if (t.status) u["status"] = *t.status;
-      if (t.content) u["content"] = *t.content;
-      if (t.locations) u["locations"] = *t.locations;
-      if (t.raw_input) u["rawInput"] = *t.raw_input;
-      if (t.raw_output) u["rawOutput"] = *t.raw_output;
-      break;
-    }
-  }
-  return u;
-}
-
-json::object SessionSummary::to_session_info() const {
-  json::object o{{"sessionId", id}, {"cwd", cwd}};
-  if (!title.empty()) o["title"] = title;
-  if (!updated_at.empty()) o["updatedAt"] = updated_at;
-  return o;
 }
 
 }  // namespace runtime::sessions

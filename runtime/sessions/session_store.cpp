@@ -1,5 +1,6 @@
 // The session store: files, loading (with compaction and repairs), listing, the writer.
 #include "runtime/sessions/session_store.hpp"
+#include "support/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -49,25 +50,6 @@ class Fd {
   int fd_;
 };
 
-// The whole file; nullopt if it cannot be opened.
-std::optional<std::string> read_file(const fs::path& p) {
-  Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
-  struct stat st {};
-  std::string out;
-  if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
 
 void write_all(int fd, std::string_view data, const fs::path& p) {
   while (!data.empty()) {
@@ -113,15 +95,6 @@ std::string user_title(const UserMessage& u) {
   return title_from_text(u.message.text);
 }
 
-void merge(ToolCallState& into, ToolCallState&& from) {
-  if (from.title) into.title = std::move(from.title);
-  if (from.kind) into.kind = std::move(from.kind);
-  if (from.status) into.status = std::move(from.status);
-  if (from.locations) into.locations = std::move(from.locations);
-  if (from.raw_input) into.raw_input = std::move(from.raw_input);
-  if (from.raw_output) into.raw_output = std::move(from.raw_output);
-  if (from.content) into.content = std::move(from.content);
-}
 
 // Every assistant tool call gets a result: the ones the server died before answering get an
 // error result, placed after the results that were recorded.
@@ -167,7 +140,7 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
   s.id = std::string(id);
   bool have_header = false;
   bool title_explicit = false;
-  std::map<std::string, std::size_t> tool_index;  // toolCallId -> replay index
+  std::map<std::string, std::size_t> tool_index;  // toolCallId -> index in s.replay
   std::size_t line_no = 0;
 
   json::parser parser;
@@ -225,32 +198,29 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             if (!opt.conversation) return;
             if (!r.prompt.empty()) {
               for (auto& b : r.prompt)
-                if (b.is_object()) s.replay.push_back({ReplayItem::Kind::UserChunk, std::move(b.get_object()), {}, {}});
+                if (b.is_object()) s.replay.push_back(UserContent{json::object(b.get_object(), json::storage_ptr())});
             } else {
               if (!r.message.text.empty())
-                s.replay.push_back(
-                    {ReplayItem::Kind::UserChunk, json::object{{"type", "text"}, {"text", r.message.text}}, {}, {}});
+                s.replay.push_back(UserContent{json::object{{"type", "text"}, {"text", r.message.text}}});
               for (const auto& img : r.message.images)
-                s.replay.push_back({ReplayItem::Kind::UserChunk,
-                                    json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}},
-                                    {},
-                                    {}});
+                s.replay.push_back(UserContent{
+                    json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}});
             }
             s.conversation.push_back(std::move(r.message));
           } else if constexpr (std::is_same_v<T, AssistantMessage>) {
             if (!opt.conversation) return;
             if (!r.message.reasoning.empty())
-              s.replay.push_back({ReplayItem::Kind::Thought, {}, r.message.reasoning, {}});
-            if (!r.message.text.empty()) s.replay.push_back({ReplayItem::Kind::AgentChunk, {}, r.message.text, {}});
+              s.replay.push_back(ThoughtDelta{r.message.reasoning});
+            if (!r.message.text.empty()) s.replay.push_back(TextDelta{r.message.text});
             s.conversation.push_back(std::move(r.message));
           } else if constexpr (std::is_same_v<T, ToolCallState>) {
             if (!opt.conversation) return;
             auto it = tool_index.find(r.tool_call_id);
             if (it != tool_index.end()) {
-              merge(s.replay[it->second].tool_call, std::move(r));
+              std::get<ToolCallBegin>(s.replay[it->second]).fields.merge(r.fields);
             } else {
               tool_index.emplace(r.tool_call_id, s.replay.size());
-              s.replay.push_back({ReplayItem::Kind::ToolCall, {}, {}, std::move(r)});
+              s.replay.push_back(ToolCallBegin{std::move(r.tool_call_id), std::move(r.fields)});
             }
           } else if constexpr (std::is_same_v<T, ToolResult>) {
             if (opt.conversation) s.conversation.push_back(std::move(r.message));
@@ -278,17 +248,14 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             for (std::size_t i = s.conversation.size() - kept; i < s.conversation.size(); ++i)
               next.push_back(std::move(s.conversation[i]));
             s.conversation = std::move(next);
-            s.replay.push_back({ReplayItem::Kind::Compaction, {}, std::move(r.summary), {}});
+            s.replay.push_back(Notice{kCompactionNotice});
           } else if constexpr (std::is_same_v<T, TurnEnd>) {
             ++s.turns;
             s.last_stop_reason = std::move(r.stop_reason);
             s.interrupted = false;
           } else if constexpr (std::is_same_v<T, PlanUpdate>) {
             if (!opt.conversation) return;
-            ReplayItem item;
-            item.kind = ReplayItem::Kind::Plan;
-            item.plan = std::move(r.entries);
-            s.replay.push_back(std::move(item));
+            s.replay.push_back(PlanShown{std::move(r.entries)});
           }
         },
         rec.body);
@@ -297,10 +264,11 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
   if (opt.conversation) {
     repair_tool_results(s);
     // No tool call is running once the session is loaded: one without a final status failed.
-    for (auto& item : s.replay) {
-      if (item.kind != ReplayItem::Kind::ToolCall) continue;
-      const auto& st = item.tool_call.status;
-      if (!st || (*st != "completed" && *st != "failed")) item.tool_call.status = "failed";
+    for (auto& event : s.replay) {
+      auto* call = std::get_if<ToolCallBegin>(&event);
+      if (!call) continue;
+      const auto& st = call->fields.status;
+      if (!st || (*st != ToolStatus::Completed && *st != ToolStatus::Failed)) call->fields.status = ToolStatus::Failed;
     }
   }
   return s;
@@ -394,7 +362,7 @@ SessionWriter SessionStore::open(std::string_view id) {
   const fs::path file = file_of(id);
   Fd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CLOEXEC));
   if (fd.get() < 0) throw_errno("open " + file.string());
-  const std::optional<std::string> text = read_file(file);
+  const std::optional<std::string> text = support::read_file(file);
   if (!text) throw_errno("read " + file.string());
   SessionWriter w(file, meta_of(id), std::string(id));
   LoadedSession s = load_text(id, *text, {.conversation = false});
@@ -414,7 +382,7 @@ SessionWriter SessionStore::open(std::string_view id) {
 
 std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
   if (!valid_session_id(id)) return std::nullopt;
-  const std::optional<std::string> text = read_file(file_of(id));
+  const std::optional<std::string> text = support::read_file(file_of(id));
   if (!text) return std::nullopt;
   return load_text(id, *text);
 }
@@ -439,7 +407,7 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
     SessionSummary sum;
     sum.id = id;
     bool fresh = false;
-    if (auto meta = read_file(meta_of(id))) {
+    if (auto meta = support::read_file(meta_of(id))) {
       boost::system::error_code jec;
       json::value v = json::parse(*meta, jec);
       if (!jec && v.is_object()) {
@@ -458,7 +426,7 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
       }
     }
     if (!fresh) {  // no sidecar, or the log grew after it (a turn cut short): read the log
-      const std::optional<std::string> text = read_file(it->path());
+      const std::optional<std::string> text = support::read_file(it->path());
       if (!text) continue;
       LoadedSession s = load_text(id, *text, {.conversation = false});
       sum.cwd = std::move(s.cwd);

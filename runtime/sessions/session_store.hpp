@@ -1,5 +1,5 @@
 #pragma once
-// Sessions that survive (issue 6): every session is an append-only JSON Lines file
+// Sessions that survive: every session is an append-only JSON Lines file
 // `<root>/<session id>.jsonl` (root = `<data dir>/sessions`, DESIGN §4), one record per line,
 // plus a small sidecar index `<root>/<session id>.meta.json` rewritten atomically (tmp + rename)
 // at turn boundaries so that `list` reads only the sidecars.
@@ -22,7 +22,8 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/agent/conversation.hpp"
+#include "runtime/protocol/conversation.hpp"
+#include "runtime/protocol/events.hpp"
 
 namespace runtime::sessions {
 
@@ -51,17 +52,11 @@ struct AssistantMessage {
   Message message;  // role Assistant: text, reasoning, tool calls
 };
 
-// The editor's view of a tool call (ACP ToolCall / ToolCallUpdate).  Several records with the
-// same id merge like tool_call_update: a field that is set replaces the earlier value.
+// What the editor was shown of a tool call. Several records with the same id merge like
+// updates: a field that is set replaces the earlier value.
 struct ToolCallState {
   std::string tool_call_id;
-  std::optional<std::string> title;
-  std::optional<std::string> kind;    // ACP ToolKind ("read", "edit", "execute", ...)
-  std::optional<std::string> status;  // ACP ToolCallStatus ("pending", ..., "completed", "failed")
-  std::optional<boost::json::array> locations;  // ACP ToolCallLocation[]
-  std::optional<boost::json::value> raw_input;
-  std::optional<boost::json::value> raw_output;
-  std::optional<boost::json::array> content;  // ACP ToolCallContent[]
+  ToolCallFields fields;
 };
 
 struct ToolResult {
@@ -88,6 +83,8 @@ struct UsageRecord {
 // one user message `kCompactionSummaryPrefix + summary`) followed by the last `kept` messages of
 // the conversation before this record.  The editor's replay keeps the earlier items and shows a notice.
 inline constexpr const char* kCompactionSummaryPrefix = "Summary of the earlier conversation:\n\n";
+// What session/load shows where a compaction happened.
+inline constexpr const char* kCompactionNotice = "The earlier conversation was summarised to fit the context window.";
 struct Compaction {
   std::string summary;
   std::vector<Message> replacement;
@@ -95,12 +92,12 @@ struct Compaction {
 };
 
 struct TurnEnd {
-  std::string stop_reason;  // ACP StopReason ("end_turn", "cancelled", ...)
+  std::string stop_reason;  // stop_reason_name(): "end_turn", "cancelled", ...
 };
 
-// The plan the agent showed (update_plan): ACP PlanEntry[], replacing the previous plan.
+// The plan the agent showed (update_plan), replacing the previous plan.
 struct PlanUpdate {
-  boost::json::array entries;
+  std::vector<PlanEntry> entries;
 };
 
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
@@ -135,21 +132,6 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 
 // ---- Loading ----
 
-// One item of the history the editor is shown by session/load, in order.
-struct ReplayItem {
-  enum class Kind { UserChunk, AgentChunk, Thought, ToolCall, Compaction, Plan };
-  Kind kind = Kind::AgentChunk;
-  boost::json::object block;  // UserChunk: one ACP ContentBlock
-  std::string text;           // AgentChunk, Thought, Compaction (the summary)
-  ToolCallState tool_call;    // ToolCall: the merged final state
-  boost::json::array plan;    // Plan: ACP PlanEntry[]
-};
-
-// The `update` object of a session/update notification for a replay item:
-// user_message_chunk / agent_message_chunk / agent_thought_chunk / tool_call (with the final
-// status, content, locations, rawInput) / plan; a compaction becomes an agent_message_chunk notice.
-boost::json::object to_session_update(const ReplayItem& item);
-
 struct LoadedSession {
   std::string id;
   std::string cwd;
@@ -162,7 +144,9 @@ struct LoadedSession {
   // What the model sees next: messages with compaction applied.  Tool calls that never got a
   // result (the server died mid-step) get an error result so the next request is well formed.
   std::vector<Message> conversation;
-  std::vector<ReplayItem> replay;
+  // What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
+  // calls (each in its final state), plans and compaction notices.
+  std::vector<SessionEvent> replay;
   Usage usage_total;
   std::optional<Usage> last_usage;
   int turns = 0;                    // turn_end records
@@ -174,13 +158,12 @@ struct LoadedSession {
 
 // ---- Listing ----
 
-struct SessionSummary {  // ACP SessionInfo
+struct SessionSummary {
   std::string id;
   std::string cwd;
   std::string title;  // may be empty: no user message yet
   std::string updated_at;
   std::int64_t updated_ms = 0;
-  boost::json::object to_session_info() const;  // {sessionId, cwd, title?, updatedAt}
 };
 
 struct ListPage {
@@ -188,7 +171,7 @@ struct ListPage {
   std::optional<std::string> next_cursor;  // absent: no more
 };
 
-// A cursor that is not one of ours: the ACP layer answers -32602 (invalid params).
+// A cursor that is not one of ours (the editor sent a bad one).
 struct InvalidCursor : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "acp/params.hpp"
-#include "bridge/process/run_blocking.hpp"
+#include "support/json_read.hpp"
+#include "support/run_blocking.hpp"
 #include "runtime/tools/apply_patch.hpp"
 #include "runtime/tools/tool.hpp"
 
@@ -70,23 +70,23 @@ class ApplyPatchTool : public Tool {
                          {"required", json::array{"patch"}}}};
   }
 
-  ToolDescription describe(const json::object& args, const Session& session) const override {
+  ToolDescription describe(const json::object& args, const ToolEnv& env) const override {
     ToolDescription d;
-    d.kind = "edit";
+    d.kind = ToolKind::Edit;
     d.title = "Edit files";
-    auto parsed = parse_patch(acp::str_at(args, "patch"));
+    auto parsed = parse_patch(support::str_at(args, "patch"));
     if (auto* patch = std::get_if<Patch>(&parsed)) {
       bool all_deletes = !patch->ops.empty();
       std::string names;
       for (const auto& op : patch->ops) {
         all_deletes = all_deletes && std::holds_alternative<DeleteFileOp>(op);
         std::visit([&](const auto& o) {
-          auto abs = resolve_path(session, o.path);
-          d.locations.push_back(json::object{{"path", abs.string()}});
-          names += (names.empty() ? "" : ", ") + abs.lexically_relative(session.cwd).string();
+          auto abs = resolve_path(env, o.path);
+          d.locations.push_back(ToolLocation{abs.string(), std::nullopt});
+          names += (names.empty() ? "" : ", ") + abs.lexically_relative(env.cwd).string();
         }, op);
       }
-      if (all_deletes) d.kind = "delete";
+      if (all_deletes) d.kind = ToolKind::Delete;
       d.title = (all_deletes ? "Delete " : "Edit ") + names;
     }
     return d;
@@ -98,24 +98,24 @@ class ApplyPatchTool : public Tool {
     auto parsed = parse_patch(patch_text->as_string());
     if (auto* err = std::get_if<PatchError>(&parsed)) co_return error_result("Invalid patch: " + err->message);
     const Patch& patch = std::get<Patch>(parsed);
-    Session& session = ctx.session();
+    const ToolEnv& env = ctx.env();
 
     // Present contents of every file the patch reads, through the editor when it can.
     std::map<std::string, std::string> current;
     for (const auto& path : paths_to_read(patch)) {
-      auto abs = resolve_path(session, path);
+      auto abs = resolve_path(env, path);
       std::error_code ec;
       if (!fs::is_regular_file(abs, ec)) continue;  // reported by compute_patch_changes
-      if (ctx.client().capabilities().fs_read) {
+      if (ctx.host().can_read_files()) {
         try {
-          current[path] = co_await ctx.client().read_text_file(session.id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
-        } catch (const acp::RpcError& e) {
+          current[path] = co_await ctx.host().read_text_file(env.session_id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
+        } catch (const EditorError& e) {
           if (ctx.cancel().cancelled()) throw ToolCancelled();
           co_return error_result("Cannot read " + abs.string() + ": " + e.what());
         }
       } else {
         bool ok = false;
-        auto text = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
+        auto text = co_await support::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
         if (!ok) co_return error_result("Cannot read " + abs.string());
         current[path] = std::move(text);
       }
@@ -124,7 +124,7 @@ class ApplyPatchTool : public Tool {
     for (const auto& op : patch.ops) {
       if (auto* add = std::get_if<AddFileOp>(&op)) {
         std::error_code ec;
-        auto abs = resolve_path(session, add->path);
+        auto abs = resolve_path(env, add->path);
         if (fs::exists(abs, ec)) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
       }
     }
@@ -132,35 +132,30 @@ class ApplyPatchTool : public Tool {
     if (auto* err = std::get_if<PatchError>(&computed)) co_return error_result("The patch does not apply, nothing was changed: " + err->message);
     const auto& changes = std::get<std::vector<FileChange>>(computed);
 
-    json::array diffs;
+    std::vector<ToolContent> diffs;
     for (const auto& c : changes) {
-      auto target = resolve_path(session, c.move_to.value_or(c.path));
-      json::object diff{{"type", "diff"}, {"path", target.string()}, {"newText", c.new_text.value_or("")}};
-      diff["oldText"] = c.old_text ? json::value(*c.old_text) : json::value(nullptr);
-      diffs.push_back(std::move(diff));
+      auto target = resolve_path(env, c.move_to.value_or(c.path));
+      diffs.push_back(DiffContent{target.string(), c.old_text, c.new_text.value_or("")});
     }
     auto auth = co_await ctx.authorize(Permission::Edit, diffs);
     if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Rejected) {
-      auto r = refused_result(auth, session);
-      co_return r;
-    }
+    if (auth == Authorization::Rejected) co_return refused_result(env.mode);
 
     std::string summary = "Success. Updated the following files:";
     for (const auto& c : changes) {
-      auto from = resolve_path(session, c.path);
-      auto to = resolve_path(session, c.move_to.value_or(c.path));
+      auto from = resolve_path(env, c.path);
+      auto to = resolve_path(env, c.move_to.value_or(c.path));
       std::string error;
       if (c.new_text) {
-        if (ctx.client().capabilities().fs_write) {
+        if (ctx.host().can_write_files()) {
           try {
-            co_await ctx.client().write_text_file(session.id, to.string(), *c.new_text, &ctx.cancel());
-          } catch (const acp::RpcError& e) {
+            co_await ctx.host().write_text_file(env.session_id, to.string(), *c.new_text, &ctx.cancel());
+          } catch (const EditorError& e) {
             if (ctx.cancel().cancelled()) throw ToolCancelled();
             error = "cannot write " + to.string() + ": " + e.what();
           }
         } else {
-          error = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&] { return write_local(to, *c.new_text); });
+          error = co_await support::run_blocking(ctx.blocking_pool(), [&] { return write_local(to, *c.new_text); });
         }
       }
       if (error.empty() && (!c.new_text || c.move_to)) {
@@ -170,7 +165,7 @@ class ApplyPatchTool : public Tool {
       }
       if (!error.empty()) co_return error_result("Writing failed part way: " + error + "\n" + summary);
       char letter = !c.old_text ? 'A' : !c.new_text ? 'D' : 'M';
-      summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(session.cwd).string();
+      summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(env.cwd).string();
     }
     ToolResult r;
     r.text = std::move(summary);

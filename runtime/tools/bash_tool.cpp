@@ -1,12 +1,13 @@
 // bash: runs a shell command, in an editor terminal when the client offers terminals (the user
 // watches it live), else as a local child process in its own process group.
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include <atomic>
 
-#include "acp/params.hpp"
+#include "support/json_read.hpp"
 #include "bridge/process/child_process.hpp"
-#include "bridge/process/run_blocking.hpp"
+#include "support/run_blocking.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -46,10 +47,10 @@ class BashTool : public Tool {
                          {"required", json::array{"command"}}}};
   }
 
-  ToolDescription describe(const json::object& args, const Session&) const override {
+  ToolDescription describe(const json::object& args, const ToolEnv&) const override {
     ToolDescription d;
-    d.kind = "execute";
-    std::string cmd(acp::str_at(args, "command"));
+    d.kind = ToolKind::Execute;
+    std::string cmd(support::str_at(args, "command"));
     if (auto nl = cmd.find('\n'); nl != std::string::npos) cmd = cmd.substr(0, nl) + " …";
     if (cmd.size() > 120) cmd = cmd.substr(0, 120) + "…";
     d.title = cmd.empty() ? "Run command" : "`" + cmd + "`";
@@ -57,67 +58,69 @@ class BashTool : public Tool {
   }
 
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    std::string command(acp::str_at(args, "command"));
+    std::string command(support::str_at(args, "command"));
     if (command.empty()) co_return error_result("bash needs a 'command'.");
-    auto timeout_ms = std::clamp<std::int64_t>(acp::int_at(args, "timeout_ms").value_or(kDefaultTimeoutMs), 1, kMaxTimeoutMs);
+    auto timeout_ms = std::clamp<std::int64_t>(support::int_at(args, "timeout_ms").value_or(kDefaultTimeoutMs), 1, kMaxTimeoutMs);
     auto auth = co_await ctx.authorize(Permission::Execute, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Rejected) co_return refused_result(auth, ctx.session());
-    if (ctx.client().capabilities().terminal) co_return co_await run_in_terminal(ctx, command, timeout_ms);
+    if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
+    if (ctx.host().has_terminals()) co_return co_await run_in_terminal(ctx, command, timeout_ms);
     co_return co_await run_locally(ctx, command, timeout_ms);
   }
 
  private:
   boost::asio::awaitable<ToolResult> run_in_terminal(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
-    auto& client = ctx.client();
-    const auto& sid = ctx.session().id;
+    auto& host = ctx.host();
+    const auto& sid = ctx.env().session_id;
     std::string terminal_id;
     const std::string shell = "bash";
     const std::vector<std::string> shell_args{"-c", command};
     try {
-      terminal_id = co_await client.terminal_create(sid, shell, shell_args, ctx.session().cwd.string(), kOutputLimit,
+      terminal_id = co_await host.terminal_create(sid, shell, shell_args, ctx.env().cwd.string(), kOutputLimit,
                                                     &ctx.cancel());
-    } catch (const acp::RpcError& e) {
+    } catch (const EditorError& e) {
       if (ctx.cancel().cancelled()) throw ToolCancelled();
       co_return error_result(std::string("The editor could not start the command: ") + e.what());
     }
-    json::array content{json::object{{"type", "terminal"}, {"terminalId", terminal_id}}};
-    ctx.update(json::object{{"content", content}});
+    std::vector<ToolContent> content{TerminalContent{terminal_id}};
+    ToolCallFields shown;
+    shown.content = content;
+    ctx.update(std::move(shown));
 
     // Wait for the exit, until the turn is cancelled or the timeout fires.
-    acp::CancelSource stop_waiting;
+    support::CancelSource stop_waiting;
     bool timed_out = false;
     auto turn_reg = ctx.cancel().on_cancel([&] { stop_waiting.cancel(); });
-    boost::asio::steady_timer timer(client.connection().executor(), std::chrono::milliseconds(timeout_ms));
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(timeout_ms));
     timer.async_wait([&](boost::system::error_code ec) {
       if (!ec) {
         timed_out = true;
         stop_waiting.cancel();
       }
     });
-    std::optional<acp::TerminalExit> exit;
+    std::optional<TerminalExit> exit;
     std::string failure;
     try {
-      exit = co_await client.terminal_wait_for_exit(sid, terminal_id, &stop_waiting);
-    } catch (const acp::RpcError& e) {
+      exit = co_await host.terminal_wait_for_exit(sid, terminal_id, &stop_waiting);
+    } catch (const EditorError& e) {
       if (!stop_waiting.cancelled()) failure = e.what();
     }
     timer.cancel();
     turn_reg.reset();
     if (!exit) {
       try {
-        co_await client.terminal_kill(sid, terminal_id);
-      } catch (const acp::RpcError&) {
+        co_await host.terminal_kill(sid, terminal_id);
+      } catch (const EditorError&) {
       }
     }
-    acp::TerminalOutput out;
+    TerminalOutput out;
     try {
-      out = co_await client.terminal_output(sid, terminal_id);
-    } catch (const acp::RpcError&) {
+      out = co_await host.terminal_output(sid, terminal_id);
+    } catch (const EditorError&) {
     }
     try {
-      co_await client.terminal_release(sid, terminal_id);
-    } catch (const acp::RpcError&) {
+      co_await host.terminal_release(sid, terminal_id);
+    } catch (const EditorError&) {
     }
     if (ctx.cancel().cancelled()) throw ToolCancelled();
     if (!failure.empty()) co_return error_result("The command failed in the editor's terminal: " + failure);
@@ -134,14 +137,14 @@ class BashTool : public Tool {
   boost::asio::awaitable<ToolResult> run_locally(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
     bridge::process::ProcessSpec spec;
     spec.argv = {"bash", "-c", command};
-    spec.cwd = ctx.session().cwd.string();
+    spec.cwd = ctx.env().cwd.string();
     spec.timeout = std::chrono::milliseconds(timeout_ms);
     spec.max_output_bytes = kOutputLimit;
     auto cancel_flag = std::make_shared<std::atomic<bool>>(false);
     auto reg = ctx.cancel().on_cancel([cancel_flag] { cancel_flag->store(true); });
     // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
     auto job = [spec, cancel_flag] { return bridge::process::run_process(spec, cancel_flag.get()); };
-    auto result = co_await bridge::process::run_blocking(ctx.blocking_pool(), std::move(job));
+    auto result = co_await support::run_blocking(ctx.blocking_pool(), std::move(job));
     if (ctx.cancel().cancelled()) throw ToolCancelled();
     if (!result.started) co_return error_result("Could not run bash: " + result.spawn_error);
     std::string output = result.stdout_data;
@@ -153,7 +156,7 @@ class BashTool : public Tool {
     ToolResult r;
     r.text = result_text(output, result.stdout_truncated || result.stderr_truncated, code, sig, result.timed_out, timeout_ms);
     r.is_error = result.timed_out || code.value_or(1) != 0;
-    r.content.push_back(text_content("```\n" + output + (output.empty() || output.back() == '\n' ? "" : "\n") + "```"));
+    r.content.push_back(TextContent{"```\n" + output + (output.empty() || output.back() == '\n' ? "" : "\n") + "```"});
     r.raw_output = json::object{{"exitCode", code ? json::value(*code) : json::value(nullptr)}};
     co_return r;
   }

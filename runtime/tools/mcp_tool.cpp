@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "support/json_read.hpp"
+
 namespace runtime::tools {
 
 namespace json = boost::json;
@@ -11,14 +13,9 @@ using bridge::mcp::McpError;
 
 namespace {
 
-std::string str(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+std::string str(const json::object& o, std::string_view key) { return std::string(support::str_at(o, key)); }
 
-json::object content_block(json::object block) {
-  return json::object{{"type", "content"}, {"content", std::move(block)}};
-}
+ToolContent content_block(json::object block) { return BlockContent{std::move(block)}; }
 
 class McpTool : public Tool {
  public:
@@ -34,30 +31,32 @@ class McpTool : public Tool {
     return {name_, desc, info_.input_schema};
   }
 
-  ToolDescription describe(const json::object&, const Session&) const override {
+  ToolDescription describe(const json::object&, const ToolEnv&) const override {
     ToolDescription d;
     d.title = (info_.title.empty() ? info_.name : info_.title) + " (" + server_id_ + " MCP)";
-    d.kind = "other";
+    d.kind = ToolKind::Other;
     if (auto* a = info_.annotations.if_object())
-      if (auto* ro = a->if_contains("readOnlyHint"); ro && ro->is_bool() && ro->as_bool()) d.kind = "read";
+      if (auto* ro = a->if_contains("readOnlyHint"); ro && ro->is_bool() && ro->as_bool()) d.kind = ToolKind::Read;
     return d;
   }
 
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
     auto auth = co_await ctx.authorize(Permission::Execute, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Rejected) co_return refused_result(auth, ctx.session());
+    if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
     bridge::mcp::Client::ProgressFn on_progress = [&ctx](const json::object& p) {
       std::string text = "Progress";
       if (auto* v = p.if_contains("progress"); v && v->is_number()) text += " " + json::serialize(*v);
       if (auto* v = p.if_contains("total"); v && v->is_number()) text += "/" + json::serialize(*v);
       if (auto m = str(p, "message"); !m.empty()) text += ": " + m;
-      ctx.update(json::object{{"content", json::array{text_content(text)}}});
+      ToolCallFields shown;
+      shown.content = std::vector<ToolContent>{TextContent{text}};
+      ctx.update(std::move(shown));
     };
     json::object result;
     try {
       json::object call_args = args;
-      acp::CancelSource* cancel = &ctx.cancel();
+      support::CancelSource* cancel = &ctx.cancel();
       result = co_await call_(info_.name, std::move(call_args), cancel, std::move(on_progress));
     } catch (const McpError& e) {
       if (e.kind() == McpError::Kind::Cancelled || ctx.cancel().cancelled()) throw ToolCancelled();
@@ -113,7 +112,7 @@ ToolResult map_mcp_result(const json::object& result) {
         auto t = str(*o, "text");
         append(t);
         any_text = true;
-        r.content.push_back(content_block(json::object{{"type", "text"}, {"text", t}}));
+        r.content.push_back(TextContent{t});
       } else if (type == "image" || type == "audio") {
         auto data = str(*o, "data");
         auto mime = str(*o, "mimeType");
@@ -154,7 +153,7 @@ ToolResult map_mcp_result(const json::object& result) {
   if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null() && !any_text) {
     auto s = json::serialize(*sc);
     append(s);
-    r.content.push_back(text_content(s));
+    r.content.push_back(TextContent{s});
   }
   r.is_error = false;
   if (auto* e = result.if_contains("isError"); e && e->is_bool()) r.is_error = e->as_bool();

@@ -16,7 +16,7 @@ namespace runtime::tools {
 
 // Calls the tool on the named server through the manager (restarting the server if needed).
 using McpCallFn = std::function<boost::asio::awaitable<boost::json::object>(
-    const std::string& tool, boost::json::object args, acp::CancelSource* cancel,
+    const std::string& tool, boost::json::object args, support::CancelSource* cancel,
     bridge::mcp::Client::ProgressFn on_progress)>;
 
 std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server_id, bridge::mcp::ToolInfo info,

@@ -2,8 +2,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "acp/params.hpp"
-#include "bridge/process/run_blocking.hpp"
+#include "support/json_read.hpp"
+#include "support/run_blocking.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -48,43 +48,49 @@ class ReadFileTool : public Tool {
                          {"required", json::array{"path"}}}};
   }
 
-  ToolDescription describe(const json::object& args, const Session& session) const override {
+  ToolDescription describe(const json::object& args, const ToolEnv& env) const override {
     ToolDescription d;
-    d.kind = "read";
-    auto path = std::string(acp::str_at(args, "path"));
+    d.kind = ToolKind::Read;
+    auto path = std::string(support::str_at(args, "path"));
     if (path.empty()) {
       d.title = "Read file";
       return d;
     }
-    auto abs = resolve_path(session, path);
-    d.title = "Read " + abs.lexically_relative(session.cwd).string();
-    json::object loc{{"path", abs.string()}};
-    if (auto off = acp::int_at(args, "offset"); off && *off > 0) loc["line"] = *off;
+    auto abs = resolve_path(env, path);
+    d.title = "Read " + abs.lexically_relative(env.cwd).string();
+    ToolLocation loc{abs.string(), std::nullopt};
+    if (auto off = support::int_at(args, "offset"); off && *off > 0) loc.line = *off;
     d.locations.push_back(std::move(loc));
     return d;
   }
 
+  std::optional<std::string> file_read(const json::object& args) const override {
+    auto path = support::str_at(args, "path");
+    if (path.empty()) return std::nullopt;
+    return std::string(path);
+  }
+
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    auto path_arg = std::string(acp::str_at(args, "path"));
+    auto path_arg = std::string(support::str_at(args, "path"));
     if (path_arg.empty()) co_return error_result("read_file needs a 'path'.");
-    auto path = resolve_path(ctx.session(), path_arg);
-    auto offset = acp::int_at(args, "offset").value_or(1);
-    auto limit = acp::int_at(args, "limit").value_or(kDefaultLimit);
+    auto path = resolve_path(ctx.env(), path_arg);
+    auto offset = support::int_at(args, "offset").value_or(1);
+    auto limit = support::int_at(args, "limit").value_or(kDefaultLimit);
     if (offset < 1) offset = 1;
     if (limit < 1) limit = kDefaultLimit;
     co_await ctx.authorize(Permission::None, {});
 
     std::string text;
-    if (ctx.client().capabilities().fs_read) {
+    if (ctx.host().can_read_files()) {
       try {
-        text = co_await ctx.client().read_text_file(ctx.session().id, path.string(), offset, limit, &ctx.cancel());
-      } catch (const acp::RpcError& e) {
+        text = co_await ctx.host().read_text_file(ctx.env().session_id, path.string(), offset, limit, &ctx.cancel());
+      } catch (const EditorError& e) {
         if (ctx.cancel().cancelled()) throw ToolCancelled();
         co_return error_result("Cannot read " + path.string() + ": " + e.what());
       }
     } else {
       std::string error;
-      text = co_await bridge::process::run_blocking(ctx.blocking_pool(), [&path, &error, offset, limit] {
+      text = co_await support::run_blocking(ctx.blocking_pool(), [&path, &error, offset, limit] {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
           error = std::error_code(errno, std::generic_category()).message();
@@ -101,7 +107,7 @@ class ReadFileTool : public Tool {
       text.resize(kMaxBytes);
       text += "\n[... truncated at 256 KB; read further with offset/limit]";
     }
-    r.content.push_back(text_content(text.size() > kMaxShownBytes ? text.substr(0, kMaxShownBytes) + "\n..." : text));
+    r.content.push_back(TextContent{text.size() > kMaxShownBytes ? text.substr(0, kMaxShownBytes) + "\n..." : text});
     r.text = std::move(text);
     co_return r;
   }

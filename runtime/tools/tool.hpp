@@ -1,35 +1,39 @@
 #pragma once
-// A tool the model can call. The agent loop announces the call to the editor (tool_call with
-// describe()'s title, kind and locations), then run() does the work, asking for permission
-// through the context at the moment it knows what it is about to do.
+// A tool the model can call. The tool router announces the call to the editor (title, kind and
+// locations from describe()), then run() does the work, asking for permission through the
+// context at the moment it knows what it is about to do.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "acp/cancellation.hpp"
-#include "acp/client_api.hpp"
-#include "runtime/agent/session.hpp"
+#include "runtime/protocol/conversation.hpp"
+#include "runtime/protocol/editor_host.hpp"
+#include "runtime/protocol/events.hpp"
+#include "runtime/protocol/tool_env.hpp"
+#include "support/cancellation.hpp"
 
 namespace runtime::tools {
 
+// What a tool is about to do, for the session's approval policy.
 enum class Permission { None, Edit, Execute };
 enum class Authorization { Allowed, Rejected, Cancelled };
 
 struct ToolDescription {
   std::string title;
-  std::string kind = "other";     // ACP ToolKind
-  boost::json::array locations;   // [{path, line?}]
+  ToolKind kind = ToolKind::Other;
+  std::vector<ToolLocation> locations;
 };
 
 struct ToolResult {
-  std::string text;            // what the model gets back
+  std::string text;  // what the model gets back
   bool is_error = false;
-  boost::json::array content;  // ACP ToolCallContent shown in the editor
+  std::vector<ToolContent> content;  // what the editor shows
   boost::json::value raw_output = nullptr;
 };
 
@@ -41,20 +45,18 @@ struct ToolCancelled : std::runtime_error {
 class ToolContext {
  public:
   virtual ~ToolContext() = default;
-  virtual Session& session() = 0;
-  virtual acp::ClientApi& client() = 0;
-  virtual acp::CancelSource& cancel() = 0;
+  virtual const ToolEnv& env() = 0;
+  virtual EditorHost& host() = 0;
+  virtual support::CancelSource& cancel() = 0;
   virtual boost::asio::thread_pool& blocking_pool() = 0;
   virtual const std::string& tool_call_id() = 0;
-  // Applies the session's mode and remembered answers, asking the editor if needed. `preview`
-  // is ToolCallContent shown with the question (the diff of an edit). On Allowed the call is
-  // marked in_progress.
-  virtual boost::asio::awaitable<Authorization> authorize(Permission p, boost::json::array preview) = 0;
-  // Sends a tool_call_update with these fields (status, content, ...).
-  virtual void update(boost::json::object fields) = 0;
-  // Shows the session's plan (ACP PlanEntry[]; replaces the previous one) and keeps it in the
-  // session log, so session/load shows it again.
-  virtual void show_plan(boost::json::array entries) = 0;
+  // Applies the session's approval policy, asking the user if needed. `preview` is shown with
+  // the question (the diff of an edit). On Allowed the call is marked in progress.
+  virtual boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview) = 0;
+  // Shows progress in the editor's tool call (status, content, ...).
+  virtual void update(ToolCallFields fields) = 0;
+  // Shows the session's plan (replaces the previous one) and keeps it in the journal.
+  virtual void show_plan(std::vector<PlanEntry> entries) = 0;
 };
 
 class Tool {
@@ -62,8 +64,11 @@ class Tool {
   virtual ~Tool() = default;
   virtual std::string name() const = 0;
   virtual ToolSpec spec() const = 0;
-  virtual ToolDescription describe(const boost::json::object& args, const Session& session) const = 0;
+  virtual ToolDescription describe(const boost::json::object& args, const ToolEnv& env) const = 0;
   virtual boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const boost::json::object& args) = 0;
+  // The file a successful call read, if the tool reads one (AGENTS.md files of deeper folders
+  // join the context after such a read).
+  virtual std::optional<std::string> file_read(const boost::json::object&) const { return std::nullopt; }
 };
 
 std::unique_ptr<Tool> make_read_file_tool();
@@ -71,11 +76,10 @@ std::unique_ptr<Tool> make_apply_patch_tool();
 std::unique_ptr<Tool> make_bash_tool();
 std::unique_ptr<Tool> make_update_plan_tool();
 
-// Input paths are absolute or relative to the session's folder.
-std::filesystem::path resolve_path(const Session& session, const std::string& path);
+// Input paths are absolute or relative to the working directory.
+std::filesystem::path resolve_path(const ToolEnv& env, const std::string& path);
 // Result text for a refused permission, as the model should read it.
-ToolResult refused_result(Authorization a, const Session& session);
+ToolResult refused_result(Mode mode);
 ToolResult error_result(std::string message);
-boost::json::object text_content(std::string text);
 
 }  // namespace runtime::tools

@@ -2,7 +2,7 @@
 // plan (ACP `plan` update; Zed and VS Code show it above the input). The same shape as Codex's
 // tool, so models trained on it use it as they already do. Offered to top-level turns only: a
 // sub-agent's steps would replace the plan the user is following.
-#include "acp/params.hpp"
+#include "support/json_read.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -33,29 +33,29 @@ class UpdatePlanTool : public Tool {
                          {"required", json::array{"plan"}}}};
   }
 
-  ToolDescription describe(const json::object&, const Session&) const override {
+  ToolDescription describe(const json::object&, const ToolEnv&) const override {
     ToolDescription d;
     d.title = "Update plan";
-    d.kind = "think";
+    d.kind = ToolKind::Think;
     return d;
   }
 
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    const json::array* plan = acp::arr_at(args, "plan");
+    const json::array* plan = support::arr_at(args, "plan");
     if (!plan) co_return error_result("update_plan needs 'plan': a list of {step, status}.");
-    json::array entries;
+    std::vector<PlanEntry> entries;
     int in_progress = 0;
     for (std::size_t i = 0; i < plan->size(); ++i) {
       const std::string where = "plan[" + std::to_string(i) + "]";
       const json::object* item = (*plan)[i].if_object();
       if (!item) co_return error_result(where + " must be an object {step, status}.");
-      const std::string step(acp::str_at(*item, "step"));
-      const std::string status(acp::str_at(*item, "status"));
+      const std::string step(support::str_at(*item, "step"));
+      const std::string status(support::str_at(*item, "status"));
       if (step.empty()) co_return error_result(where + ".step must be a non-empty string.");
       if (status != "pending" && status != "in_progress" && status != "completed")
         co_return error_result(where + ".status must be pending, in_progress or completed, not '" + status + "'.");
       in_progress += status == "in_progress";
-      entries.push_back(json::object{{"content", step}, {"priority", "medium"}, {"status", status}});
+      entries.push_back(PlanEntry{step, status});
     }
     if (in_progress > 1) co_return error_result("At most one step may be in_progress; " + std::to_string(in_progress) + " are.");
     co_await ctx.authorize(Permission::None, {});

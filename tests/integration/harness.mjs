@@ -796,6 +796,14 @@ export async function startAgent(opts = {}) {
         .map((u) => u.content.text)
         .join("");
     },
+    /** notices the agent showed the user (quoted "> " lines between blank lines in agent messages) */
+    noticesOf(sessionId) {
+      return [...h.textOf(sessionId).matchAll(/\n\n> ([^\n]*)\n\n/g)].map((m) => m[1]);
+    },
+    /** the model's answer: agent message text without the notices */
+    answerOf(sessionId) {
+      return h.textOf(sessionId).replace(/\n\n> [^\n]*\n\n/g, "");
+    },
     requestsOf(method) {
       return clientRequests.filter((r) => r.method === method);
     },

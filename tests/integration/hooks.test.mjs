@@ -127,3 +127,22 @@ scenario("UserPromptSubmit hook adds context the model sees, and can block a pro
   assert.match(h.textOf(sessionId), /blocked by a hook.*no forbidden words/);
   h.assertSchemaClean();
 });
+
+scenario("a PostToolUse hook that answers continue: false ends the turn and the user sees why", async (ctx) => {
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [
+      { toolCalls: [{ id: "call_r", name: "read_file", arguments: { path: "a.txt" } }] },
+      { text: "should never be asked for" },
+    ],
+    files: { "a.txt": "one\n" },
+    hooks: {
+      "halt.yaml": "hooks:\n  PostToolUse:\n    - hooks:\n        - type: command\n          script: halt.sh\n",
+      "halt.sh": "#!/bin/sh\ncat >/dev/null\nprintf '%s' '{\"continue\":false,\"stopReason\":\"budget exhausted for today\"}'\n",
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "read it")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 1, "continue: false ends the turn: no further model request");
+  assert.match(h.textOf(sessionId), /budget exhausted for today/, "the editor shows the hook's stopReason");
+  h.assertSchemaClean();
+});

@@ -54,6 +54,8 @@ scenario("spawn_agent runs a sub-agent: its tool calls show in the session, hook
   assert.deepEqual(events.map((e) => e.hook_event_name), ["SubagentStart", "SubagentStop"]);
   assert.equal(events[0].agent_type, "reviewer");
   assert.equal(events[0].agent_id, "call_sub");
+  assert.ok(events[0].turn_id, "SubagentStart carries a turn id");
+  assert.equal(events[0].turn_id, events[1].turn_id, "SubagentStart and SubagentStop carry the same turn id, so a script can pair them");
   assert.equal(events[1].last_assistant_message, "Report: notes.txt says hello.");
   assert.equal(events[1].stop_hook_active, false);
   h.assertSchemaClean();

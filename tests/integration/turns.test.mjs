@@ -88,7 +88,8 @@ scenario("model HTTP 500 then success: retried, end_turn, exactly 2 model reques
   const { sessionId } = await h.newSession(ws);
   const res = await h.prompt(sessionId, "hello");
   assert.equal(res.stopReason, "end_turn");
-  assert.equal(h.textOf(sessionId), "recovered fine");
+  assert.equal(h.answerOf(sessionId), "recovered fine");
+  assert.match(h.noticesOf(sessionId).join("\n"), /HTTP 500.*retrying 1\/\d/, "the user is told that the request is being retried");
   assert.equal(fake.requests.length, 2);
   assert.deepEqual(fake.requests[1].body.messages, fake.requests[0].body.messages, "the retry resends the same conversation");
   h.assertSchemaClean();
@@ -98,7 +99,8 @@ scenario("model HTTP 429 (retry-after: 0) then success (anthropic)", async (ctx)
   const { fake, ws, h } = await ctx.setup({ provider: "anthropic", script: [{ status: 429 }, { text: "after the rate limit" }] });
   const { sessionId } = await h.newSession(ws);
   assert.equal((await h.prompt(sessionId, "hello")).stopReason, "end_turn");
-  assert.equal(h.textOf(sessionId), "after the rate limit");
+  assert.equal(h.answerOf(sessionId), "after the rate limit");
+  assert.match(h.noticesOf(sessionId).join("\n"), /retrying 1\/\d/, "the user is told that the request is being retried");
   assert.equal(fake.requests.length, 2);
   h.assertSchemaClean();
 });

@@ -36,8 +36,11 @@
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
 #include "acp/params.hpp"
+#include "support/json_read.hpp"
 #include "acp/stdio_transport.hpp"
-#include "bridge/mcp/acp_servers.hpp"
+#include "runtime/server/editor_host_acp.hpp"
+#include "runtime/server/mcp_servers_param.hpp"
+#include "runtime/server/session_updates.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "bridge/mcp/client.hpp"
 #include "bridge/mcp/naming.hpp"
@@ -51,7 +54,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // Cancels `cancel` after `ms` (when positive), as a user pressing stop mid-call.
-void cancel_after(asio::steady_timer& timer, acp::CancelSource& cancel, int ms) {
+void cancel_after(asio::steady_timer& timer, support::CancelSource& cancel, int ms) {
   if (ms <= 0) return;
   timer.expires_after(std::chrono::milliseconds(ms));
   timer.async_wait([&cancel](boost::system::error_code ec) {
@@ -73,26 +76,30 @@ class NullTransport : public acp::Transport {
 // Enough of a ToolContext to run an McpTool outside the agent loop: always allowed.
 class ProbeContext : public runtime::tools::ToolContext {
  public:
-  ProbeContext(runtime::Session& s, acp::ClientApi& c, acp::CancelSource& cancel, asio::thread_pool& pool)
-      : session_(s), client_(c), cancel_(cancel), pool_(pool) {}
-  runtime::Session& session() override { return session_; }
-  acp::ClientApi& client() override { return client_; }
-  acp::CancelSource& cancel() override { return cancel_; }
+  ProbeContext(const runtime::ToolEnv& env, runtime::EditorHost& host, support::CancelSource& cancel, asio::thread_pool& pool)
+      : env_(env), host_(host), cancel_(cancel), pool_(pool) {}
+  const runtime::ToolEnv& env() override { return env_; }
+  runtime::EditorHost& host() override { return host_; }
+  support::CancelSource& cancel() override { return cancel_; }
   asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
-  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, json::array) override {
+  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>) override {
     permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
     co_return runtime::tools::Authorization::Allowed;
   }
-  void update(json::object fields) override { updates.push_back(std::move(fields)); }
-  void show_plan(json::array) override {}  // only MCP tools run here; they have no plan
+  void update(runtime::ToolCallFields fields) override {
+    auto o = runtime::server::encode_tool_call(id_, fields);
+    o.erase("toolCallId");
+    updates.push_back(std::move(o));
+  }
+  void show_plan(std::vector<runtime::PlanEntry>) override {}  // only MCP tools run here; they have no plan
   json::array updates;
   json::array permissions;
 
  private:
-  runtime::Session& session_;
-  acp::ClientApi& client_;
-  acp::CancelSource& cancel_;
+  const runtime::ToolEnv& env_;
+  runtime::EditorHost& host_;
+  support::CancelSource& cancel_;
   asio::thread_pool& pool_;
   std::string id_ = "probe-call";
 };
@@ -103,21 +110,24 @@ struct Call {
 };
 
 json::object result_json(const runtime::tools::ToolResult& r) {
-  return json::object{{"text", r.text}, {"isError", r.is_error}, {"content", r.content}, {"rawOutput", r.raw_output}};
+  runtime::ToolCallFields shown;
+  shown.content = r.content;
+  auto content = runtime::server::encode_tool_call("", shown).at("content");
+  return json::object{{"text", r.text}, {"isError", r.is_error}, {"content", content}, {"rawOutput", r.raw_output}};
 }
 
 // Lists the tools through the manager and runs `calls` through the Tool interface.
-asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp::McpManager& mgr, runtime::Session& session,
-                                          acp::ClientApi& client, asio::thread_pool& pool, std::vector<Call> calls,
+asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp::McpManager& mgr, const runtime::ToolEnv& env,
+                                          runtime::EditorHost& host, asio::thread_pool& pool, std::vector<Call> calls,
                                           int cancel_after_ms, int delay_ms) {
   json::object report;
   mgr.start_all();
-  acp::CancelSource turn;
+  support::CancelSource turn;
   std::vector<std::unique_ptr<runtime::tools::Tool>> tools;
   try {
     tools = co_await mgr.tools_for_turn(&turn);
-  } catch (const acp::RpcError& e) {
-    report["error"] = json::object{{"code", e.code()}, {"message", e.what()}};
+  } catch (const runtime::mcp::RequiredServerUnavailable& e) {
+    report["error"] = json::object{{"code", acp::error_code::kInternalError}, {"message", e.what()}};
   }
   json::array names, specs;
   for (const auto& t : tools) {
@@ -148,10 +158,10 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
       results.push_back(json::object{{"tool", c.tool}, {"missing", true}});
       continue;
     }
-    acp::CancelSource cancel;
+    support::CancelSource cancel;
     asio::steady_timer timer(ex);
     cancel_after(timer, cancel, cancel_after_ms);
-    ProbeContext ctx(session, client, cancel, pool);
+    ProbeContext ctx(env, host, cancel, pool);
     const auto t0 = std::chrono::steady_clock::now();
     json::object r{{"tool", c.tool}};
     try {
@@ -254,9 +264,9 @@ int run_cli(int argc, char** argv) {
   NullTransport null_transport;
   acp::Connection conn(ioc.get_executor(), null_transport);
   acp::ClientApi client_api(conn);
-  runtime::Session session;
-  session.id = "probe";
-  session.cwd = roots.empty() ? std::filesystem::current_path() : std::filesystem::path(roots.front());
+  runtime::server::AcpEditorHost host(client_api);
+  const runtime::ToolEnv env{"probe", roots.empty() ? std::filesystem::current_path() : std::filesystem::path(roots.front()),
+                             runtime::Mode::Default};
   int rc = 0;
 
   asio::co_spawn(
@@ -290,7 +300,7 @@ int run_cli(int argc, char** argv) {
                              {"connectUs", connect_us}});
             for (auto& c : raw_calls) {
               json::object r{{"ev", "raw-call"}, {"tool", c.tool}};
-              acp::CancelSource cancel;
+              support::CancelSource cancel;
               asio::steady_timer timer(ex);
               cancel_after(timer, cancel, cancel_after_ms);
               try {
@@ -335,7 +345,7 @@ int run_cli(int argc, char** argv) {
           };
           std::vector<bridge::mcp::ServerSpec> specs{spec};
           runtime::mcp::McpManager mgr(deps, specs);
-          auto report = co_await run_manager(ex, mgr, session, client_api, pool, calls, cancel_after_ms, delay_ms);
+          auto report = co_await run_manager(ex, mgr, env, host, pool, calls, cancel_after_ms, delay_ms);
           report["ev"] = "manager";
           if (report.contains("error")) rc = 1;
           out(std::move(report));
@@ -380,6 +390,7 @@ int run_acp() {
   acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
   acp::Connection conn(ioc.get_executor(), transport);
   acp::ClientApi client_api(conn);
+  runtime::server::AcpEditorHost host(client_api);
   bridge::mcp::AcpTunnelRouter router(conn);
   std::vector<std::shared_ptr<runtime::mcp::McpManager>> managers;
 
@@ -395,35 +406,33 @@ int run_acp() {
   handlers["_probe/run"] = [&](json::value params) -> asio::awaitable<json::value> {
     auto ex = conn.executor();
     const auto& p = params.as_object();
-    bridge::mcp::AcpServerOptions options;
+    runtime::server::AcpServerOptions options;
     options.startup_timeout = 10s;
-    options.tool_timeout = std::chrono::milliseconds(acp::int_at(p, "toolTimeoutMs").value_or(30000));
-    std::string cwd(acp::str_at(p, "cwd"));
+    options.tool_timeout = std::chrono::milliseconds(support::int_at(p, "toolTimeoutMs").value_or(30000));
+    std::string cwd(support::str_at(p, "cwd"));
     options.cwd = cwd;
     const json::value servers = p.contains("mcpServers") ? p.at("mcpServers") : json::value(nullptr);
-    auto specs = bridge::mcp::parse_acp_mcp_servers(servers, options);  // throws -32602
+    auto specs = runtime::server::parse_acp_mcp_servers(servers, options);  // throws -32602
     runtime::mcp::McpManager::Deps deps;
     deps.executor = ex;
-    deps.acp = &conn;
-    deps.router = &router;
+    deps.tunnel = bridge::mcp::TransportDeps{&conn, &router, {}};
     if (!cwd.empty()) deps.roots.emplace_back(cwd);
     auto mgr = std::make_shared<runtime::mcp::McpManager>(deps, specs);
     managers.push_back(mgr);
     std::vector<Call> calls;
-    if (auto* arr = acp::arr_at(p, "calls"))
+    if (auto* arr = support::arr_at(p, "calls"))
       for (const auto& c : *arr) {
         const auto& o = c.as_object();
         json::object args;
-        if (auto* a = acp::obj_at(o, "arguments")) args = *a;
-        calls.push_back({std::string(acp::str_at(o, "tool")), std::move(args)});
+        if (auto* a = support::obj_at(o, "arguments")) args = *a;
+        calls.push_back({std::string(support::str_at(o, "tool")), std::move(args)});
       }
-    runtime::Session session;
-    session.id = "probe";
-    session.cwd = cwd.empty() ? std::filesystem::current_path() : std::filesystem::path(cwd);
-    int cancel_after = static_cast<int>(acp::int_at(p, "cancelAfterMs").value_or(0));
+    const runtime::ToolEnv env{"probe", cwd.empty() ? std::filesystem::current_path() : std::filesystem::path(cwd),
+                               runtime::Mode::Default};
+    int cancel_after = static_cast<int>(support::int_at(p, "cancelAfterMs").value_or(0));
     int no_delay = 0;
-    auto report = co_await run_manager(ex, *mgr, session, client_api, pool, calls, cancel_after, no_delay);
-    if (!acp::bool_at(p, "keepOpen")) co_await mgr->close();
+    auto report = co_await run_manager(ex, *mgr, env, host, pool, calls, cancel_after, no_delay);
+    if (!support::bool_at(p, "keepOpen")) co_await mgr->close();
     co_return report;
   };
   auto on_line = [&](std::string&& line) {

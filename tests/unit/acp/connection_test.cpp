@@ -98,7 +98,7 @@ TEST_F(ConnectionTest, OutgoingCallsMatchRepliesByIdInAnyOrder) {
 }
 
 TEST_F(ConnectionTest, CancellingAnOutgoingCallTellsThePeerAndFailsTheCall) {
-  acp::CancelSource cancel;
+  support::CancelSource cancel;
   int code = 0;
   auto caller = [&]() -> acp::awaitable<void> {
     try {
@@ -118,7 +118,7 @@ TEST_F(ConnectionTest, CancellingAnOutgoingCallTellsThePeerAndFailsTheCall) {
 }
 
 TEST_F(ConnectionTest, CancelRequestNotificationCancelsTheRunningHandler) {
-  std::shared_ptr<acp::CancelSource> seen;
+  std::shared_ptr<support::CancelSource> seen;
   boost::asio::steady_timer gate(ioc, boost::asio::steady_timer::time_point::max());
   conn.on_request("wait", [&](json::value, acp::RequestContext ctx) -> acp::awaitable<json::value> {
     seen = ctx.cancel;

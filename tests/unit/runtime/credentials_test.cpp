@@ -290,16 +290,4 @@ TEST(CredentialsLookup, BrokenCredentialsFileIsAnErrorWithFileAndLine) {
   EXPECT_EQ(resolve_model(cfg).api_key, "sk-env");
 }
 
-TEST(Credentials, WriteFileAtomicallyUsesTheModeAndFollowsSymlinks) {
-  TempDir dir("atomic");
-  auto target = dir.path() / "real.yaml";
-  auto link = dir.path() / "config.yaml";
-  write(target, "old\n", 0644);
-  fs::create_symlink(target, link);
-  runtime::config::write_file_atomically(link, "new\n", 0640);
-  EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_EQ(read(target), "new\n");
-  EXPECT_EQ(mode_of(target), 0640u);
-}
-
 }  // namespace

@@ -262,9 +262,9 @@ TEST(EngineSkills, AgentSkillsListFiltersAndSlashCommands) {
 
   auto cmds = v.available_commands();
   ASSERT_EQ(cmds.size(), 2u);
-  EXPECT_EQ(cmds[1].as_object().at("name").as_string(), "review:checklist");
-  EXPECT_EQ(cmds[1].as_object().at("description").as_string(), "Use for review checklists.");
-  EXPECT_TRUE(cmds[1].as_object().at("input").as_object().contains("hint"));
+  EXPECT_EQ(cmds[1].name, "review:checklist");
+  EXPECT_EQ(cmds[1].description, "Use for review checklists.");
+  EXPECT_FALSE(cmds[1].input_hint.empty());
 
   auto x = expand_slash_command(v, "/release-notes for v1.2\nand mention the fix");
   EXPECT_EQ(x.kind, SlashExpansion::Kind::Expanded);
@@ -320,9 +320,8 @@ TEST(EngineSkills, AgentsAreOfferedWithTheDefault) {
   auto e = t.load(d);
   EXPECT_EQ(e->default_agent(), "coder");
   ASSERT_EQ(e->agents().size(), 2u) << join(d);  // coder + built-in default
-  auto opt = e->agent_config_option("");
-  EXPECT_EQ(opt.at("currentValue").as_string(), "coder");
-  EXPECT_EQ(opt.at("options").as_array().size(), 2u);
+  EXPECT_EQ(e->agent_or_default(""), "coder");
+  EXPECT_EQ(e->agent_or_default("ghost"), "coder");
   EXPECT_TRUE(contains(d, (t.config() / "agents/typo.yaml").string() +
                               ":1: name 'other' does not match the file name 'typo.yaml'"))
       << join(d);

@@ -37,7 +37,7 @@ TEST_F(HooksAsync, CancelSourceKillsTheHook) {
   auto set = std::make_shared<const HookSet>(one_command("Stop", "sleep 30"));
   asio::io_context io;
   asio::thread_pool pool(1);
-  acp::CancelSource cancel;
+  support::CancelSource cancel;
   HookOutcome out;
   asio::co_spawn(io, [&]() -> asio::awaitable<void> {
     out = co_await run_hooks_async(pool, set, HookEvent::Stop, input(), &cancel);

@@ -83,13 +83,16 @@ std::vector<RecordBody> every_record_type() {
                      json::object{{"type", "image"}, {"mimeType", "image/png"}, {"data", "iVBORw0KGgo="}}};
   ToolCallState tc;
   tc.tool_call_id = "call_1";
-  tc.title = "Read src/main.cpp";
-  tc.kind = "read";
-  tc.status = "completed";
-  tc.locations = json::array{json::object{{"path", "/work/project/src/main.cpp"}, {"line", 3}}};
-  tc.raw_input = json::object{{"path", "src/main.cpp"}};
-  tc.raw_output = json::string("ok");
-  tc.content = json::array{json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", "int main"}}}}};
+  tc.fields.title = "Read src/main.cpp";
+  tc.fields.kind = runtime::ToolKind::Read;
+  tc.fields.status = runtime::ToolStatus::Completed;
+  tc.fields.locations = std::vector<runtime::ToolLocation>{{"/work/project/src/main.cpp", 3}};
+  tc.fields.raw_input = json::object{{"path", "src/main.cpp"}};
+  tc.fields.raw_output = json::string("ok");
+  tc.fields.content = std::vector<runtime::ToolContent>{
+      runtime::TextContent{"int main"}, runtime::DiffContent{"/p/a.txt", std::nullopt, "new"},
+      runtime::TerminalContent{"term_1"},
+      runtime::BlockContent{json::object{{"type", "image"}, {"mimeType", "image/png"}, {"data", "AA=="}}}};
   Compaction c;
   c.summary = "we talked";
   c.replacement = {user("summary: we talked")};
@@ -106,7 +109,7 @@ std::vector<RecordBody> every_record_type() {
       UsageRecord{Usage{1200, 34}},
       c,
       TurnEnd{"end_turn"},
-      PlanUpdate{json::array{json::object{{"content", "Read main.cpp"}, {"priority", "medium"}, {"status", "completed"}}}},
+      PlanUpdate{{{"Read main.cpp", "completed"}}},
   };
 }
 
@@ -227,14 +230,16 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
     u.images.push_back({"image/png", "AAAA"});
     w.append(Record{UserMessage{u, {}}, "2026-01-01T10:00:00.000Z"});
     w.append(AssistantMessage{assistant("Let me look.", {{"call_1", "read_file", "{\"path\":\"main.cpp\"}"}}, "hmm")});
-    ToolCallState pending{"call_1", "Read main.cpp", "read", "pending", std::nullopt, json::object{{"path", "main.cpp"}},
-                          std::nullopt, std::nullopt};
+    ToolCallState pending{"call_1", {}};
+    pending.fields.title = "Read main.cpp";
+    pending.fields.kind = runtime::ToolKind::Read;
+    pending.fields.status = runtime::ToolStatus::Pending;
+    pending.fields.raw_input = json::object{{"path", "main.cpp"}};
     w.append(pending);
-    ToolCallState done;
-    done.tool_call_id = "call_1";
-    done.status = "completed";
-    done.content = json::array{json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", "int main(){}"}}}}};
-    done.locations = json::array{json::object{{"path", "/work/project/main.cpp"}}};
+    ToolCallState done{"call_1", {}};
+    done.fields.status = runtime::ToolStatus::Completed;
+    done.fields.content = std::vector<runtime::ToolContent>{runtime::TextContent{"int main(){}"}};
+    done.fields.locations = std::vector<runtime::ToolLocation>{{"/work/project/main.cpp", std::nullopt}};
     w.append(done);
     w.append(ToolResult{tool("call_1", "int main(){}")});
     w.append(UsageRecord{{100, 10}});
@@ -275,31 +280,26 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
 
   // Replay: user text + image, thought, agent text, the tool call (merged), agent text.
   ASSERT_EQ(s->replay.size(), 6u);
-  using K = ReplayItem::Kind;
-  EXPECT_EQ(s->replay[0].kind, K::UserChunk);
-  EXPECT_EQ(s->replay[0].block.at("text"), "Please read main.cpp\nand explain");
-  EXPECT_EQ(s->replay[1].kind, K::UserChunk);
-  EXPECT_EQ(s->replay[1].block.at("type"), "image");
-  EXPECT_EQ(s->replay[2].kind, K::Thought);
-  EXPECT_EQ(s->replay[3].kind, K::AgentChunk);
-  EXPECT_EQ(s->replay[4].kind, K::ToolCall);
-  const ToolCallState& tc = s->replay[4].tool_call;
-  EXPECT_EQ(tc.title, "Read main.cpp");
-  EXPECT_EQ(tc.kind, "read");
-  EXPECT_EQ(tc.status, "completed");
-  ASSERT_TRUE(tc.content);
-  ASSERT_TRUE(tc.locations);
-  ASSERT_TRUE(tc.raw_input);
-  EXPECT_EQ(s->replay[5].text, "It is empty.");
-
-  const json::object up = to_session_update(s->replay[4]);
-  EXPECT_EQ(up.at("sessionUpdate"), "tool_call");
-  EXPECT_EQ(up.at("toolCallId"), "call_1");
-  EXPECT_EQ(up.at("status"), "completed");
-  EXPECT_EQ(up.at("rawInput").at("path"), "main.cpp");
-  EXPECT_EQ(to_session_update(s->replay[0]).at("sessionUpdate"), "user_message_chunk");
-  EXPECT_EQ(to_session_update(s->replay[2]).at("sessionUpdate"), "agent_thought_chunk");
-  EXPECT_EQ(to_session_update(s->replay[3]).at("content").at("text"), "Let me look.");
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[0]));
+  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[0]).block.at("text"), "Please read main.cpp\nand explain");
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[1]));
+  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[1]).block.at("type"), "image");
+  ASSERT_TRUE(std::holds_alternative<runtime::ThoughtDelta>(s->replay[2]));
+  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[3]));
+  EXPECT_EQ(std::get<runtime::TextDelta>(s->replay[3]).text, "Let me look.");
+  ASSERT_TRUE(std::holds_alternative<runtime::ToolCallBegin>(s->replay[4]))
+      << "the tool call is replayed once, in its merged final state";
+  const auto& tc = std::get<runtime::ToolCallBegin>(s->replay[4]);
+  EXPECT_EQ(tc.id, "call_1");
+  EXPECT_EQ(tc.fields.title, "Read main.cpp");
+  EXPECT_EQ(tc.fields.kind, runtime::ToolKind::Read);
+  EXPECT_EQ(tc.fields.status, runtime::ToolStatus::Completed);
+  ASSERT_TRUE(tc.fields.content);
+  ASSERT_TRUE(tc.fields.locations);
+  ASSERT_TRUE(tc.fields.raw_input);
+  EXPECT_EQ(tc.fields.raw_input->at("path"), "main.cpp");
+  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[5]));
+  EXPECT_EQ(std::get<runtime::TextDelta>(s->replay[5]).text, "It is empty.");
 }
 
 TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
@@ -316,32 +316,31 @@ TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->title, "Fix the tests");
   ASSERT_EQ(s->replay.size(), 2u);
-  EXPECT_EQ(s->replay[1].block.at("type"), "resource_link");
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[1]));
+  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[1]).block.at("type"), "resource_link");
   EXPECT_EQ(s->conversation[0].text, "<AGENTS.md>rules</AGENTS.md>\nFix the tests");
 }
 
 TEST_F(SessionStoreTest, PlansAreReplayedInPlaceAsPlanUpdates) {
   SessionStore store(root_);
-  auto entry = [](const char* step, const char* status) {
-    return json::object{{"content", step}, {"priority", "medium"}, {"status", status}};
-  };
   {
     SessionWriter w = store.create(header("ses_plan"));
     w.append(UserMessage{user("Port the parser"), json::array{}});
-    w.append(PlanUpdate{json::array{entry("Read the parser", "in_progress"), entry("Port it", "pending")}});
+    w.append(PlanUpdate{{{"Read the parser", "in_progress"}, {"Port it", "pending"}}});
     w.append(AssistantMessage{assistant("Reading it now.")});
-    w.append(PlanUpdate{json::array{entry("Read the parser", "completed"), entry("Port it", "in_progress")}});
+    w.append(PlanUpdate{{{"Read the parser", "completed"}, {"Port it", "in_progress"}}});
   }
   auto s = store.load("ses_plan");
   ASSERT_TRUE(s);
-  using K = ReplayItem::Kind;
   ASSERT_EQ(s->replay.size(), 4u);
-  EXPECT_EQ(s->replay[1].kind, K::Plan);
-  EXPECT_EQ(s->replay[2].kind, K::AgentChunk);
-  ASSERT_EQ(s->replay[3].kind, K::Plan);
-  const json::object u = to_session_update(s->replay[3]);
-  EXPECT_EQ(u.at("sessionUpdate"), "plan");
-  EXPECT_EQ(u.at("entries"), (json::array{entry("Read the parser", "completed"), entry("Port it", "in_progress")}));
+  EXPECT_TRUE(std::holds_alternative<runtime::PlanShown>(s->replay[1]));
+  EXPECT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[2]));
+  ASSERT_TRUE(std::holds_alternative<runtime::PlanShown>(s->replay[3]));
+  const auto& last = std::get<runtime::PlanShown>(s->replay[3]).entries;
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0].content, "Read the parser");
+  EXPECT_EQ(last[0].status, "completed");
+  EXPECT_EQ(last[1].status, "in_progress");
   EXPECT_EQ(s->conversation.size(), 2u) << "a plan is for the editor, not a message";
 }
 
@@ -510,8 +509,13 @@ TEST_F(SessionStoreTest, InterruptedToolCallsGetResultsAndFailedStatus) {
     SessionWriter w = store.create(header("ses_x"));
     w.append(UserMessage{user("run both"), {}});
     w.append(AssistantMessage{assistant("", {{"c1", "bash", "{}"}, {"c2", "bash", "{}"}})});
-    w.append(ToolCallState{"c1", "ls", "execute", "completed", {}, {}, {}, {}});
-    w.append(ToolCallState{"c2", "sleep", "execute", "in_progress", {}, {}, {}, {}});
+    runtime::ToolCallFields ls, sleep;
+    ls.title = "ls";
+    ls.status = runtime::ToolStatus::Completed;
+    sleep.title = "sleep";
+    sleep.status = runtime::ToolStatus::InProgress;
+    w.append(ToolCallState{"c1", ls});
+    w.append(ToolCallState{"c2", sleep});
     w.append(ToolResult{tool("c1", "a b c")});
     // kill -9 here
   }
@@ -524,8 +528,9 @@ TEST_F(SessionStoreTest, InterruptedToolCallsGetResultsAndFailedStatus) {
   EXPECT_EQ(s->conversation[3].tool_call_id, "c2");
   EXPECT_TRUE(s->conversation[3].is_error);
   ASSERT_EQ(s->replay.size(), 3u);
-  EXPECT_EQ(s->replay[1].tool_call.status, "completed");
-  EXPECT_EQ(s->replay[2].tool_call.status, "failed");
+  EXPECT_EQ(std::get<runtime::ToolCallBegin>(s->replay[1]).fields.status, runtime::ToolStatus::Completed);
+  EXPECT_EQ(std::get<runtime::ToolCallBegin>(s->replay[2]).fields.status, runtime::ToolStatus::Failed)
+      << "a tool call still running when the server died is shown as failed";
   EXPECT_EQ(s->warnings.size(), 1u);
 }
 
@@ -554,9 +559,7 @@ TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
   EXPECT_EQ(s->title, "q0");
   // The editor still sees the whole history, with a notice.
   ASSERT_EQ(s->replay.size(), 13u);
-  EXPECT_EQ(s->replay[10].kind, ReplayItem::Kind::Compaction);
-  EXPECT_EQ(s->replay[10].text, "they asked five questions");
-  EXPECT_EQ(to_session_update(s->replay[10]).at("sessionUpdate"), "agent_message_chunk");
+  ASSERT_TRUE(std::holds_alternative<runtime::Notice>(s->replay[10])) << "a compaction is replayed as a notice";
 
   // A second compaction with explicit replacement messages (summary + AGENTS.md), keeping none.
   w.append(Compaction{"all of it", {user("S"), user("AGENTS.md: rules")}, 0});
@@ -633,12 +636,8 @@ TEST_F(SessionStoreTest, ListNewestFirstWithCwdFilter) {
   for (const auto& s : a.sessions) EXPECT_EQ(s.cwd, "/p/a");
   EXPECT_TRUE(store.list(std::string("/p/a/../b")).sessions.size() == 1u);
   EXPECT_TRUE(store.list(std::string("/p/c")).sessions.empty());
-
-  const json::object info = all.sessions[0].to_session_info();
-  EXPECT_EQ(info.at("sessionId"), "s2");
-  EXPECT_EQ(info.at("cwd"), "/p/b");
-  EXPECT_EQ(info.at("title"), "second");
-  EXPECT_EQ(info.at("updatedAt"), "2026-01-01T00:00:03.000Z");
+  EXPECT_EQ(all.sessions[0].id, "s2");
+  EXPECT_EQ(all.sessions[0].cwd, "/p/b");
 }
 
 TEST_F(SessionStoreTest, ListPagination) {

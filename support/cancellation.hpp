@@ -7,7 +7,7 @@
 #include <map>
 #include <memory>
 
-namespace acp {
+namespace support {
 
 class CancelSource {
  public:
@@ -65,4 +65,4 @@ class CancelSource {
 
 using CancelSourcePtr = std::shared_ptr<CancelSource>;
 
-}  // namespace acp
+}  // namespace support

@@ -1,4 +1,6 @@
-#include "runtime/agent/session.hpp"
+#include "runtime/protocol/modes.hpp"
+
+#include <string>
 
 namespace runtime {
 
@@ -22,6 +24,12 @@ const char* mode_id(Mode m) {
   for (const auto& info : all_modes())
     if (info.mode == m) return info.id;
   return "default";
+}
+
+std::string mode_ids_text() {
+  std::string out;
+  for (const auto& m : all_modes()) out += (out.empty() ? "" : ", ") + std::string(m.id);
+  return out;
 }
 
 }  // namespace runtime

@@ -6,11 +6,13 @@
 // Errors are acp::RpcError -32602 naming the field ("mcpServers[1].url must be a string").
 // The server id the model sees is the sanitized `name`; two entries with one name are an error.
 #include <boost/json.hpp>
+#include <chrono>
+#include <string>
 #include <vector>
 
 #include "bridge/mcp/server_spec.hpp"
 
-namespace bridge::mcp {
+namespace runtime::server {
 
 struct AcpServerOptions {
   bool allow_http = true;
@@ -22,6 +24,6 @@ struct AcpServerOptions {
 };
 
 // `value` is the mcpServers member (null/absent = none).
-std::vector<ServerSpec> parse_acp_mcp_servers(const boost::json::value& value, const AcpServerOptions& options = {});
+std::vector<bridge::mcp::ServerSpec> parse_acp_mcp_servers(const boost::json::value& value, const AcpServerOptions& options = {});
 
-}  // namespace bridge::mcp
+}  // namespace runtime::server

@@ -1,4 +1,4 @@
-#include "bridge/mcp/acp_servers.hpp"
+#include "runtime/server/mcp_servers_param.hpp"
 
 #include <boost/url/parse.hpp>
 
@@ -7,7 +7,9 @@
 #include "acp/rpc_error.hpp"
 #include "bridge/mcp/naming.hpp"
 
-namespace bridge::mcp {
+namespace runtime::server {
+
+using namespace bridge::mcp;
 
 namespace json = boost::json;
 
@@ -119,4 +121,4 @@ std::vector<ServerSpec> parse_acp_mcp_servers(const json::value& value, const Ac
   return out;
 }
 
-}  // namespace bridge::mcp
+}  // namespace runtime::server

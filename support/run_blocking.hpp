@@ -2,27 +2,25 @@
 // Runs a blocking function on a worker pool and resumes the caller on its own executor, so
 // the io_context thread never blocks (hook scripts, local commands, git). Only the function
 // runs on the pool: no coroutine frame ever lives on a pool thread, and the waiting side is
-// woken by a timer touched only from its own executor.
-#include <boost/asio/as_tuple.hpp>
+// woken by an event touched only from its own executor.
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <type_traits>
 
-namespace bridge::process {
+#include "support/one_shot_event.hpp"
+
+namespace support {
 
 template <class F>
 boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(boost::asio::thread_pool& pool, F fn) {
   using R = std::invoke_result_t<F>;
   struct State {
-    explicit State(boost::asio::any_io_executor ex) : timer(ex, boost::asio::steady_timer::time_point::max()) {}
-    boost::asio::steady_timer timer;
-    bool done = false;
+    explicit State(boost::asio::any_io_executor ex) : done(ex) {}
+    OneShotEvent done;
     std::optional<R> result;
     std::exception_ptr error;
   };
@@ -33,14 +31,11 @@ boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(boost::asio::thread
     } catch (...) {
       state->error = std::current_exception();
     }
-    boost::asio::post(state->timer.get_executor(), [state] {
-      state->done = true;
-      state->timer.cancel();
-    });
+    boost::asio::post(state->done.executor(), [state] { state->done.set(); });
   });
-  while (!state->done) co_await state->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  co_await state->done.wait();
   if (state->error) std::rethrow_exception(state->error);
   co_return std::move(*state->result);
 }
 
-}  // namespace bridge::process
+}  // namespace support

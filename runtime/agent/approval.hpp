@@ -1,0 +1,35 @@
+#pragma once
+// The approval policy: whether a tool call may run, must be refused, or needs the user's answer
+// (DESIGN §11), and what the user's answer means. Pure functions, tested as a table.
+#include <optional>
+
+#include "runtime/protocol/editor_host.hpp"
+#include "runtime/protocol/modes.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime::approval {
+
+enum class Verdict { Allow, Reject, Ask };
+
+struct Request {
+  Mode mode = Mode::Default;
+  tools::Permission permission = tools::Permission::None;
+  bool hook_allowed = false;             // a PreToolUse hook answered "allow"
+  std::optional<bool> remembered;        // an earlier "always" answer for this tool
+};
+
+// In order: a call that needs nothing runs; the mode decides what it can (Read only refuses,
+// Full auto allows, Accept edits allows edits); then a hook's allow; then an earlier "always"
+// answer; else the user is asked.
+Verdict decide(const Request& request);
+
+struct Answer {
+  tools::Authorization authorization;
+  std::optional<bool> remember;  // set: remember for this tool, allowed (true) or refused (false)
+};
+
+// What the user's answer to a permission prompt means. A cancelled prompt is no rejection: the
+// turn is being cancelled.
+Answer interpret(PermissionAnswer answer);
+
+}  // namespace runtime::approval

@@ -1,0 +1,34 @@
+#include "runtime/agent/hook_runtime.hpp"
+
+#include "runtime/hooks/hooks_async.hpp"
+
+namespace runtime {
+
+hooks::HookInput hook_input(const Session& session, const TurnScope& scope) {
+  hooks::HookInput input;
+  input.session_id = session.id;
+  input.turn_id = scope.turn_id;
+  input.cwd = session.cwd;
+  input.agent_id = scope.agent_id;
+  input.agent_type = scope.agent_type;
+  return input;
+}
+
+std::string decided_by(const hooks::HookOutcome& outcome) {
+  return outcome.decided_by_label ? " (" + *outcome.decided_by_label + ")" : std::string();
+}
+
+void notify(EditorHost& host, const Session& session, std::string text) { host.emit(session.id, Notice{std::move(text)}); }
+
+boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& session,
+                                                             std::shared_ptr<const hooks::HookSet> set,
+                                                             hooks::HookEvent event, hooks::HookInput input,
+                                                             support::CancelSource* cancel) {
+  if (!set || !set->has(event)) co_return hooks::HookOutcome{};
+  auto outcome = co_await hooks::run_hooks_async(pool_, std::move(set), event, std::move(input), cancel);
+  for (const auto& m : outcome.system_messages) notify(host_, session, m);
+  for (const auto& e : outcome.errors) notify(host_, session, "Hook error: " + e.to_string());
+  co_return outcome;
+}
+
+}  // namespace runtime

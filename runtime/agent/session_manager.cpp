@@ -1,0 +1,285 @@
+#include "runtime/agent/session_manager.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <random>
+
+#include "runtime/agent/journal.hpp"
+#include "runtime/hooks/hooks_async.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
+#include "runtime/mcp/server_specs.hpp"
+#include "runtime/tools/tool.hpp"
+#include "support/run_blocking.hpp"
+
+namespace runtime {
+
+namespace {
+
+std::string new_session_id() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string id = "ses_";
+  for (int i = 0; i < 24; ++i) id.push_back(hex[rng() & 15]);
+  return id;
+}
+
+std::vector<std::unique_ptr<tools::Tool>> builtin_tools() {
+  std::vector<std::unique_ptr<tools::Tool>> t;
+  t.push_back(tools::make_read_file_tool());
+  t.push_back(tools::make_apply_patch_tool());
+  t.push_back(tools::make_bash_tool());
+  return t;
+}
+
+// Loads the engine (blocking file I/O: on the pool), logging every problem.
+std::shared_ptr<const engine::Engine> load_engine_logged(const std::filesystem::path& config_root) {
+  config::Diagnostics diags;
+  auto engine = engine::Engine::load(config_root, diags);
+  for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
+  return engine;
+}
+
+std::string broken_config_message(const engine::Engine& engine) {
+  constexpr std::size_t kShown = 10;
+  std::string msg = "OpenVaala's configuration does not load, so no session can start:";
+  std::size_t errors = 0;
+  for (const auto& d : engine.diagnostics()) {
+    if (d.severity != config::Diagnostic::Severity::Error) continue;
+    if (++errors <= kShown) msg += "\n" + d.to_string();
+  }
+  if (errors > kShown) msg += "\n(and " + std::to_string(errors - kShown) + " more)";
+  return msg + "\nFix it (`openvaala config check` lists every problem); the next session reads the files again.";
+}
+
+}  // namespace
+
+SessionManager::SessionManager(Deps deps)
+    : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, builtin_tools()), store_(deps_.sessions_dir) {}
+
+SessionManager::~SessionManager() { shutdown(); }
+
+void SessionManager::start_loading_engine() {
+  engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
+  boost::asio::co_spawn(
+      deps_.executor,
+      [this]() -> boost::asio::awaitable<void> {
+        auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+        engine_ = co_await support::run_blocking(*deps_.pool, std::move(job));
+        engine_ready_->set();
+      },
+      boost::asio::detached);
+}
+
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::loaded_engine() {
+  co_await engine_ready_->wait();
+  co_return engine_;
+}
+
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::engine_for_session() {
+  auto engine = co_await loaded_engine();
+  if (!engine->failed()) co_return engine;
+  // The files are read again on every attempt, so fixing them is enough: no restart, no reload.
+  auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+  auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (fresh->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*fresh));
+  engine_ = fresh;
+  co_return fresh;
+}
+
+void SessionManager::reload_config() {
+  if (reloading_) {  // a reload is running: do one more after it, with the newest files
+    reload_again_ = true;
+    return;
+  }
+  reloading_ = true;
+  boost::asio::co_spawn(
+      deps_.executor,
+      [this]() -> boost::asio::awaitable<void> {
+        do {
+          reload_again_ = false;
+          auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+          auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
+          if (fresh->failed()) {
+            spdlog::error("the configuration did not load; keeping the previous one");
+            continue;
+          }
+          co_await loaded_engine();
+          engine_ = std::move(fresh);
+          spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(),
+                       engine_->plugins().size());
+          for (auto& [_, s] : sessions_) {
+            s->engine = engine_;
+            refresh_view(*s);
+          }
+        } while (reload_again_);
+        reloading_ = false;
+      },
+      boost::asio::detached);
+}
+
+void SessionManager::shutdown() {
+  for (auto& [_, s] : sessions_) {
+    if (s->turn_cancel) s->turn_cancel->cancel();
+    if (s->mcp) s->mcp->kill_now();
+  }
+}
+
+boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::load_saved(const OpenRequest& request) {
+  if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
+  const std::string id = request.session_id;
+  if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
+  auto job = [this, id] { return store_.load(id); };
+  auto loaded = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (!loaded) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
+  co_return loaded;
+}
+
+void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
+  if (!loaded.agent.empty() && s.engine->find_agent(loaded.agent)) s.agent_name = loaded.agent;
+  if (auto m = mode_from_id(loaded.mode)) s.mode = *m;
+  s.history = std::move(loaded.conversation);
+  s.total_usage = loaded.usage_total;
+  if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
+  s.turn_count = loaded.turns;
+  s.title_sent = loaded.title;
+}
+
+boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenRequest request) {
+  auto loaded = co_await load_saved(request);
+  auto engine = co_await engine_for_session();
+  auto session = std::make_shared<Session>();
+  Session& s = *session;
+  s.id = loaded ? loaded->id : new_session_id();
+  s.cwd = request.cwd.lexically_normal();
+  s.engine = engine;
+  s.agent_name = engine->default_agent();
+  if (loaded) restore(s, *loaded);
+  s.view = engine->session_view(s.cwd, s.agent_name);
+  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+  try {
+    s.log = std::make_shared<sessions::SessionWriter>(
+        loaded ? store_.open(s.id) : store_.create(sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode)}));
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
+  }
+  start_mcp(s, std::move(request.editor_servers));
+  co_await session_start_hooks(s, request.kind);
+  if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
+  spdlog::info("session {} in {} ({})", s.id, s.cwd.string(),
+               request.kind == OpenRequest::Kind::New ? "new" : request.kind == OpenRequest::Kind::Load ? "loaded" : "resumed");
+  sessions_.emplace(s.id, session);
+  // After the reply, so the editor knows the session when the commands arrive.
+  boost::asio::post(deps_.executor, [this, sid = s.id] {
+    if (auto it = sessions_.find(sid); it != sessions_.end()) send_commands_if_changed(*it->second);
+  });
+  co_return session;
+}
+
+// The agent's configured servers, then the editor's (an editor server replaces one of its id).
+void SessionManager::start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+  std::vector<bridge::mcp::ServerSpec> specs;
+  for (const auto& c : s.view.mcp_servers) specs.push_back(mcp::spec_from_config(c, s.cwd));
+  for (auto& e : editor_servers) {
+    std::erase_if(specs, [&](const auto& x) { return x.id == e.id; });
+    specs.push_back(std::move(e));
+  }
+  mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr};
+  deps.on_server_event = [this, sid = s.id](const std::string& server, const std::string& message) {
+    spdlog::warn("MCP server {}: {}", server, message);
+    if (sessions_.count(sid)) deps_.host->emit(sid, Notice{"MCP server `" + server + "`: " + message});
+  };
+  s.mcp = std::make_shared<mcp::McpManager>(std::move(deps), std::move(specs));
+  s.mcp->start_all();
+}
+
+// SessionStart hooks: their context joins the first message.
+boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, OpenRequest::Kind kind) {
+  std::shared_ptr<const hooks::HookSet> hook_set(s.engine, &s.engine->hooks());
+  if (!hook_set->has(hooks::HookEvent::SessionStart)) co_return;
+  auto input = hook_input(s, {});
+  input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";
+  // Not through HookRuntime::fire: the editor does not know the session yet, so nothing is shown.
+  auto outcome = co_await hooks::run_hooks_async(*deps_.pool, hook_set, hooks::HookEvent::SessionStart, std::move(input));
+  for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
+  for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
+}
+
+void SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
+  for (const auto& event : loaded.replay) deps_.host->emit(s.id, event);
+  if (!loaded.title.empty()) deps_.host->emit(s.id, TitleChanged{loaded.title, {}});
+}
+
+std::shared_ptr<Session> SessionManager::find(const std::string& id) const {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
+  return it->second;
+}
+
+boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
+  auto session = find(id);
+  sessions_.erase(id);
+  if (session->turn_cancel) session->turn_cancel->cancel();
+  if (auto mcp = session->mcp) co_await mcp->close();
+}
+
+boost::asio::awaitable<void> SessionManager::remove(const std::string& id) {
+  if (sessions_.count(id)) co_await close(id);
+  auto job = [this, id] { return store_.remove(id); };
+  co_await support::run_blocking(*deps_.pool, std::move(job));
+}
+
+boost::asio::awaitable<sessions::ListPage> SessionManager::list(std::optional<std::string> cwd,
+                                                                std::optional<std::string> cursor) {
+  auto job = [this, cwd, cursor]() -> std::variant<sessions::ListPage, std::string> {
+    try {
+      return store_.list(cwd, cursor, 50);
+    } catch (const sessions::InvalidCursor& e) {
+      return std::string(e.what());
+    }
+  };
+  auto page = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (auto* err = std::get_if<std::string>(&page)) throw AgentError(AgentError::Kind::InvalidParams, "'cursor': " + *err);
+  co_return std::move(std::get<sessions::ListPage>(page));
+}
+
+void SessionManager::set_mode(Session& session, Mode mode) {
+  record(session, sessions::ModeChange{mode_id(mode)});
+  session.mode = mode;
+  deps_.host->emit(session.id, ModeChanged{mode_id(mode)});
+}
+
+void SessionManager::set_agent(Session& session, const std::string& agent) {
+  if (!session.engine->find_agent(agent)) throw AgentError(AgentError::Kind::InvalidParams, "unknown agent '" + agent + "'");
+  session.agent_name = agent;
+  record(session, sessions::AgentChange{agent});
+  refresh_view(session);
+}
+
+void SessionManager::cancel_turn(const std::string& id) {
+  auto it = sessions_.find(id);
+  if (it != sessions_.end() && it->second->turn_cancel) it->second->turn_cancel->cancel();
+}
+
+void SessionManager::refresh_view(Session& s) {
+  s.view = s.engine->session_view(s.cwd, s.agent_name);
+  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+  send_commands_if_changed(s);
+}
+
+void SessionManager::send_commands_if_changed(Session& s) {
+  auto commands = s.view.available_commands();
+  if (!s.view.find_skill("compact"))
+    commands.push_back({"compact", "Summarise the conversation so far to free the model's context", ""});
+  std::string shown;
+  for (const auto& c : commands) shown += c.name + '\n' + c.description + '\n' + c.input_hint + '\n';
+  if (shown == s.commands_sent) return;
+  s.commands_sent = std::move(shown);
+  deps_.host->emit(s.id, CommandsChanged{std::move(commands)});
+}
+
+}  // namespace runtime

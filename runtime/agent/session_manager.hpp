@@ -1,0 +1,93 @@
+#pragma once
+// The sessions of one editor connection: opening (new, load with replay, resume), closing and
+// deleting them, listing the saved ones, their mode and agent, and the engine snapshot they use
+// (loaded off the io thread, reloaded on request, refused with path:line problems when broken).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bridge/mcp/server_spec.hpp"
+#include "bridge/mcp/transport.hpp"
+#include "runtime/agent/agent_error.hpp"
+#include "runtime/agent/agent_loop.hpp"
+#include "runtime/agent/session.hpp"
+#include "runtime/engine/engine.hpp"
+#include "runtime/sessions/session_store.hpp"
+#include "support/one_shot_event.hpp"
+
+namespace runtime {
+
+struct OpenRequest {
+  enum class Kind { New, Load, Resume };
+  Kind kind = Kind::New;
+  std::string session_id;  // Load / Resume
+  std::filesystem::path cwd;
+  std::vector<bridge::mcp::ServerSpec> editor_servers;  // replace configured servers of the same id
+};
+
+class SessionManager {
+ public:
+  struct Deps {
+    boost::asio::any_io_executor executor;
+    boost::asio::thread_pool* pool = nullptr;
+    EditorHost* host = nullptr;
+    bridge::mcp::TransportDeps tunnel;  // MCP servers the editor runs
+    std::filesystem::path config_root;
+    std::filesystem::path sessions_dir;
+  };
+  explicit SessionManager(Deps deps);
+  ~SessionManager();
+
+  // Loads the engine on the pool; the first session waits for it.
+  void start_loading_engine();
+  // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
+  // up new skills and slash commands.
+  void reload_config();
+  // The editor is gone: cancel every turn, stop every MCP server now.
+  void shutdown();
+  boost::asio::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
+
+  // session/load shows the whole history (through the host) before it returns.
+  boost::asio::awaitable<std::shared_ptr<Session>> open(OpenRequest request);
+  boost::asio::awaitable<void> close(const std::string& id);
+  boost::asio::awaitable<void> remove(const std::string& id);
+  boost::asio::awaitable<sessions::ListPage> list(std::optional<std::string> cwd, std::optional<std::string> cursor);
+  // Throws AgentError(NotFound).
+  std::shared_ptr<Session> find(const std::string& id) const;
+
+  void set_mode(Session& session, Mode mode);
+  void set_agent(Session& session, const std::string& agent);  // throws AgentError(InvalidParams)
+  void cancel_turn(const std::string& id);
+  // Shows the session's slash commands when they changed since last shown.
+  void send_commands_if_changed(Session& session);
+
+  AgentLoop& loop() { return loop_; }
+  EditorHost& host() { return *deps_.host; }
+  boost::asio::thread_pool& pool() { return *deps_.pool; }
+
+ private:
+  boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
+  boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
+  void start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers);
+  boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
+  void refresh_view(Session& session);
+  static void restore(Session& s, sessions::LoadedSession& loaded);
+  void replay(const Session& s, const sessions::LoadedSession& loaded);
+
+  Deps deps_;
+  AgentLoop loop_;
+  sessions::SessionStore store_;
+  std::shared_ptr<const engine::Engine> engine_;
+  std::unique_ptr<support::OneShotEvent> engine_ready_;
+  bool reloading_ = false;
+  bool reload_again_ = false;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
+};
+
+}  // namespace runtime

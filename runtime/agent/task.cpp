@@ -1,0 +1,144 @@
+#include "runtime/agent/task.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/agent/journal.hpp"
+#include "runtime/agent/spawn_agent_tool.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
+
+namespace runtime {
+
+namespace {
+bool is_compact_command(const Session& session, const std::string& text) {
+  auto start = text.find_first_not_of(" \t");
+  return start != std::string::npos && text.compare(start, 8, "/compact") == 0 && !session.view.find_skill("compact");
+}
+
+std::string system_prompt(const Session& session) {
+  std::string s = base_system_prompt(session);
+  if (auto block = session.view.system_prompt_block(); !block.empty()) s += "\n" + block;
+  return s;
+}
+}  // namespace
+
+std::string base_system_prompt(const Session& session) {
+  return "You are OpenVaala, a coding agent working inside the user's editor. You help with software engineering "
+         "tasks in the user's project: read files with read_file, change them with apply_patch, and run commands "
+         "with bash. Prefer small, verifiable steps; read before you edit; after changing code, run the relevant "
+         "checks. Keep answers short and concrete.\n\n"
+         "Environment:\n- Working directory: " +
+         session.cwd.string() + "\n- Platform: linux\n";
+}
+
+// One prompt in flight.
+struct Task::Prompt {
+  std::shared_ptr<Session> session;
+  Message message;
+  std::shared_ptr<const engine::Engine> engine;  // one snapshot for the whole turn, even across a reload
+  std::shared_ptr<const hooks::HookSet> hooks;
+  std::optional<providers::ModelClient> model;
+  TurnSettings settings;
+  support::CancelSource& cancel;
+};
+
+Task::Task(SessionManager& sessions) : sessions_(sessions), plan_tool_(tools::make_update_plan_tool()) {}
+
+boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_ptr, Message message,
+                                             boost::json::array prompt_blocks, support::CancelSource& request_cancel) {
+  Session& session = *session_ptr;
+  if (session.turn_cancel) throw AgentError(AgentError::Kind::InvalidRequest, "A prompt is already running in this session");
+  auto cancel = std::make_shared<support::CancelSource>();
+  session.turn_cancel = cancel;
+  struct TurnGuard {
+    Session& s;
+    ~TurnGuard() { s.turn_cancel.reset(); }
+  } guard{session};
+  auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
+  Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
+  p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
+  p.model.emplace(providers::resolve_model(p.engine->main_config(), session.view.agent.model));
+  // AGENTS.md files are read again every turn: edits made meanwhile count.
+  session.view.agents_md = engine::load_agents_md_chain(session.cwd);
+  for (const auto& f : session.view.agents_md) session.agents_md_included.insert(f.path);
+  p.settings.max_turn_requests = p.engine->main_config().max_turn_requests;
+  p.settings.system_prompt = system_prompt(session);
+  p.settings.scope.turn_id = session.id + "-t" + std::to_string(++session.turn_count);
+  p.settings.hooks = p.hooks;
+  p.settings.prompt_blocks = std::move(prompt_blocks);
+  if (auto early = co_await before_turn(p)) co_return *early;
+  co_return co_await turn(p);
+}
+
+// `/compact`, slash commands and UserPromptSubmit: each may answer the prompt by itself.
+boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
+  Session& session = *p.session;
+  auto& loop = sessions_.loop();
+  if (is_compact_command(session, p.message.text)) {
+    co_await loop.compact(session, *p.model, p.settings, p.cancel);
+    co_return p.cancel.cancelled() ? StopReason::Cancelled : StopReason::EndTurn;
+  }
+  auto expansion = engine::expand_slash_command(session.view, p.message.text);
+  if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
+    notify(loop.host(), session, expansion.error);
+    co_return StopReason::EndTurn;
+  }
+  const std::string typed = p.message.text;
+  if (expansion.kind == engine::SlashExpansion::Kind::Expanded) p.message.text = expansion.text;
+  if (p.hooks->has(hooks::HookEvent::UserPromptSubmit)) {
+    auto input = hook_input(session, p.settings.scope);
+    input.prompt = typed;
+    auto outcome = co_await loop.hooks().fire(session, p.hooks, hooks::HookEvent::UserPromptSubmit, std::move(input), &p.cancel);
+    if (outcome.blocked || outcome.stop_turn) {
+      std::string why = outcome.blocked ? outcome.reason : outcome.stop_reason;
+      notify(loop.host(), session,
+             "Your prompt was blocked by a hook" + decided_by(outcome) + (why.empty() ? std::string(".") : ": " + why));
+      co_return StopReason::EndTurn;
+    }
+    for (const auto& c : outcome.additional_context) session.pending_context.push_back(c);
+  }
+  for (const auto& c : session.pending_context) p.message.text += "\n\n<context>\n" + c + "\n</context>";
+  session.pending_context.clear();
+  co_return std::nullopt;
+}
+
+// The turn's own tools (MCP, sub-agents, the plan), then the loop.
+boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
+  Session& session = *p.session;
+  auto& loop = sessions_.loop();
+  std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
+  if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel);  // keeps the manager alive
+  for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
+  SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
+                          base_system_prompt(session)};
+  auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
+  p.settings.extra_tools.push_back(spawn_tool.get());
+  p.settings.extra_tools.push_back(plan_tool_.get());  // top-level turns only (not sub-agents)
+  StopReason reason = StopReason::EndTurn;
+  struct TurnEndGuard {  // journaled however the turn ends (an error, a cancel)
+    Task& task;
+    Session& session;
+    StopReason& reason;
+    bool finished = false;
+    ~TurnEndGuard() { task.end_turn(session, finished ? stop_reason_name(reason) : "error"); }
+  } turn_end{*this, session, reason};
+  reason = co_await loop.run_turn(session, std::move(p.message), *p.model, p.settings, p.cancel);
+  turn_end.finished = true;
+  co_return reason;
+}
+
+void Task::end_turn(Session& session, const char* stop_reason) {
+  if (!session.log) return;
+  record(session, sessions::TurnEnd{stop_reason});
+  try {
+    session.log->turn_boundary();  // fsync: a finished turn survives a crash
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: cannot sync the session log: {}", session.id, e.what());
+  }
+  auto title = session.log->title();
+  if (!title.empty() && title != session.title_sent) {
+    session.title_sent = title;
+    sessions_.host().emit(session.id, TitleChanged{title, session.log->updated_at()});
+  }
+}
+
+}  // namespace runtime

@@ -1,0 +1,36 @@
+#pragma once
+// One prompt of the user, start to end (Codex's run_task): `/compact`, slash commands (skills),
+// UserPromptSubmit hooks, pending hook context, the turn's MCP, sub-agent and plan tools, then
+// the turn loop; the turn's end is journaled (fsync) and a new title is shown.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
+#include <memory>
+
+#include "runtime/agent/session_manager.hpp"
+#include "runtime/protocol/events.hpp"
+
+namespace runtime {
+
+class Task {
+ public:
+  explicit Task(SessionManager& sessions);
+
+  // Throws AgentError(InvalidRequest) when a prompt already runs in the session, and
+  // providers::ModelError when the model cannot be used or fails.
+  boost::asio::awaitable<StopReason> run(std::shared_ptr<Session> session, Message message,
+                                         boost::json::array prompt_blocks, support::CancelSource& request_cancel);
+
+ private:
+  struct Prompt;
+  boost::asio::awaitable<std::optional<StopReason>> before_turn(Prompt& p);
+  boost::asio::awaitable<StopReason> turn(Prompt& p);
+  void end_turn(Session& session, const char* stop_reason);  // "error" when the turn threw
+
+  SessionManager& sessions_;
+  std::unique_ptr<tools::Tool> plan_tool_;
+};
+
+// The product's own instructions and the environment (the start of every system prompt).
+std::string base_system_prompt(const Session& session);
+
+}  // namespace runtime

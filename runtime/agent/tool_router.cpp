@@ -1,0 +1,260 @@
+#include "runtime/agent/tool_router.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/agent/approval.hpp"
+#include "runtime/agent/journal.hpp"
+
+namespace runtime {
+
+namespace json = boost::json;
+using tools::Authorization;
+using tools::Permission;
+
+// Everything one call carries through the pipeline.
+struct ToolRouter::Call {
+  Session& session;
+  const ToolCall& call;
+  const TurnSettings& settings;
+  support::CancelSource& cancel;
+  tools::Tool* tool = nullptr;
+  json::object args;
+  bool args_ok = false;
+  tools::ToolDescription desc;
+  hooks::HookInput hook_input;
+  bool blocked = false;       // a PreToolUse hook refused the call; `result` says why
+  bool hook_allowed = false;  // a PreToolUse hook answered "allow"
+  tools::ToolResult result;
+  std::vector<std::string> notes;  // what hooks did, shown in the editor's tool call
+  std::string model_context;       // appended to the result the model sees
+  bool stop_turn = false;
+};
+
+// What a running tool may do: its narrow environment, the editor, and the approval policy.
+class ToolRouter::Context : public tools::ToolContext {
+ public:
+  Context(ToolRouter& router, Call& c) : router_(router), c_(c), env_(c.session.tool_env()) {}
+
+  const ToolEnv& env() override { return env_; }
+  EditorHost& host() override { return router_.hooks_.host(); }
+  support::CancelSource& cancel() override { return c_.cancel; }
+  boost::asio::thread_pool& blocking_pool() override { return router_.hooks_.pool(); }
+  const std::string& tool_call_id() override { return c_.call.id; }
+
+  void update(ToolCallFields fields) override { host().emit(c_.session.id, ToolCallUpdate{c_.call.id, std::move(fields)}); }
+
+  void show_plan(std::vector<PlanEntry> entries) override {
+    record(c_.session, sessions::PlanUpdate{entries});
+    host().emit(c_.session.id, PlanShown{std::move(entries)});
+  }
+
+  boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview) override {
+    const auto& remembered = c_.session.remembered_permissions;
+    auto it = remembered.find(c_.tool->name());
+    approval::Request request{c_.session.mode, p, c_.hook_allowed,
+                              it == remembered.end() ? std::nullopt : std::optional<bool>(it->second)};
+    Authorization a = Authorization::Allowed;
+    switch (approval::decide(request)) {
+      case approval::Verdict::Allow: break;
+      case approval::Verdict::Reject: a = Authorization::Rejected; break;
+      case approval::Verdict::Ask: a = co_await ask(std::move(preview)); break;
+    }
+    if (a == Authorization::Allowed) {
+      ToolCallFields running;
+      running.status = ToolStatus::InProgress;
+      update(std::move(running));
+    }
+    co_return a;
+  }
+
+ private:
+  boost::asio::awaitable<Authorization> ask(std::vector<ToolContent> preview) {
+    PermissionRequest request{c_.call.id, c_.tool->name(), {}};
+    request.call.title = c_.desc.title;
+    request.call.kind = c_.desc.kind;
+    request.call.status = ToolStatus::Pending;
+    request.call.locations = c_.desc.locations;
+    request.call.raw_input = json::value(c_.args);
+    if (!preview.empty()) request.call.content = std::move(preview);
+    PermissionAnswer answer = PermissionAnswer::Cancelled;
+    try {
+      answer = co_await host().ask_permission(c_.session.id, std::move(request), &c_.cancel);
+    } catch (const EditorError& e) {
+      spdlog::warn("permission request failed: {}", e.what());
+      co_return c_.cancel.cancelled() ? Authorization::Cancelled : Authorization::Rejected;
+    }
+    if (c_.cancel.cancelled()) co_return Authorization::Cancelled;
+    auto meaning = approval::interpret(answer);
+    if (meaning.remember) c_.session.remembered_permissions[c_.tool->name()] = *meaning.remember;
+    co_return meaning.authorization;
+  }
+
+  ToolRouter& router_;
+  Call& c_;
+  ToolEnv env_;
+};
+
+ToolRouter::ToolRouter(HookRuntime& hooks, std::vector<std::unique_ptr<tools::Tool>> builtins)
+    : hooks_(hooks), builtins_(std::move(builtins)) {
+  for (const auto& t : builtins_) by_name_.emplace(t->name(), t.get());
+}
+
+std::vector<ToolSpec> ToolRouter::specs(const TurnSettings& settings) const {
+  std::vector<ToolSpec> out;
+  for (const auto& t : builtins_) out.push_back(t->spec());
+  for (auto* t : settings.extra_tools) out.push_back(t->spec());
+  return out;
+}
+
+tools::Tool* ToolRouter::find(const std::string& name, const TurnSettings& settings) const {
+  if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
+  for (auto* t : settings.extra_tools)
+    if (t->name() == name) return t;
+  return nullptr;
+}
+
+boost::asio::awaitable<ToolRouter::Outcome> ToolRouter::dispatch(Session& session, const ToolCall& call,
+                                                                 const TurnSettings& settings,
+                                                                 support::CancelSource& cancel) {
+  Call c{session, call, settings, cancel};
+  c.tool = find(call.name, settings);
+  json::error_code ec;
+  auto args = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
+  c.args_ok = !ec && args.is_object();
+  if (c.args_ok) c.args = std::move(args.as_object());
+  c.hook_input = hook_input(session, settings.scope);
+  c.hook_input.tool_name = call.name;
+  c.hook_input.tool_use_id = call.id;
+
+  announce(c);
+  if (c.tool && c.args_ok) co_await pre_tool_use(c);
+  if (!c.blocked) co_await run(c);
+  finish(c);
+
+  Outcome out;
+  out.result.role = Message::Role::Tool;
+  out.result.tool_call_id = call.id;
+  out.result.text = std::move(c.result.text) + c.model_context;
+  out.result.is_error = c.result.is_error;
+  out.stop_turn = c.stop_turn;
+  record(session, sessions::ToolResult{out.result});
+  co_return out;
+}
+
+void ToolRouter::announce(Call& c) {
+  if (c.tool) c.desc = c.tool->describe(c.args, c.session.tool_env());
+  else c.desc.title = c.call.name;
+  ToolCallFields f;
+  f.title = c.desc.title;
+  f.kind = c.desc.kind;
+  f.status = ToolStatus::Pending;
+  f.locations = c.desc.locations;
+  if (c.args_ok) f.raw_input = json::value(c.args);
+  record(c.session, sessions::ToolCallState{c.call.id, f});
+  hooks_.host().emit(c.session.id, ToolCallBegin{c.call.id, std::move(f)});
+}
+
+namespace {
+// A hook's continue: false ends the turn; the user learns why.
+void note_stop(EditorHost& host, const Session& session, const hooks::HookOutcome& o, const char* event, bool& stop) {
+  if (!o.stop_turn) return;
+  stop = true;
+  host.emit(session.id, Notice{std::string("A ") + event + " hook" + decided_by(o) + " ended the turn" +
+                               (o.stop_reason.empty() ? "." : ": " + o.stop_reason)});
+}
+}  // namespace
+
+boost::asio::awaitable<void> ToolRouter::pre_tool_use(Call& c) {
+  if (!c.settings.hooks || !c.settings.hooks->has(hooks::HookEvent::PreToolUse)) co_return;
+  auto input = c.hook_input;
+  input.tool_input = c.args;
+  auto pre = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PreToolUse, std::move(input), &c.cancel);
+  for (const auto& extra : pre.additional_context) c.model_context += "\n\n" + extra;
+  note_stop(hooks_.host(), c.session, pre, "PreToolUse", c.stop_turn);
+  if (pre.blocked || pre.permission == hooks::PermissionDecision::Deny) {
+    c.blocked = true;
+    std::string reason = pre.blocked ? pre.reason : pre.permission_reason;
+    c.result = tools::error_result("Blocked by a PreToolUse hook" + decided_by(pre) + ": " +
+                                   (reason.empty() ? std::string("no reason given") : reason));
+    co_return;
+  }
+  if (pre.updated_input && pre.updated_input->is_object()) {
+    c.args = pre.updated_input->as_object();
+    c.notes.push_back("Input rewritten by a PreToolUse hook" + decided_by(pre) + ".");
+    c.desc = c.tool->describe(c.args, c.session.tool_env());
+    ToolCallFields f;
+    f.title = c.desc.title;
+    f.locations = c.desc.locations;
+    f.raw_input = json::value(c.args);
+    f.content = std::vector<ToolContent>{TextContent{c.notes.back()}};
+    hooks_.host().emit(c.session.id, ToolCallUpdate{c.call.id, std::move(f)});
+  }
+  c.hook_allowed = pre.permission == hooks::PermissionDecision::Allow;
+}
+
+boost::asio::awaitable<void> ToolRouter::run(Call& c) {
+  if (!c.tool) {
+    c.result = tools::error_result("There is no tool named '" + c.call.name + "'.");
+    co_return;
+  }
+  if (!c.args_ok) {
+    c.result = tools::error_result("The arguments of " + c.call.name + " are not a JSON object: " + c.call.arguments);
+    co_return;
+  }
+  if (c.cancel.cancelled()) {
+    c.result = tools::error_result("Cancelled by the user.");
+    co_return;
+  }
+  Context ctx(*this, c);
+  try {
+    c.result = co_await c.tool->run(ctx, c.args);
+  } catch (const tools::ToolCancelled&) {
+    c.result = tools::error_result("Cancelled by the user.");
+  } catch (const std::exception& e) {
+    spdlog::error("tool {} failed: {}", c.call.name, e.what());
+    c.result = tools::error_result(std::string("The tool failed: ") + e.what());
+  }
+  if (!c.result.is_error)
+    if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
+  co_await post_tool_use(c);
+}
+
+boost::asio::awaitable<void> ToolRouter::post_tool_use(Call& c) {
+  if (!c.settings.hooks || !c.settings.hooks->has(hooks::HookEvent::PostToolUse) || c.cancel.cancelled()) co_return;
+  auto input = c.hook_input;
+  input.tool_input = c.args;
+  input.tool_response = json::object{{"output", c.result.text}, {"is_error", c.result.is_error}};
+  auto post = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PostToolUse, std::move(input), &c.cancel);
+  if (post.blocked) {
+    const std::string objection = "A PostToolUse hook" + decided_by(post) + " objected: " + post.reason;
+    c.model_context += "\n\n" + objection;
+    c.notes.push_back(objection);
+  }
+  for (const auto& extra : post.additional_context) c.model_context += "\n\n" + extra;
+  note_stop(hooks_.host(), c.session, post, "PostToolUse", c.stop_turn);
+}
+
+void ToolRouter::finish(Call& c) {
+  std::vector<ToolContent> content;
+  for (const auto& n : c.notes) content.push_back(TextContent{n});
+  for (auto& item : c.result.content) content.push_back(std::move(item));
+  ToolCallFields done;
+  done.status = c.result.is_error ? ToolStatus::Failed : ToolStatus::Completed;
+  done.content = std::move(content);
+  if (!c.result.raw_output.is_null()) done.raw_output = c.result.raw_output;
+  ToolCallFields kept = done;
+  if (!c.desc.title.empty()) kept.title = c.desc.title;
+  record(c.session, sessions::ToolCallState{c.call.id, std::move(kept)});
+  hooks_.host().emit(c.session.id, ToolCallUpdate{c.call.id, std::move(done)});
+}
+
+// AGENTS.md files between the session's folder and a deeper file the agent just read join the
+// context once, right after the read.
+std::string ToolRouter::agents_md_after_read(Session& session, const std::string& path) {
+  auto files = engine::agents_md_for_read(session.view, path, session.agents_md_included);
+  if (files.empty()) return {};
+  for (const auto& f : files) session.agents_md_included.insert(f.path);
+  return "\n\n" + engine::agents_md_prompt(files);
+}
+
+}  // namespace runtime

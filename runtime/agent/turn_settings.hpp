@@ -1,0 +1,24 @@
+#pragma once
+// What one prompt turn runs with.
+#include <boost/json.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/agent/hook_runtime.hpp"
+#include "runtime/tools/tool.hpp"
+
+namespace runtime {
+
+struct TurnSettings {
+  int max_turn_requests = 100;
+  std::string system_prompt;
+  // The turn's id; inside a sub-agent (spawn_agent) also its id and type, which reach every hook,
+  // and the end of its turn fires SubagentStop instead of Stop.
+  TurnScope scope;
+  std::vector<tools::Tool*> extra_tools;  // this turn's MCP, spawn and plan tools
+  std::shared_ptr<const hooks::HookSet> hooks;
+  boost::json::array prompt_blocks;  // what the user sent, kept with the message in the journal
+};
+
+}  // namespace runtime

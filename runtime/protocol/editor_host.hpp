@@ -1,0 +1,78 @@
+#pragma once
+// The editor as the engine sees it: where events go, and what it can do for a session (read and
+// write files with unsaved buffers, run terminals, ask the user). runtime/server implements it
+// over ACP; unit tests implement it in memory.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/protocol/events.hpp"
+#include "support/cancellation.hpp"
+
+namespace runtime {
+
+// The editor answered a request with an error (or the connection is gone).
+struct EditorError : std::runtime_error {
+  EditorError(int code, const std::string& message) : std::runtime_error(message), code(code) {}
+  int code;
+};
+
+struct TerminalExit {
+  std::optional<std::int64_t> exit_code;
+  std::optional<std::string> signal;
+};
+
+struct TerminalOutput {
+  std::string output;
+  bool truncated = false;
+  std::optional<TerminalExit> exit_status;
+};
+
+// A question to the user before a tool runs.
+struct PermissionRequest {
+  std::string tool_call_id;
+  std::string tool_name;  // "Always allow <tool_name>"
+  ToolCallFields call;    // the call as the user should see it (title, kind, diff preview, input)
+};
+
+enum class PermissionAnswer { AllowOnce, AllowAlways, RejectOnce, RejectAlways, Cancelled };
+
+class EditorHost {
+ public:
+  virtual ~EditorHost() = default;
+
+  virtual void emit(const std::string& session_id, SessionEvent event) = 0;
+
+  virtual bool can_read_files() const = 0;
+  virtual bool can_write_files() const = 0;
+  virtual bool has_terminals() const = 0;
+
+  // All of these throw EditorError when the editor refuses or fails.
+  virtual boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id,
+                                                                  PermissionRequest request,
+                                                                  support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<std::string> read_text_file(const std::string& session_id, const std::string& path,
+                                                             std::optional<std::int64_t> line,
+                                                             std::optional<std::int64_t> limit,
+                                                             support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<void> write_text_file(const std::string& session_id, const std::string& path,
+                                                       const std::string& content, support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<std::string> terminal_create(const std::string& session_id, const std::string& command,
+                                                              const std::vector<std::string>& args,
+                                                              const std::string& cwd, std::int64_t output_byte_limit,
+                                                              support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<TerminalOutput> terminal_output(const std::string& session_id,
+                                                                 const std::string& terminal_id) = 0;
+  virtual boost::asio::awaitable<TerminalExit> terminal_wait_for_exit(const std::string& session_id,
+                                                                      const std::string& terminal_id,
+                                                                      support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<void> terminal_kill(const std::string& session_id, const std::string& terminal_id) = 0;
+  virtual boost::asio::awaitable<void> terminal_release(const std::string& session_id,
+                                                        const std::string& terminal_id) = 0;
+};
+
+}  // namespace runtime

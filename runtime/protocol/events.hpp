@@ -1,0 +1,119 @@
+#pragma once
+// What the engine reports while a session runs, in its own terms. The turn loop, the tool
+// router and the session manager emit these; runtime/server maps them to the editor's protocol
+// (live, and again for session/load replay from the journal), so no engine code knows a wire
+// format (Codex's EventMsg, clangd's ClangdServer::Callbacks).
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace runtime {
+
+// Why a prompt turn ended.
+enum class StopReason { EndTurn, MaxTokens, MaxTurnRequests, Refusal, Cancelled };
+const char* stop_reason_name(StopReason r);  // "end_turn", "max_tokens", ... (also the journal's)
+
+// What kind of work a tool call does (the editor picks an icon and how to show it).
+enum class ToolKind { Read, Edit, Delete, Move, Search, Execute, Think, Fetch, Other };
+enum class ToolStatus { Pending, InProgress, Completed, Failed };
+
+const char* tool_kind_name(ToolKind k);           // "read", "edit", ...
+std::optional<ToolKind> tool_kind_from_name(std::string_view s);
+const char* tool_status_name(ToolStatus s);       // "pending", "in_progress", ...
+std::optional<ToolStatus> tool_status_from_name(std::string_view s);
+
+struct ToolLocation {
+  std::string path;
+  std::optional<std::int64_t> line;
+};
+
+// What a tool call shows: text, a diff of a file, a live terminal, or a media/resource block
+// (an MCP content block: image, audio, resource, resource_link).
+struct TextContent {
+  std::string text;
+};
+struct DiffContent {
+  std::string path;
+  std::optional<std::string> old_text;  // nullopt: a new file
+  std::string new_text;
+};
+struct TerminalContent {
+  std::string terminal_id;
+};
+struct BlockContent {
+  boost::json::object block;  // an MCP ContentBlock
+};
+using ToolContent = std::variant<TextContent, DiffContent, TerminalContent, BlockContent>;
+
+// A tool call's fields; an update sets only what changed (a set field replaces the old value).
+struct ToolCallFields {
+  std::optional<std::string> title;
+  std::optional<ToolKind> kind;
+  std::optional<ToolStatus> status;
+  std::optional<std::vector<ToolLocation>> locations;
+  std::optional<boost::json::value> raw_input;
+  std::optional<boost::json::value> raw_output;
+  std::optional<std::vector<ToolContent>> content;
+  // Merges `update` into these fields.
+  void merge(const ToolCallFields& update);
+};
+
+struct PlanEntry {
+  std::string content;
+  std::string status;  // pending | in_progress | completed
+};
+
+struct AvailableCommand {
+  std::string name;
+  std::string description;
+  std::string input_hint;  // empty: takes no input
+};
+
+// ---- Events ----
+struct UserContent {  // a block of what the user sent (replay of a prompt)
+  boost::json::object block;
+};
+struct TextDelta {
+  std::string text;
+};
+struct ThoughtDelta {
+  std::string text;
+};
+struct ToolCallBegin {
+  std::string id;
+  ToolCallFields fields;
+};
+struct ToolCallUpdate {
+  std::string id;
+  ToolCallFields fields;
+};
+struct PlanShown {
+  std::vector<PlanEntry> entries;
+};
+struct ContextUsage {
+  std::int64_t used = 0;
+  std::int64_t size = 0;
+};
+// Something the user should know that is not the model's answer: a hook's message, a retry, an
+// MCP server that failed, a compaction.
+struct Notice {
+  std::string text;
+};
+struct ModeChanged {
+  std::string mode_id;
+};
+struct CommandsChanged {
+  std::vector<AvailableCommand> commands;
+};
+struct TitleChanged {
+  std::string title;
+  std::string updated_at;  // ISO 8601, may be empty
+};
+
+using SessionEvent = std::variant<UserContent, TextDelta, ThoughtDelta, ToolCallBegin, ToolCallUpdate, PlanShown,
+                                  ContextUsage, Notice, ModeChanged, CommandsChanged, TitleChanged>;
+
+}  // namespace runtime

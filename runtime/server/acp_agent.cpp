@@ -1,0 +1,249 @@
+#include "runtime/server/acp_agent.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "acp/methods.hpp"
+#include "acp/params.hpp"
+#include "runtime/config/paths.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
+#include "runtime/server/config_options.hpp"
+#include "runtime/server/content_blocks.hpp"
+#include "runtime/server/mcp_servers_param.hpp"
+
+namespace runtime::server {
+
+namespace json = boost::json;
+using acp::Params;
+
+namespace {
+
+constexpr int kProtocolVersion = 1;
+
+// Engine errors as the editor protocol's errors. Anything else becomes -32603 in Connection.
+template <class F>
+auto mapping_errors(F& body) -> decltype(body()) {
+  try {
+    co_return co_await body();
+  } catch (const AgentError& e) {
+    switch (e.kind) {
+      case AgentError::Kind::NotFound: throw acp::RpcError(acp::error_code::kResourceNotFound, e.what());
+      case AgentError::Kind::InvalidRequest: throw acp::RpcError(acp::error_code::kInvalidRequest, e.what());
+      case AgentError::Kind::InvalidParams: throw acp::invalid_params(e.what());
+      case AgentError::Kind::Internal: throw acp::RpcError(acp::error_code::kInternalError, e.what());
+    }
+    throw;
+  } catch (const providers::ModelError& e) {
+    throw acp::RpcError(e.kind() == providers::ModelError::Kind::Auth ? acp::error_code::kAuthRequired
+                                                                      : acp::error_code::kInternalError,
+                        e.what());
+  } catch (const runtime::mcp::RequiredServerUnavailable& e) {
+    throw acp::RpcError(acp::error_code::kInternalError, e.what());
+  }
+}
+
+json::object agent_capabilities() {
+  return json::object{
+      {"loadSession", true},
+      {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
+      {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
+      {"sessionCapabilities",
+       json::object{{"list", json::object{}}, {"resume", json::object{}}, {"close", json::object{}}, {"delete", json::object{}}}},
+  };
+}
+
+json::array auth_methods(const acp::ClientCapabilities& caps) {
+  json::array auth{json::object{{"id", "check-provider"},
+                                {"name", "Use the configured model provider"},
+                                {"description", "Checks the model and API key set in config.yaml or the environment"}}};
+  // Terminal auth only for clients that can run it (auth.terminal): they re-run this binary with
+  // `args` in a terminal; exit 0 = logged in.
+  if (caps.auth_terminal)
+    auth.push_back(json::object{{"type", "terminal"},
+                                {"id", "openvaala-login"},
+                                {"name", "Log in"},
+                                {"description", "Store a model provider API key"},
+                                {"args", json::array{"login"}}});
+  return auth;
+}
+
+std::filesystem::path session_cwd(const Params& p) {
+  std::string cwd = p.required_string("cwd");
+  if (!std::filesystem::path(cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path, got '" + cwd + "'");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cwd, ec)) throw acp::invalid_params("'cwd' is not a directory: " + cwd);
+  return cwd;
+}
+
+// `what` names the field in the error: "modeId" (set_mode) or "mode" (set_config_option).
+Mode mode_named(const std::string& id, const char* what) {
+  auto mode = mode_from_id(id);
+  if (!mode) throw acp::invalid_params("unknown " + std::string(what) + " '" + id + "' (available: " + mode_ids_text() + ")");
+  return *mode;
+}
+
+}  // namespace
+
+AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
+    : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
+      sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
+                                     config::config_root(), config::data_dir() / "sessions"}),
+      task_(sessions_) {
+  conn_.on_request(acp::methods::kInitialize,
+                   [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
+  conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {
+    if (initialized_ || method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate) return std::nullopt;
+    return acp::RpcError(acp::error_code::kInvalidRequest,
+                         "The agent is not initialized: send `initialize` before " + std::string(method));
+  });
+  sessions_.start_loading_engine();
+}
+
+AcpAgent::~AcpAgent() { shutdown(); }
+
+void AcpAgent::bind_methods() {
+  using namespace acp::methods;
+  using Kind = OpenRequest::Kind;
+  auto bind = [this](const char* method, auto member) {
+    conn_.on_request(method, [this, member](json::value p, acp::RequestContext) { return (this->*member)(std::move(p)); });
+  };
+  bind(kAuthenticate, &AcpAgent::authenticate);
+  bind(kSessionList, &AcpAgent::list_sessions);
+  bind(kSessionDelete, &AcpAgent::delete_session);
+  bind(kSessionClose, &AcpAgent::close_session);
+  bind(kSessionSetMode, &AcpAgent::set_mode);
+  bind(kSessionSetConfigOption, &AcpAgent::set_config_option);
+  conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
+  conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Load); });
+  conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Resume); });
+  conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
+  conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
+}
+
+acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
+  Params p(params);
+  // We speak version 1 and answer 1 to any request: the client decides whether it can continue.
+  if (!p.optional_int("protocolVersion")) throw acp::invalid_params("missing required field 'protocolVersion'");
+  if (auto* caps = p.optional_object("clientCapabilities")) client_.set_capabilities(acp::ClientCapabilities::from_json(*caps));
+  if (!initialized_) bind_methods();
+  initialized_ = true;
+  co_return json::object{{"protocolVersion", kProtocolVersion},
+                         {"agentCapabilities", agent_capabilities()},
+                         {"authMethods", auth_methods(client_.capabilities())},
+                         {"agentInfo", json::object{{"name", "openvaala"}, {"title", "OpenVaala"}, {"version", OPENVAALA_VERSION}}}};
+}
+
+acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
+  auto method = Params(params).required_string("methodId");
+  if (method != "check-provider") throw acp::invalid_params("unknown methodId '" + method + "' (available: check-provider)");
+  auto engine = co_await sessions_.loaded_engine();
+  try {
+    providers::resolve_model(engine->main_config());
+  } catch (const providers::ModelError& e) {
+    throw acp::RpcError(acp::error_code::kAuthRequired, e.what());
+  }
+  co_return json::object{};
+}
+
+acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenRequest::Kind kind) {
+  Params p(params);
+  OpenRequest request;
+  request.kind = kind;
+  request.cwd = session_cwd(p);
+  AcpServerOptions mcp_options;
+  mcp_options.cwd = request.cwd.string();
+  const json::value* editor_servers = p.object().if_contains("mcpServers");
+  request.editor_servers = parse_acp_mcp_servers(editor_servers ? *editor_servers : json::value(nullptr), mcp_options);
+  if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
+  auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> { co_return co_await sessions_.open(std::move(request)); };
+  auto session = co_await mapping_errors(body);
+  json::object reply{{"modes", modes_state(*session)}, {"configOptions", config_options(*session)}};
+  if (kind == OpenRequest::Kind::New) reply["sessionId"] = session->id;
+  co_return reply;
+}
+
+acp::awaitable<json::value> AcpAgent::close_session(json::value params) {
+  auto id = Params(params).required_string("sessionId");
+  auto body = [&]() -> acp::awaitable<void> { co_await sessions_.close(id); };
+  co_await mapping_errors(body);
+  co_return json::object{};
+}
+
+acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
+  Params p(params);
+  auto cwd = p.optional_string("cwd");
+  if (cwd && !std::filesystem::path(*cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path");
+  auto cursor = p.optional_string("cursor");
+  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.list(cwd, cursor); };
+  auto page = co_await mapping_errors(body);
+  json::array infos;
+  for (const auto& s : page.sessions) {
+    json::object info{{"sessionId", s.id}, {"cwd", s.cwd}};
+    if (!s.title.empty()) info["title"] = s.title;
+    if (!s.updated_at.empty()) info["updatedAt"] = s.updated_at;
+    infos.push_back(std::move(info));
+  }
+  json::object reply{{"sessions", std::move(infos)}};
+  if (page.next_cursor) reply["nextCursor"] = *page.next_cursor;
+  co_return reply;
+}
+
+acp::awaitable<json::value> AcpAgent::delete_session(json::value params) {
+  auto id = Params(params).required_string("sessionId");
+  auto body = [&]() -> acp::awaitable<void> { co_await sessions_.remove(id); };
+  co_await mapping_errors(body);
+  co_return json::object{};
+}
+
+acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestContext ctx) {
+  Params p(params);
+  auto session = find_session(p);
+  const auto& blocks = p.required_array("prompt");
+  Message message = user_message_from(blocks);
+  auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(message), blocks, *ctx.cancel); };
+  StopReason reason = co_await mapping_errors(body);
+  co_return json::object{{"stopReason", stop_reason_name(reason)}};
+}
+
+acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
+  Params p(params);
+  auto session = find_session(p);
+  sessions_.set_mode(*session, mode_named(p.required_string("modeId"), "modeId"));
+  client_.session_update(session->id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", config_options(*session)}});
+  co_return json::object{};
+}
+
+acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
+  Params p(params);
+  auto session = find_session(p);
+  auto config_id = p.required_string("configId");
+  const auto& value = p.required("value");
+  if (!value.is_string()) throw acp::invalid_params("'value' must be a string for '" + config_id + "'");
+  std::string v(value.as_string());
+  if (config_id == "mode") {
+    sessions_.set_mode(*session, mode_named(v, "mode"));
+  } else if (config_id == "agent") {
+    auto body = [&]() -> acp::awaitable<void> {
+      sessions_.set_agent(*session, v);
+      co_return;
+    };
+    co_await mapping_errors(body);
+  } else {
+    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, agent)");
+  }
+  co_return json::object{{"configOptions", config_options(*session)}};
+}
+
+std::shared_ptr<Session> AcpAgent::find_session(const Params& p) {
+  try {
+    return sessions_.find(p.required_string("sessionId"));
+  } catch (const AgentError& e) {
+    throw acp::RpcError(acp::error_code::kResourceNotFound, e.what());
+  }
+}
+
+void AcpAgent::cancel(const json::value& params) {
+  auto* id = params.is_object() ? params.as_object().if_contains("sessionId") : nullptr;
+  if (id && id->is_string()) sessions_.cancel_turn(std::string(id->as_string()));
+}
+
+}  // namespace runtime::server

@@ -1,0 +1,52 @@
+#pragma once
+// The ACP face of the agent: binds the agent methods on a Connection (only `initialize` until
+// the client has initialized, as clangd does), decodes their params, calls the session manager
+// and the task, and turns engine errors into JSON-RPC errors. The only runtime code that speaks
+// ACP lives in this folder.
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+
+#include "acp/client_api.hpp"
+#include "acp/connection.hpp"
+#include "acp/params.hpp"
+#include "bridge/mcp/acp_tunnel.hpp"
+#include "runtime/agent/session_manager.hpp"
+#include "runtime/agent/task.hpp"
+#include "runtime/server/editor_host_acp.hpp"
+
+namespace runtime::server {
+
+class AcpAgent {
+ public:
+  AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool);
+  ~AcpAgent();
+
+  // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
+  void reload_config() { sessions_.reload_config(); }
+  // The client is gone: cancel every turn, stop every MCP server.
+  void shutdown() { sessions_.shutdown(); }
+
+ private:
+  void bind_methods();
+  acp::awaitable<boost::json::value> initialize(boost::json::value params);
+  acp::awaitable<boost::json::value> authenticate(boost::json::value params);
+  acp::awaitable<boost::json::value> open_session(boost::json::value params, OpenRequest::Kind kind);
+  acp::awaitable<boost::json::value> close_session(boost::json::value params);
+  acp::awaitable<boost::json::value> list_sessions(boost::json::value params);
+  acp::awaitable<boost::json::value> delete_session(boost::json::value params);
+  acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
+  acp::awaitable<boost::json::value> set_mode(boost::json::value params);
+  acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
+  void cancel(const boost::json::value& params);
+  std::shared_ptr<Session> find_session(const acp::Params& p);  // -32002 when unknown
+
+  acp::Connection& conn_;
+  acp::ClientApi client_;
+  AcpEditorHost host_;
+  bridge::mcp::AcpTunnelRouter tunnel_;
+  SessionManager sessions_;
+  Task task_;
+  bool initialized_ = false;
+};
+
+}  // namespace runtime::server

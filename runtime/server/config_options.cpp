@@ -1,0 +1,43 @@
+#include "runtime/server/config_options.hpp"
+
+namespace runtime::server {
+
+namespace json = boost::json;
+
+namespace {
+json::object select(const char* id, const char* name, const char* description, std::string current,
+                    json::array options) {
+  return json::object{{"id", id},     {"name", name},           {"description", description},
+                      {"type", "select"}, {"currentValue", std::move(current)}, {"options", std::move(options)}};
+}
+
+json::object agent_option(const engine::Engine& engine, const std::string& current) {
+  json::array options;
+  for (const auto& [name, a] : engine.agents()) {
+    json::object o{{"value", name}, {"name", name}};
+    if (!a.description.empty()) o["description"] = a.description;
+    options.push_back(std::move(o));
+  }
+  return select("agent", "Agent", "Which agent (instructions, skills and MCP servers) this session uses",
+                engine.agent_or_default(current), std::move(options));
+}
+}  // namespace
+
+json::object modes_state(const Session& s) {
+  json::array modes;
+  for (const auto& m : all_modes())
+    modes.push_back(json::object{{"id", m.id}, {"name", m.name}, {"description", m.description}});
+  return json::object{{"currentModeId", mode_id(s.mode)}, {"availableModes", std::move(modes)}};
+}
+
+json::array config_options(const Session& s) {
+  json::array modes;
+  for (const auto& m : all_modes()) modes.push_back(json::object{{"value", m.id}, {"name", m.name}, {"description", m.description}});
+  auto mode = select("mode", "Mode", "What the agent may do without asking", mode_id(s.mode), std::move(modes));
+  mode["category"] = "mode";
+  json::array out{std::move(mode)};
+  if (s.engine && s.engine->agents().size() > 1) out.push_back(agent_option(*s.engine, s.agent_name));
+  return out;
+}
+
+}  // namespace runtime::server

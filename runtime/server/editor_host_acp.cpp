@@ -1,0 +1,103 @@
+#include "runtime/server/editor_host_acp.hpp"
+
+#include "runtime/server/session_updates.hpp"
+
+namespace runtime::server {
+
+namespace {
+TerminalExit exit_from(const acp::TerminalExit& e) { return TerminalExit{e.exit_code, e.signal}; }
+
+// Runs a client call, turning the client's error into the engine's. Callers name the lambda
+// first: GCC 12 mishandles temporaries inside co_await expressions.
+template <class F>
+auto editor_call(F& call) -> decltype(call()) {
+  try {
+    co_return co_await call();
+  } catch (const acp::RpcError& e) {
+    throw EditorError(e.code(), e.what());
+  }
+}
+}  // namespace
+
+void AcpEditorHost::emit(const std::string& session_id, SessionEvent event) {
+  client_.session_update(session_id, encode_update(event));
+}
+
+boost::asio::awaitable<PermissionAnswer> AcpEditorHost::ask_permission(const std::string& session_id,
+                                                                       PermissionRequest request,
+                                                                       support::CancelSource* cancel) {
+  static const std::pair<const char*, PermissionAnswer> kOptions[] = {{"allow_once", PermissionAnswer::AllowOnce},
+                                                                      {"allow_always", PermissionAnswer::AllowAlways},
+                                                                      {"reject_once", PermissionAnswer::RejectOnce},
+                                                                      {"reject_always", PermissionAnswer::RejectAlways}};
+  const std::vector<acp::PermissionOption> options{
+      {"allow_once", "Allow", "allow_once"},
+      {"allow_always", "Always allow " + request.tool_name, "allow_always"},
+      {"reject_once", "Reject", "reject_once"},
+      {"reject_always", "Always reject " + request.tool_name, "reject_always"},
+  };
+  auto tool_call = encode_tool_call(request.tool_call_id, request.call);
+  std::optional<std::string> choice;
+  try {
+    choice = co_await client_.request_permission(session_id, std::move(tool_call), options, cancel);
+  } catch (const acp::RpcError& e) {
+    throw EditorError(e.code(), e.what());
+  }
+  if (choice)
+    for (const auto& [id, answer] : kOptions)
+      if (*choice == id) co_return answer;
+  co_return PermissionAnswer::Cancelled;
+}
+
+boost::asio::awaitable<std::string> AcpEditorHost::read_text_file(const std::string& session_id, const std::string& path,
+                                                                  std::optional<std::int64_t> line,
+                                                                  std::optional<std::int64_t> limit,
+                                                                  support::CancelSource* cancel) {
+  auto call = [&] { return client_.read_text_file(session_id, path, line, limit, cancel); };
+  co_return co_await editor_call(call);
+}
+
+boost::asio::awaitable<void> AcpEditorHost::write_text_file(const std::string& session_id, const std::string& path,
+                                                            const std::string& content, support::CancelSource* cancel) {
+  auto call = [&] { return client_.write_text_file(session_id, path, content, cancel); };
+  co_await editor_call(call);
+}
+
+boost::asio::awaitable<std::string> AcpEditorHost::terminal_create(const std::string& session_id,
+                                                                   const std::string& command,
+                                                                   const std::vector<std::string>& args,
+                                                                   const std::string& cwd, std::int64_t output_byte_limit,
+                                                                   support::CancelSource* cancel) {
+  auto call = [&] { return client_.terminal_create(session_id, command, args, cwd, output_byte_limit, cancel); };
+  co_return co_await editor_call(call);
+}
+
+boost::asio::awaitable<TerminalOutput> AcpEditorHost::terminal_output(const std::string& session_id,
+                                                                      const std::string& terminal_id) {
+  auto call = [&] { return client_.terminal_output(session_id, terminal_id); };
+  auto out = co_await editor_call(call);
+  TerminalOutput result{std::move(out.output), out.truncated, std::nullopt};
+  if (out.exit_status) result.exit_status = exit_from(*out.exit_status);
+  co_return result;
+}
+
+boost::asio::awaitable<TerminalExit> AcpEditorHost::terminal_wait_for_exit(const std::string& session_id,
+                                                                           const std::string& terminal_id,
+                                                                           support::CancelSource* cancel) {
+  auto call = [&] { return client_.terminal_wait_for_exit(session_id, terminal_id, cancel); };
+  auto e = co_await editor_call(call);
+  co_return exit_from(e);
+}
+
+boost::asio::awaitable<void> AcpEditorHost::terminal_kill(const std::string& session_id, const std::string& terminal_id) {
+  auto call = [&] { return client_.terminal_kill(session_id, terminal_id); };
+  co_await editor_call(call);
+}
+
+boost::asio::awaitable<void> AcpEditorHost::terminal_release(const std::string& session_id,
+                                                             const std::string& terminal_id) {
+  auto call = [&] { return client_.terminal_release(session_id, terminal_id); };
+  co_await editor_call(call);
+}
+
+}  // namespace runtime::server

@@ -1,0 +1,42 @@
+#pragma once
+// The engine's EditorHost over an ACP connection: events become session/update notifications,
+// file, terminal and permission requests become client calls, and the client's errors become
+// EditorError.
+#include "acp/client_api.hpp"
+#include "runtime/protocol/editor_host.hpp"
+
+namespace runtime::server {
+
+class AcpEditorHost : public EditorHost {
+ public:
+  explicit AcpEditorHost(acp::ClientApi& client) : client_(client) {}
+
+  void emit(const std::string& session_id, SessionEvent event) override;
+  bool can_read_files() const override { return client_.capabilities().fs_read; }
+  bool can_write_files() const override { return client_.capabilities().fs_write; }
+  bool has_terminals() const override { return client_.capabilities().terminal; }
+
+  boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id, PermissionRequest request,
+                                                          support::CancelSource* cancel) override;
+  boost::asio::awaitable<std::string> read_text_file(const std::string& session_id, const std::string& path,
+                                                     std::optional<std::int64_t> line, std::optional<std::int64_t> limit,
+                                                     support::CancelSource* cancel) override;
+  boost::asio::awaitable<void> write_text_file(const std::string& session_id, const std::string& path,
+                                               const std::string& content, support::CancelSource* cancel) override;
+  boost::asio::awaitable<std::string> terminal_create(const std::string& session_id, const std::string& command,
+                                                      const std::vector<std::string>& args, const std::string& cwd,
+                                                      std::int64_t output_byte_limit,
+                                                      support::CancelSource* cancel) override;
+  boost::asio::awaitable<TerminalOutput> terminal_output(const std::string& session_id,
+                                                         const std::string& terminal_id) override;
+  boost::asio::awaitable<TerminalExit> terminal_wait_for_exit(const std::string& session_id,
+                                                              const std::string& terminal_id,
+                                                              support::CancelSource* cancel) override;
+  boost::asio::awaitable<void> terminal_kill(const std::string& session_id, const std::string& terminal_id) override;
+  boost::asio::awaitable<void> terminal_release(const std::string& session_id, const std::string& terminal_id) override;
+
+ private:
+  acp::ClientApi& client_;
+};
+
+}  // namespace runtime::server

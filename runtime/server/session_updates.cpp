@@ -1,0 +1,114 @@
+#include "runtime/server/session_updates.hpp"
+
+namespace runtime::server {
+
+namespace json = boost::json;
+
+namespace {
+
+template <class... Ts>
+struct overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+overloaded(Ts...) -> overloaded<Ts...>;
+
+json::object text_block(const std::string& text) { return json::object{{"type", "text"}, {"text", text}}; }
+
+// ACP ToolCallContent.
+json::object tool_call_content(const ToolContent& content) {
+  struct Encode {
+    json::object operator()(const TextContent& t) const { return {{"type", "content"}, {"content", text_block(t.text)}}; }
+    json::object operator()(const BlockContent& b) const { return {{"type", "content"}, {"content", b.block}}; }
+    json::object operator()(const TerminalContent& t) const { return {{"type", "terminal"}, {"terminalId", t.terminal_id}}; }
+    json::object operator()(const DiffContent& d) const {
+      return {{"type", "diff"},
+              {"path", d.path},
+              {"oldText", d.old_text ? json::value(*d.old_text) : json::value(nullptr)},
+              {"newText", d.new_text}};
+    }
+  };
+  return std::visit(Encode{}, content);
+}
+
+json::object with_kind(const char* kind, json::object fields) {
+  fields["sessionUpdate"] = kind;
+  return fields;
+}
+
+json::object chunk(const char* kind, const std::string& text) {
+  return json::object{{"sessionUpdate", kind}, {"content", text_block(text)}};
+}
+
+json::array commands_json(const std::vector<AvailableCommand>& commands) {
+  json::array out;
+  for (const auto& c : commands) {
+    json::object o{{"name", c.name}, {"description", c.description}};
+    if (!c.input_hint.empty()) o["input"] = json::object{{"hint", c.input_hint}};
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+json::array plan_json(const std::vector<PlanEntry>& entries) {
+  json::array out;
+  for (const auto& e : entries) out.push_back(json::object{{"content", e.content}, {"priority", "medium"}, {"status", e.status}});
+  return out;
+}
+
+}  // namespace
+
+json::object encode_tool_call(const std::string& id, const ToolCallFields& f) {
+  json::object o{{"toolCallId", id}};
+  if (f.title) o["title"] = *f.title;
+  if (f.kind) o["kind"] = tool_kind_name(*f.kind);
+  if (f.status) o["status"] = tool_status_name(*f.status);
+  if (f.locations) {
+    json::array locations;
+    for (const auto& l : *f.locations) {
+      json::object loc{{"path", l.path}};
+      if (l.line) loc["line"] = *l.line;
+      locations.push_back(std::move(loc));
+    }
+    o["locations"] = std::move(locations);
+  }
+  if (f.raw_input) o["rawInput"] = *f.raw_input;
+  if (f.raw_output) o["rawOutput"] = *f.raw_output;
+  if (f.content) {
+    json::array content;
+    for (const auto& c : *f.content) content.push_back(tool_call_content(c));
+    o["content"] = std::move(content);
+  }
+  return o;
+}
+
+json::object encode_update(const SessionEvent& event) {
+  return std::visit(
+      overloaded{
+          [](const UserContent& u) { return json::object{{"sessionUpdate", "user_message_chunk"}, {"content", u.block}}; },
+          [](const TextDelta& t) { return chunk("agent_message_chunk", t.text); },
+          [](const ThoughtDelta& t) { return chunk("agent_thought_chunk", t.text); },
+          // Until notices are a session update of their own, the user sees them as a quote.
+          [](const Notice& n) { return chunk("agent_message_chunk", "\n\n> " + n.text + "\n\n"); },
+          [](const ToolCallBegin& c) {
+            auto o = with_kind("tool_call", encode_tool_call(c.id, c.fields));
+            if (!o.contains("title")) o["title"] = "";  // required on a new tool call
+            return o;
+          },
+          [](const ToolCallUpdate& c) { return with_kind("tool_call_update", encode_tool_call(c.id, c.fields)); },
+          [](const PlanShown& p) { return json::object{{"sessionUpdate", "plan"}, {"entries", plan_json(p.entries)}}; },
+          [](const ContextUsage& u) { return json::object{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}}; },
+          [](const ModeChanged& m) { return json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", m.mode_id}}; },
+          [](const CommandsChanged& c) {
+            return json::object{{"sessionUpdate", "available_commands_update"}, {"availableCommands", commands_json(c.commands)}};
+          },
+          [](const TitleChanged& t) {
+            json::object o{{"sessionUpdate", "session_info_update"}, {"title", t.title}};
+            if (!t.updated_at.empty()) o["updatedAt"] = t.updated_at;
+            return o;
+          },
+      },
+      event);
+}
+
+}  // namespace runtime::server

@@ -1,0 +1,35 @@
+#pragma once
+// Something coroutines on one executor wait for, set once (Asio's chat_server idiom: a timer
+// parked at time_point::max() and cancelled to wake every waiter). Touch it only from its own
+// executor.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace support {
+
+class OneShotEvent {
+ public:
+  explicit OneShotEvent(boost::asio::any_io_executor executor)
+      : timer_(executor, boost::asio::steady_timer::time_point::max()) {}
+
+  void set() {
+    set_ = true;
+    timer_.cancel();
+  }
+  bool is_set() const { return set_; }
+
+  boost::asio::awaitable<void> wait() {
+    while (!set_) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+
+  boost::asio::any_io_executor executor() { return timer_.get_executor(); }
+
+ private:
+  boost::asio::steady_timer timer_;
+  bool set_ = false;
+};
+
+}  // namespace support

@@ -1,0 +1,202 @@
+// The turn loop and the tool router against an in-memory editor and a scripted model: what the
+// editor is shown, what the model is told, and how approvals are asked and remembered.
+#include <gtest/gtest.h>
+
+#include "fakes.hpp"
+#include "runtime/agent/agent_loop.hpp"
+
+using namespace runtime;
+using fakes::FakeEditor;
+using fakes::ScriptedModel;
+namespace json = boost::json;
+
+namespace {
+
+// A tool that runs a "command": asks for Execute permission, counts its runs.
+class CountingTool : public tools::Tool {
+ public:
+  int runs = 0;
+  std::string name() const override { return "count"; }
+  ToolSpec spec() const override { return {"count", "Counts", json::object{{"type", "object"}}}; }
+  tools::ToolDescription describe(const json::object&, const ToolEnv&) const override {
+    return {"Count once", ToolKind::Execute, {}};
+  }
+  boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object&) override {
+    auto auth = co_await ctx.authorize(tools::Permission::Execute, {});
+    if (auth == tools::Authorization::Cancelled) throw tools::ToolCancelled();
+    if (auth == tools::Authorization::Rejected) co_return tools::refused_result(ctx.env().mode);
+    ++runs;
+    tools::ToolResult r;
+    r.text = "counted " + std::to_string(runs);
+    r.content.push_back(TextContent{r.text});
+    r.raw_output = json::object{{"runs", runs}};
+    co_return r;
+  }
+};
+
+class AgentLoopTest : public ::testing::Test {
+ protected:
+  AgentLoopTest() {
+    auto t = std::make_unique<CountingTool>();
+    tool = t.get();
+    std::vector<std::unique_ptr<tools::Tool>> builtins;
+    builtins.push_back(std::move(t));
+    loop = std::make_unique<AgentLoop>(editor, pool, std::move(builtins));
+    session.id = "ses_test";
+    session.cwd = "/work/project";
+  }
+  ~AgentLoopTest() override { pool.join(); }
+
+  StopReason turn(const std::string& prompt) {
+    Message m;
+    m.role = Message::Role::User;
+    m.text = prompt;
+    return fakes::run(ioc, loop->run_turn(session, std::move(m), model, settings, cancel));
+  }
+
+  boost::asio::io_context ioc;
+  boost::asio::thread_pool pool{1};
+  FakeEditor editor;
+  ScriptedModel model;
+  CountingTool* tool = nullptr;
+  std::unique_ptr<AgentLoop> loop;
+  Session session;
+  TurnSettings settings;
+  support::CancelSource cancel;
+};
+
+}  // namespace
+
+TEST_F(AgentLoopTest, AnswerWithoutToolsEndsTheTurnAndStreamsTheText) {
+  model.responses.push_back(ScriptedModel::says("hello there"));
+  EXPECT_EQ(turn("hi"), StopReason::EndTurn);
+  auto text = editor.all<TextDelta>();
+  ASSERT_EQ(text.size(), 1u) << "the model's text reaches the editor as it streams";
+  EXPECT_EQ(text[0].text, "hello there");
+  ASSERT_EQ(session.history.size(), 2u) << "the prompt and the answer stay in the history";
+  EXPECT_EQ(session.history[1].text, "hello there");
+}
+
+TEST_F(AgentLoopTest, AToolCallIsAnnouncedRunAndItsResultFedBack) {
+  session.mode = Mode::FullAuto;
+  model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("done"));
+  EXPECT_EQ(turn("count"), StopReason::EndTurn);
+  EXPECT_EQ(tool->runs, 1);
+  auto begins = editor.all<ToolCallBegin>();
+  ASSERT_EQ(begins.size(), 1u);
+  EXPECT_EQ(begins[0].id, "c1");
+  EXPECT_EQ(begins[0].fields.title, "Count once");
+  EXPECT_EQ(begins[0].fields.kind, ToolKind::Execute);
+  EXPECT_EQ(begins[0].fields.status, ToolStatus::Pending) << "a call is announced pending before it runs";
+  auto updates = editor.all<ToolCallUpdate>();
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[0].fields.status, ToolStatus::InProgress) << "an allowed call is marked in progress";
+  EXPECT_EQ(updates[1].fields.status, ToolStatus::Completed);
+  ASSERT_TRUE(updates[1].fields.raw_output);
+  EXPECT_EQ(updates[1].fields.raw_output->at("runs"), 1);
+  EXPECT_EQ(model.tool_result("c1"), "counted 1") << "the model gets the tool's result";
+}
+
+TEST_F(AgentLoopTest, AnUnknownToolOrBadArgumentsAnswerTheModel) {
+  model.responses.push_back(ScriptedModel::calls("c1", "nope", "{}"));
+  model.responses.push_back(ScriptedModel::calls("c2", "count", "[1,2]"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  EXPECT_EQ(turn("go"), StopReason::EndTurn);
+  EXPECT_EQ(model.tool_result("c1"), "There is no tool named 'nope'.");
+  EXPECT_NE(model.tool_result("c2").find("are not a JSON object"), std::string::npos) << model.tool_result("c2");
+  EXPECT_EQ(tool->runs, 0);
+  EXPECT_TRUE(editor.permission_requests.empty()) << "nothing is asked for a call that cannot run";
+}
+
+TEST_F(AgentLoopTest, RejectAlwaysIsRememberedAsARefusal) {
+  editor.answers = {PermissionAnswer::RejectAlways};
+  model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
+  model.responses.push_back(ScriptedModel::calls("c2", "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  turn("count twice");
+  EXPECT_EQ(editor.permission_requests.size(), 1u) << "after 'Always reject' the tool is not asked about again";
+  EXPECT_EQ(tool->runs, 0) << "after 'Always reject' the tool never runs";
+  EXPECT_NE(model.tool_result("c2").find("rejected"), std::string::npos) << "the model is told: " << model.tool_result("c2");
+  EXPECT_EQ(session.remembered_permissions.at("count"), false);
+}
+
+TEST_F(AgentLoopTest, AllowAlwaysIsRememberedAndAllowOnceIsNot) {
+  editor.answers = {PermissionAnswer::AllowOnce, PermissionAnswer::AllowAlways};
+  for (auto id : {"c1", "c2", "c3"}) model.responses.push_back(ScriptedModel::calls(id, "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  turn("count thrice");
+  EXPECT_EQ(tool->runs, 3);
+  EXPECT_EQ(editor.permission_requests.size(), 2u) << "allow once asks again; allow always does not";
+  ASSERT_FALSE(editor.permission_requests.empty());
+  const auto& asked = editor.permission_requests[0];
+  EXPECT_EQ(asked.tool_name, "count");
+  EXPECT_EQ(asked.call.title, "Count once") << "the prompt shows the call as the editor shows it";
+  EXPECT_EQ(asked.call.status, ToolStatus::Pending);
+}
+
+TEST_F(AgentLoopTest, ACancelledPromptIsReportedAsACancelNotARejection) {
+  // No answer left: the editor answers the prompt "cancelled".
+  model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  turn("count");
+  EXPECT_EQ(tool->runs, 0);
+  EXPECT_EQ(model.tool_result("c1"), "Cancelled by the user.")
+      << "a cancelled permission prompt must not be reported as the user's rejection";
+  auto updates = editor.all<ToolCallUpdate>();
+  ASSERT_FALSE(updates.empty());
+  EXPECT_EQ(updates.back().fields.status, ToolStatus::Failed);
+  EXPECT_TRUE(session.remembered_permissions.empty()) << "a cancel is not remembered";
+}
+
+TEST_F(AgentLoopTest, AnEditorThatFailsThePromptRefusesTheCall) {
+  editor.permission_fails = true;
+  model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  turn("count");
+  EXPECT_EQ(tool->runs, 0) << "a call the user could not be asked about never runs";
+  EXPECT_NE(model.tool_result("c1").find("rejected"), std::string::npos) << model.tool_result("c1");
+}
+
+TEST_F(AgentLoopTest, ReadOnlyRefusesWithoutAsking) {
+  session.mode = Mode::ReadOnly;
+  model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
+  model.responses.push_back(ScriptedModel::says("ok"));
+  turn("count");
+  EXPECT_TRUE(editor.permission_requests.empty());
+  EXPECT_NE(model.tool_result("c1").find("read-only mode"), std::string::npos) << model.tool_result("c1");
+}
+
+TEST_F(AgentLoopTest, LimitsEndTheTurnWithTheirStopReason) {
+  session.mode = Mode::FullAuto;
+  settings.max_turn_requests = 2;
+  for (auto id : {"c1", "c2", "c3"}) model.responses.push_back(ScriptedModel::calls(id, "count", "{}"));
+  EXPECT_EQ(turn("loop"), StopReason::MaxTurnRequests);
+  EXPECT_EQ(model.requests.size(), 2u) << "no request beyond max_turn_requests";
+
+  auto cut = ScriptedModel::calls("c9", "count", "{\"half");
+  cut.finish = FinishReason::MaxTokens;
+  model.responses = {cut};
+  const int runs = tool->runs;
+  EXPECT_EQ(turn("again"), StopReason::MaxTokens);
+  EXPECT_EQ(tool->runs, runs) << "a tool call cut off by the token limit never runs";
+}
+
+TEST_F(AgentLoopTest, ACancelledTurnStopsBeforeTheNextRequest) {
+  cancel.cancel();
+  EXPECT_EQ(turn("hi"), StopReason::Cancelled);
+  EXPECT_TRUE(model.requests.empty());
+}
+
+TEST_F(AgentLoopTest, ModelFailuresReachTheCallerAndUsageIsShown) {
+  auto r = ScriptedModel::says("x");
+  r.usage = {1000, 50};
+  model.responses.push_back(r);
+  turn("one");
+  auto usage = editor.all<ContextUsage>();
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0].used, 1050);
+  EXPECT_EQ(usage[0].size, 128000) << "the default context window";
+  EXPECT_THROW(turn("two"), providers::ModelError) << "a model failure is the caller's to report";
+  EXPECT_EQ(session.history.back().text, "two") << "the user's message stays in the history";
+}

@@ -1,0 +1,142 @@
+#pragma once
+// In-memory stand-ins for the engine's two outside parties: the editor (EditorHost) and the
+// model (providers::Model). Both record what they were given, so tests assert on what the editor
+// was shown and what the model was told.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/protocol/editor_host.hpp"
+#include "runtime/providers/model_provider.hpp"
+
+namespace fakes {
+
+class FakeEditor : public runtime::EditorHost {
+ public:
+  struct Emitted {
+    std::string session_id;
+    runtime::SessionEvent event;
+  };
+  std::vector<Emitted> events;
+  std::vector<runtime::PermissionRequest> permission_requests;
+  // Answers given in order; when they run out the prompt is answered "cancelled".
+  std::deque<runtime::PermissionAnswer> answers;
+  bool permission_fails = false;  // the editor answers the permission request with an error
+  std::map<std::string, std::string> files;
+
+  void emit(const std::string& session_id, runtime::SessionEvent event) override {
+    events.push_back({session_id, std::move(event)});
+  }
+  bool can_read_files() const override { return true; }
+  bool can_write_files() const override { return true; }
+  bool has_terminals() const override { return false; }
+
+  boost::asio::awaitable<runtime::PermissionAnswer> ask_permission(const std::string&, runtime::PermissionRequest request,
+                                                                   support::CancelSource*) override {
+    permission_requests.push_back(std::move(request));
+    if (permission_fails) throw runtime::EditorError(-32603, "the editor failed");
+    if (answers.empty()) co_return runtime::PermissionAnswer::Cancelled;
+    auto a = answers.front();
+    answers.pop_front();
+    co_return a;
+  }
+  boost::asio::awaitable<std::string> read_text_file(const std::string&, const std::string& path,
+                                                     std::optional<std::int64_t>, std::optional<std::int64_t>,
+                                                     support::CancelSource*) override {
+    auto it = files.find(path);
+    if (it == files.end()) throw runtime::EditorError(-32002, "no such file: " + path);
+    co_return it->second;
+  }
+  boost::asio::awaitable<void> write_text_file(const std::string&, const std::string& path, const std::string& content,
+                                               support::CancelSource*) override {
+    files[path] = content;
+    co_return;
+  }
+  boost::asio::awaitable<std::string> terminal_create(const std::string&, const std::string&,
+                                                      const std::vector<std::string>&, const std::string&, std::int64_t,
+                                                      support::CancelSource*) override {
+    throw runtime::EditorError(-32601, "no terminals");
+  }
+  boost::asio::awaitable<runtime::TerminalOutput> terminal_output(const std::string&, const std::string&) override {
+    throw runtime::EditorError(-32601, "no terminals");
+  }
+  boost::asio::awaitable<runtime::TerminalExit> terminal_wait_for_exit(const std::string&, const std::string&,
+                                                                       support::CancelSource*) override {
+    throw runtime::EditorError(-32601, "no terminals");
+  }
+  boost::asio::awaitable<void> terminal_kill(const std::string&, const std::string&) override { co_return; }
+  boost::asio::awaitable<void> terminal_release(const std::string&, const std::string&) override { co_return; }
+
+  // Every event of one kind, in order.
+  template <class E>
+  std::vector<E> all() const {
+    std::vector<E> out;
+    for (const auto& e : events)
+      if (auto* x = std::get_if<E>(&e.event)) out.push_back(*x);
+    return out;
+  }
+};
+
+// Answers each request with the next scripted response and keeps a copy of every request.
+class ScriptedModel : public runtime::providers::Model {
+ public:
+  std::deque<runtime::providers::ModelResponse> responses;
+  std::vector<std::vector<runtime::Message>> requests;  // the conversation of each request
+  std::vector<std::vector<std::string>> offered_tools;
+
+  ScriptedModel() { model_.model = "scripted"; }
+  const runtime::providers::ResolvedModel& model() const override { return model_; }
+
+  boost::asio::awaitable<runtime::providers::ModelResponse> stream(const runtime::providers::ModelRequest& req,
+                                                                   runtime::providers::StreamCallbacks& cb,
+                                                                   support::CancelSource*) override {
+    requests.push_back(*req.messages);
+    std::vector<std::string> names;
+    for (const auto& t : req.tools) names.push_back(t.name);
+    offered_tools.push_back(std::move(names));
+    if (responses.empty()) throw runtime::providers::ModelError(runtime::providers::ModelError::Kind::Server, "no more scripted responses");
+    auto r = responses.front();
+    responses.pop_front();
+    if (!r.text.empty() && cb.on_text) cb.on_text(r.text);
+    co_return r;
+  }
+
+  // A response that calls one tool.
+  static runtime::providers::ModelResponse calls(std::string id, std::string tool, std::string arguments) {
+    runtime::providers::ModelResponse r;
+    r.tool_calls.push_back({std::move(id), std::move(tool), std::move(arguments)});
+    r.finish = runtime::FinishReason::ToolUse;
+    return r;
+  }
+  static runtime::providers::ModelResponse says(std::string text) {
+    runtime::providers::ModelResponse r;
+    r.text = std::move(text);
+    return r;
+  }
+
+  // The text of the tool result for `call_id` in the last request.
+  std::string tool_result(const std::string& call_id) const {
+    for (const auto& m : requests.back())
+      if (m.role == runtime::Message::Role::Tool && m.tool_call_id == call_id) return m.text;
+    return "(no result for " + call_id + ")";
+  }
+
+ private:
+  runtime::providers::ResolvedModel model_;
+};
+
+// Runs a coroutine to completion on a fresh io_context and returns its result.
+template <class T>
+T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> a) {
+  auto f = boost::asio::co_spawn(ioc, std::move(a), boost::asio::use_future);
+  ioc.restart();
+  ioc.run();
+  return f.get();
+}
+
+}  // namespace fakes

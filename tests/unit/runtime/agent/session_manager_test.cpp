@@ -1,0 +1,127 @@
+// The session manager against an in-memory editor: opening, closing, loading with replay, and
+// what it refuses.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "../engine_test_util.hpp"
+#include "fakes.hpp"
+#include "runtime/agent/journal.hpp"
+#include "runtime/agent/session_manager.hpp"
+
+using namespace runtime;
+using fakes::FakeEditor;
+
+namespace {
+
+class SessionManagerTest : public ::testing::Test {
+ protected:
+  SessionManagerTest() {
+    ::setenv("HOME", tree.home().c_str(), 1);
+    ::setenv("XDG_CACHE_HOME", tree.p("cache").c_str(), 1);
+    ::setenv("XDG_DATA_HOME", tree.p("data").c_str(), 1);
+    SessionManager::Deps deps{ioc.get_executor(), &pool, &editor, {}, tree.config(), tree.p("sessions")};
+    sessions = std::make_unique<SessionManager>(std::move(deps));
+    sessions->start_loading_engine();
+  }
+  ~SessionManagerTest() override {
+    sessions.reset();
+    pool.join();
+  }
+
+  std::shared_ptr<Session> open(OpenRequest::Kind kind, std::string id = {}) {
+    OpenRequest r;
+    r.kind = kind;
+    r.session_id = std::move(id);
+    r.cwd = tree.project();
+    return fakes::run(ioc, sessions->open(std::move(r)));
+  }
+
+  AgentError::Kind error_of(std::function<void()> f) {
+    try {
+      f();
+    } catch (const AgentError& e) {
+      return e.kind;
+    }
+    ADD_FAILURE() << "no AgentError";
+    return AgentError::Kind::Internal;
+  }
+
+  engine_test::Tree tree;
+  boost::asio::io_context ioc;
+  boost::asio::thread_pool pool{1};
+  FakeEditor editor;
+  std::unique_ptr<SessionManager> sessions;
+};
+
+}  // namespace
+
+TEST_F(SessionManagerTest, ANewSessionIsOpenAndGetsItsSlashCommandsAfterTheReply) {
+  auto s = open(OpenRequest::Kind::New);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->id.rfind("ses_", 0), 0u);
+  EXPECT_EQ(sessions->find(s->id), s);
+  ioc.restart();
+  ioc.poll();
+  auto commands = editor.all<CommandsChanged>();
+  ASSERT_EQ(commands.size(), 1u) << "the editor is told the slash commands once the session exists";
+  bool has_compact = false;
+  for (const auto& c : commands[0].commands) has_compact = has_compact || c.name == "compact";
+  EXPECT_TRUE(has_compact) << "/compact is offered";
+}
+
+TEST_F(SessionManagerTest, ClosingForgetsTheSessionAndUnknownIdsAreRefused) {
+  auto s = open(OpenRequest::Kind::New);
+  fakes::run(ioc, sessions->close(s->id));
+  EXPECT_EQ(error_of([&] { sessions->find(s->id); }), AgentError::Kind::NotFound);
+  EXPECT_EQ(error_of([&] { fakes::run(ioc, sessions->close("ses_nope")); }), AgentError::Kind::NotFound);
+  EXPECT_EQ(error_of([&] { open(OpenRequest::Kind::Load, "ses_nope"); }), AgentError::Kind::NotFound);
+}
+
+TEST_F(SessionManagerTest, LoadReplaysTheHistoryAndRestoresTheMode) {
+  auto s = open(OpenRequest::Kind::New);
+  const std::string id = s->id;
+  Message prompt;
+  prompt.text = "Fix the parser";
+  record(*s, sessions::UserMessage{prompt, {}});
+  Message answer;
+  answer.role = Message::Role::Assistant;
+  answer.text = "Fixed.";
+  record(*s, sessions::AssistantMessage{answer});
+  sessions->set_mode(*s, Mode::AcceptEdits);
+  EXPECT_EQ(editor.all<ModeChanged>().back().mode_id, "accept_edits");
+  EXPECT_EQ(error_of([&] { open(OpenRequest::Kind::Load, id); }), AgentError::Kind::InvalidRequest)
+      << "a session that is open cannot be loaded twice";
+  fakes::run(ioc, sessions->close(id));
+  editor.events.clear();
+
+  auto loaded = open(OpenRequest::Kind::Load, id);
+  EXPECT_EQ(loaded->mode, Mode::AcceptEdits) << "the mode is kept by the journal";
+  ASSERT_EQ(loaded->history.size(), 2u);
+  auto users = editor.all<UserContent>();
+  auto texts = editor.all<TextDelta>();
+  ASSERT_EQ(users.size(), 1u) << "load shows the user's prompt again";
+  EXPECT_EQ(users[0].block.at("text"), "Fix the parser");
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_EQ(texts[0].text, "Fixed.");
+  EXPECT_EQ(editor.all<TitleChanged>().at(0).title, "Fix the parser");
+  for (const auto& e : editor.events) EXPECT_EQ(e.session_id, id);
+}
+
+TEST_F(SessionManagerTest, ResumeRestoresWithoutReplay) {
+  auto s = open(OpenRequest::Kind::New);
+  const std::string id = s->id;
+  Message prompt;
+  prompt.text = "hello";
+  record(*s, sessions::UserMessage{prompt, {}});
+  fakes::run(ioc, sessions->close(id));
+  editor.events.clear();
+  auto resumed = open(OpenRequest::Kind::Resume, id);
+  EXPECT_EQ(resumed->history.size(), 1u);
+  EXPECT_TRUE(editor.all<UserContent>().empty()) << "resume does not replay the history";
+}
+
+TEST_F(SessionManagerTest, AnUnknownAgentIsInvalid) {
+  auto s = open(OpenRequest::Kind::New);
+  EXPECT_EQ(error_of([&] { sessions->set_agent(*s, "ghost"); }), AgentError::Kind::InvalidParams);
+}
