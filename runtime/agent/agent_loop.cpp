@@ -8,6 +8,7 @@ namespace runtime {
 
 namespace {
 constexpr int kMaxStopHookContinuations = 8;
+constexpr const char* kInterruptedMark = "\n\n[The user interrupted this answer.]";
 
 Message tool_message(const std::string& call_id, std::string text) {
   Message m;
@@ -28,6 +29,8 @@ struct AgentLoop::Turn {
   std::vector<ToolSpec> specs;
   providers::StreamCallbacks callbacks;
   providers::ModelResponse response;
+  std::string streamed_text;  // of the request in flight: kept when the user stops it
+  std::string streamed_reasoning;
   bool stop_hook_active = false;
   int stop_hook_continuations = 0;
 };
@@ -40,11 +43,17 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
   if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
   record(session, sessions::UserMessage{user_message, settings.prompt_blocks});
   session.history.push_back(std::move(user_message));
-  Turn t{session, model, settings, cancel, router_.specs(settings), {}, {}};
+  Turn t{session, model, settings, cancel, router_.specs(settings), {}, {}, {}, {}};
   auto& host = hooks_.host();
   const std::string sid = session.id;
-  t.callbacks.on_text = [&host, sid](std::string_view text) { host.emit(sid, TextDelta{std::string(text)}); };
-  t.callbacks.on_reasoning = [&host, sid](std::string_view text) { host.emit(sid, ThoughtDelta{std::string(text)}); };
+  t.callbacks.on_text = [&host, &t, sid](std::string_view text) {
+    t.streamed_text.append(text);
+    host.emit(sid, TextDelta{std::string(text)});
+  };
+  t.callbacks.on_reasoning = [&host, &t, sid](std::string_view text) {
+    t.streamed_reasoning.append(text);
+    host.emit(sid, ThoughtDelta{std::string(text)});
+  };
   t.callbacks.on_retry = [&host, sid](int attempt, int max_attempts, const std::string& why) {
     host.emit(sid, Notice{"The model request failed (" + why + "); retrying " + std::to_string(attempt) + "/" +
                           std::to_string(max_attempts) + "…"});
@@ -61,10 +70,15 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
 boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) {
   Session& session = t.session;
   providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.history, t.specs};
+  t.streamed_text.clear();
+  t.streamed_reasoning.clear();
   try {
     t.response = co_await t.model.stream(req, t.callbacks, &t.cancel);
   } catch (const providers::ModelError& e) {
-    if (e.kind() == providers::ModelError::Kind::Cancelled || t.cancel.cancelled()) co_return StopReason::Cancelled;
+    if (e.kind() == providers::ModelError::Kind::Cancelled || t.cancel.cancelled()) {
+      keep_interrupted_answer(t);
+      co_return StopReason::Cancelled;
+    }
     spdlog::warn("model request failed: {}", e.what());
     throw;
   }
@@ -84,6 +98,18 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   record(session, sessions::UsageRecord{r.usage});
   session.history.push_back(std::move(assistant));
   co_return std::nullopt;
+}
+
+// The user stopped the answer: what they already saw stays in the history and the journal,
+// marked, so the model knows what it said and session/load shows it.
+void AgentLoop::keep_interrupted_answer(Turn& t) {
+  if (t.streamed_text.empty() && t.streamed_reasoning.empty()) return;
+  Message partial;
+  partial.role = Message::Role::Assistant;
+  partial.text = t.streamed_text + kInterruptedMark;
+  partial.reasoning = t.streamed_reasoning;
+  record(t.session, sessions::AssistantMessage{partial});
+  t.session.history.push_back(std::move(partial));
 }
 
 // What follows an answer: the end of the turn, the Stop hooks, or the tool calls it asked for.

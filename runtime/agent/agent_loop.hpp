@@ -44,6 +44,7 @@ class AgentLoop {
   struct Turn;
   boost::asio::awaitable<std::optional<StopReason>> ask_model(Turn& t);
   boost::asio::awaitable<std::optional<StopReason>> after_answer(Turn& t);
+  void keep_interrupted_answer(Turn& t);
   boost::asio::awaitable<bool> run_tool_calls(Turn& t, const std::vector<ToolCall>& calls);
 
   HookRuntime hooks_;

@@ -241,7 +241,8 @@ void ToolRouter::finish(Call& c) {
   ToolCallFields done;
   done.status = c.result.is_error ? ToolStatus::Failed : ToolStatus::Completed;
   done.content = std::move(content);
-  if (!c.result.raw_output.is_null()) done.raw_output = c.result.raw_output;
+  // rawOutput is the result as the model got it, for clients that show or use it as such.
+  done.raw_output = c.result.raw_output.is_null() ? json::value(json::object{{"output", c.result.text}}) : c.result.raw_output;
   ToolCallFields kept = done;
   if (!c.desc.title.empty()) kept.title = c.desc.title;
   record(c.session, sessions::ToolCallState{c.call.id, std::move(kept)});

@@ -130,7 +130,8 @@ class BashTool : public Tool {
                          exit ? exit->signal : std::nullopt, timed_out, timeout_ms);
     r.is_error = timed_out || !exit || exit->exit_code.value_or(1) != 0;
     r.content = std::move(content);
-    r.raw_output = json::object{{"exitCode", exit && exit->exit_code ? json::value(*exit->exit_code) : json::value(nullptr)}};
+    r.raw_output = json::object{{"exitCode", exit && exit->exit_code ? json::value(*exit->exit_code) : json::value(nullptr)},
+                                {"output", r.text}};
     co_return r;
   }
 
@@ -157,7 +158,7 @@ class BashTool : public Tool {
     r.text = result_text(output, result.stdout_truncated || result.stderr_truncated, code, sig, result.timed_out, timeout_ms);
     r.is_error = result.timed_out || code.value_or(1) != 0;
     r.content.push_back(TextContent{"```\n" + output + (output.empty() || output.back() == '\n' ? "" : "\n") + "```"});
-    r.raw_output = json::object{{"exitCode", code ? json::value(*code) : json::value(nullptr)}};
+    r.raw_output = json::object{{"exitCode", code ? json::value(*code) : json::value(nullptr)}, {"output", r.text}};
     co_return r;
   }
 };

@@ -149,7 +149,6 @@ ToolResult map_mcp_result(const json::object& result) {
     }
   }
   // Servers are asked to mirror structured content as text; it is the text when they did not.
-  // It is kept whole in rawOutput either way.
   if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null() && !any_text) {
     auto s = json::serialize(*sc);
     append(s);
@@ -159,10 +158,9 @@ ToolResult map_mcp_result(const json::object& result) {
   if (auto* e = result.if_contains("isError"); e && e->is_bool()) r.is_error = e->as_bool();
   if (text.empty()) text = r.is_error ? "The tool reported an error without details." : "(no output)";
   r.text = std::move(text);
-  json::object raw;
-  if (auto* sc = result.if_contains("structuredContent")) raw["structuredContent"] = *sc;
-  raw["isError"] = r.is_error;
-  r.raw_output = std::move(raw);
+  // The whole CallToolResult: clients that take rawOutput as the result (the AI SDK provider,
+  // agentgui) get everything the server answered.
+  r.raw_output = result;
   return r;
 }
 

@@ -200,3 +200,14 @@ TEST_F(AgentLoopTest, ModelFailuresReachTheCallerAndUsageIsShown) {
   EXPECT_THROW(turn("two"), providers::ModelError) << "a model failure is the caller's to report";
   EXPECT_EQ(session.history.back().text, "two") << "the user's message stays in the history";
 }
+
+TEST_F(AgentLoopTest, AnAnswerTheUserStoppedStaysInTheHistoryMarkedAsInterrupted) {
+  model.responses.push_back(ScriptedModel::says("Here is the first half"));
+  model.stop_after_streaming = &cancel;
+  EXPECT_EQ(turn("explain"), StopReason::Cancelled);
+  ASSERT_EQ(session.history.size(), 2u) << "the partial answer is kept after the prompt";
+  EXPECT_EQ(session.history[1].role, Message::Role::Assistant);
+  EXPECT_EQ(session.history[1].text.rfind("Here is the first half", 0), 0u) << session.history[1].text;
+  EXPECT_NE(session.history[1].text.find("interrupted"), std::string::npos)
+      << "the model is told its answer was interrupted: " << session.history[1].text;
+}

@@ -13,6 +13,7 @@
 
 #include "runtime/protocol/editor_host.hpp"
 #include "runtime/providers/model_provider.hpp"
+#include "runtime/tools/tool.hpp"
 
 namespace fakes {
 
@@ -88,6 +89,8 @@ class ScriptedModel : public runtime::providers::Model {
   std::deque<runtime::providers::ModelResponse> responses;
   std::vector<std::vector<runtime::Message>> requests;  // the conversation of each request
   std::vector<std::vector<std::string>> offered_tools;
+  // The next response streams its text and then the user stops it (the turn is cancelled).
+  support::CancelSource* stop_after_streaming = nullptr;
 
   ScriptedModel() { model_.model = "scripted"; }
   const runtime::providers::ResolvedModel& model() const override { return model_; }
@@ -103,6 +106,10 @@ class ScriptedModel : public runtime::providers::Model {
     auto r = responses.front();
     responses.pop_front();
     if (!r.text.empty() && cb.on_text) cb.on_text(r.text);
+    if (auto* stop = std::exchange(stop_after_streaming, nullptr)) {
+      stop->cancel();
+      throw runtime::providers::ModelError(runtime::providers::ModelError::Kind::Cancelled, "cancelled");
+    }
     co_return r;
   }
 
@@ -138,5 +145,33 @@ T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> a) {
   ioc.run();
   return f.get();
 }
+
+}  // namespace fakes
+
+namespace fakes {
+
+// A ToolContext that allows everything, for running a tool outside the router.
+class AllowingContext : public runtime::tools::ToolContext {
+ public:
+  AllowingContext(runtime::EditorHost& host, boost::asio::thread_pool& pool) : host_(host), pool_(pool) {}
+  const runtime::ToolEnv& env() override { return env_; }
+  runtime::EditorHost& host() override { return host_; }
+  support::CancelSource& cancel() override { return cancel_; }
+  boost::asio::thread_pool& blocking_pool() override { return pool_; }
+  const std::string& tool_call_id() override { return id_; }
+  boost::asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission,
+                                                                  std::vector<runtime::ToolContent>) override {
+    co_return runtime::tools::Authorization::Allowed;
+  }
+  void update(runtime::ToolCallFields) override {}
+  void show_plan(std::vector<runtime::PlanEntry>) override {}
+
+ private:
+  runtime::ToolEnv env_{"ses_test", "/", runtime::Mode::FullAuto};
+  runtime::EditorHost& host_;
+  boost::asio::thread_pool& pool_;
+  support::CancelSource cancel_;
+  std::string id_ = "call_1";
+};
 
 }  // namespace fakes

@@ -125,3 +125,22 @@ TEST_F(SessionManagerTest, AnUnknownAgentIsInvalid) {
   auto s = open(OpenRequest::Kind::New);
   EXPECT_EQ(error_of([&] { sessions->set_agent(*s, "ghost"); }), AgentError::Kind::InvalidParams);
 }
+
+TEST_F(SessionManagerTest, AReloadGivesOpenSessionsNewSkillsAndKeepsTheOldConfigWhenBroken) {
+  auto s = open(OpenRequest::Kind::New);
+  ioc.restart();
+  ioc.poll();
+  editor.events.clear();
+  tree.skill("config/skills/release-notes", "release-notes", "Writes release notes.");
+  sessions->reload_config();
+  for (int i = 0; i < 500 && editor.all<CommandsChanged>().empty(); ++i) {
+    ioc.restart();
+    ioc.run_for(std::chrono::milliseconds(10));
+  }
+  auto commands = editor.all<CommandsChanged>();
+  ASSERT_FALSE(commands.empty()) << "a reload shows open sessions their new slash commands";
+  bool found = false;
+  for (const auto& c : commands.back().commands) found = found || c.name == "release-notes";
+  EXPECT_TRUE(found) << "the new skill is a slash command after the reload";
+  EXPECT_NE(s->view.find_skill("release-notes"), nullptr);
+}

@@ -1,0 +1,135 @@
+// A session's MCP manager with a server that lives in the editor, reached through the ACP
+// connection (MCP over ACP): two in-memory connections, the editor's side scripted here.
+#include <gtest/gtest.h>
+
+#include <boost/asio/post.hpp>
+
+#include "acp/connection.hpp"
+#include "acp/methods.hpp"
+#include "acp/stdio_transport.hpp"
+#include "bridge/mcp/acp_tunnel.hpp"
+#include "fakes.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using runtime::mcp::McpManager;
+
+namespace {
+
+// Delivers each line to the other connection on the io thread, as the stdio transport would.
+class Pipe : public acp::Transport {
+ public:
+  Pipe(asio::io_context& ioc) : ioc_(ioc) {}
+  acp::Connection* peer = nullptr;
+  void send(std::string line) override {
+    asio::post(ioc_, [this, line = std::move(line)] {
+      if (peer) peer->handle_line(line);
+    });
+  }
+
+ private:
+  asio::io_context& ioc_;
+};
+
+class McpTunnelTest : public ::testing::Test {
+ protected:
+  McpTunnelTest() {
+    to_editor.peer = &editor;
+    to_agent.peer = &agent;
+    // The editor's MCP server, in the stateless MCP-over-ACP form: one mcp/message per request.
+    editor.on_request(acp::methods::kMcpMessage, [this](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
+      const auto& o = p.as_object();
+      seen_methods.push_back(std::string(o.at("method").as_string()));
+      co_return serve(std::string(o.at("method").as_string()), o.contains("params") ? o.at("params").as_object() : json::object{});
+    });
+  }
+
+  json::value serve(const std::string& method, const json::object& params) {
+    if (method == "tools/list") {
+      auto tool = [](const char* name) {
+        return json::object{{"name", name}, {"inputSchema", json::object{{"type", "object"}}}};
+      };
+      json::object listing{{"tools", json::array{tool("echo"), tool("strict")}}};
+      return json::object{{"result", std::move(listing)}};
+    }
+    if (method == "tools/call") {
+      if (params.at("name") == "strict")
+        return json::object{{"error", json::object{{"code", -32602}, {"message", "strict wants a number"}}}};
+      json::object text{{"type", "text"}, {"text", json::serialize(params.at("arguments"))}};
+      json::object result{{"content", json::array{std::move(text)}}};
+      return json::object{{"result", std::move(result)}};
+    }
+    return json::object{{"result", json::object{}}};  // ping and the rest
+  }
+
+  std::shared_ptr<McpManager> manager(bool required = false) {
+    bridge::mcp::ServerSpec spec;
+    spec.id = "ed";
+    spec.transport = bridge::mcp::AcpSpec{"editor-tools"};
+    spec.required = required;
+    McpManager::Deps deps{ioc.get_executor(), bridge::mcp::TransportDeps{&agent, &router, {}}, {"/work"}, nullptr};
+    return std::make_shared<McpManager>(std::move(deps), std::vector<bridge::mcp::ServerSpec>{spec});
+  }
+
+  std::string call(runtime::tools::Tool& tool, json::object args) {
+    fakes::AllowingContext ctx(host, pool);
+    auto r = fakes::run(ioc, tool.run(ctx, args));
+    return r.text;
+  }
+
+  asio::io_context ioc;
+  asio::thread_pool pool{1};
+  Pipe to_editor{ioc}, to_agent{ioc};
+  acp::Connection agent{ioc.get_executor(), to_editor};
+  acp::Connection editor{ioc.get_executor(), to_agent};
+  bridge::mcp::AcpTunnelRouter router{agent};
+  fakes::FakeEditor host;
+  std::vector<std::string> seen_methods;
+};
+
+}  // namespace
+
+TEST_F(McpTunnelTest, AnEditorServersToolsReachTheModelAndItsCallsGoThroughTheEditor) {
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  ASSERT_EQ(tools.size(), 2u) << "the editor's server offers two tools";
+  EXPECT_EQ(tools[0]->name(), "mcp__ed__echo") << "tools are named mcp__<server>__<tool>";
+  EXPECT_EQ(call(*tools[0], json::object{{"word", "hi"}}), R"({"word":"hi"})")
+      << "the call's arguments reach the editor's server and its answer reaches the model";
+  EXPECT_NE(std::find(seen_methods.begin(), seen_methods.end(), "tools/call"), seen_methods.end());
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+TEST_F(McpTunnelTest, TheEditorServersErrorCodeReachesTheModelUnchanged) {
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  ASSERT_EQ(tools.size(), 2u);
+  auto text = call(*tools[1], json::object{});
+  EXPECT_NE(text.find("strict wants a number"), std::string::npos) << text;
+  EXPECT_NE(text.find("(code -32602)"), std::string::npos)
+      << "the MCP error code the editor's server answered must survive the tunnel, got: " << text;
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+TEST_F(McpTunnelTest, ARequiredServerTheEditorCannotReachFailsTheTurnNamingIt) {
+  editor.on_request(acp::methods::kMcpMessage, [](json::value, acp::RequestContext) -> acp::awaitable<json::value> {
+    throw acp::RpcError(-32603, "no such server in the editor");
+    co_return json::value();
+  });
+  auto mcp = manager(/*required=*/true);
+  support::CancelSource cancel;
+  try {
+    fakes::run(ioc, mcp->tools_for_turn(&cancel));
+    FAIL() << "a required server that cannot be reached must fail the turn";
+  } catch (const runtime::mcp::RequiredServerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("'ed'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no such server in the editor"), std::string::npos) << e.what();
+  }
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
