@@ -13,8 +13,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 import {
-  scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, pgrep, sleep, toolCallsById, toolNames,
-  toolResultText, writeFiles,
+  scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, pgrep, sleep, toolCallStatuses, toolCallsById,
+  toolNames, toolResultText, writeFiles,
 } from "./harness.mjs";
 import { EVERYTHING, everythingTools, startEverything } from "../fixtures/mcp/everything.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
@@ -201,6 +201,36 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
   assert.ok(sent.some((m) => m.params.method === "tools/call" && m.params.params.name === "echo"), "tools/call went through mcp/message");
   for (const m of sent) assert.equal(m.params.serverId, reg.serverId);
   assert.deepEqual(h.requestsOf("session/request_permission"), [], "full_auto: no permission request");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
+scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor's own error code", async (ctx) => {
+  const refusal = { code: -32099, message: "editor-tools refused: the workspace is locked" };
+  const tunnel = await makeTunnelServer({ toolErrors: { echo: refusal } });
+  ctx.defer(() => tunnel.close());
+  const provider = new acpUnstable.McpOverAcpProvider();
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_refused", name: "mcp__editor-tools__echo", arguments: { message: "please" } }] },
+      { text: "The editor refused." },
+    ],
+    agentOpts: {
+      onRequest: (method, params, rctx) => {
+        if (method === "mcp/message") return provider.handleRequest(rctx);
+        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+      },
+    },
+  });
+  const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
+  const { sessionId } = await h.newSession(ws, { mcpServers: [reg.declaration] });
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "Use the editor's echo")).stopReason, "end_turn");
+  assert.deepEqual(tunnel.calls.filter((c) => c.refused), [{ tool: "echo", refused: -32099 }], "set-up: the editor refused the call");
+  const told = toolResultText(fake.requests[1], "call_refused");
+  assert.match(told, /editor-tools refused: the workspace is locked/, "the model is told the editor's message");
+  assert.match(told, /-32099/, `promise: the editor's MCP error code (-32099) reaches the model unchanged; the model was told: ${told}`);
+  assert.doesNotMatch(told, /-32000/, `the code is the editor's, not one of ours: ${told}`);
+  assert.equal(toolCallStatuses(h, sessionId, "call_refused").at(-1), "failed", "the editor sees the call fail");
   h.assertSchemaClean();
 }, { timeout: 60000 });
 
