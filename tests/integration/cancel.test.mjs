@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, withTimeout, waitUntil, pgrep, toolCallStatuses, toolResultText, userText } from "./harness.mjs";
+import { scenario, withTimeout, waitUntil, assertProcessesGone, pgrep, toolCallStatuses, toolResultText, userText } from "./harness.mjs";
 
 /**
  * The model request of the turn after a cancelled one (the session goes on): what the model is
@@ -79,7 +79,7 @@ scenario("cancel mid-command in a client terminal: cancelled within 2 s, termina
   assert.ok(Date.now() - t0 < 2000);
   await waitUntil(() => term.killed || term.released, { timeout: 2000, label: "terminal/kill or terminal/release" });
   await waitUntil(() => !term.running, { timeout: 2000, label: "terminal process gone" });
-  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command in the client terminal is gone within 2 s" });
   const call = h.updatesOf(sessionId).filter((u) => u.toolCallId && u.status).at(-1);
   assert.ok(!call || call.status !== "in_progress", "the tool call is not left in progress");
   assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_sleep", { not: [/finished-/] });
@@ -106,7 +106,7 @@ scenario("cancel mid-command run locally: cancelled within 2 s, no process left,
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
   assert.equal(res.stopReason, "cancelled");
   assert.ok(Date.now() - t0 < 2000);
-  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command run locally is gone within 2 s" });
   assert.equal(h.requestsOf("terminal/create").length, 0);
   assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_sleep", { not: [/finished-/] });
   h.assertSchemaClean();
@@ -119,7 +119,7 @@ scenario("agent killed with SIGKILL mid-command run locally: the command does no
   process.kill(h.pid, "SIGKILL");
   await h.exited;
   try {
-    await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+    await assertProcessesGone(() => pgrep(s.pattern), { promise: "the agent killed with SIGKILL, the command it ran locally does not outlive it (within 2 s)" });
   } finally {
     for (const pid of pgrep(s.pattern)) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
   }
