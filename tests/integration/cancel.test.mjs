@@ -3,7 +3,29 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, withTimeout, waitUntil, pgrep } from "./harness.mjs";
+import { scenario, withTimeout, waitUntil, assertProcessesGone, pgrep, toolCallStatuses, toolResultText, userText } from "./harness.mjs";
+
+/**
+ * The model request of the turn after a cancelled one (the session goes on): what the model is
+ * told about the cancelled turn is in its history.
+ */
+async function nextTurnRequest(h, fake, sessionId) {
+  const before = fake.requests.length;
+  fake.push({ text: "next turn works" });
+  assert.equal((await h.prompt(sessionId, "go on")).stopReason, "end_turn", "the session is usable after the cancel");
+  assert.equal(fake.requests.length, before + 1, "one model request for the next turn");
+  return fake.requests.at(-1);
+}
+
+/** What the model is told about a tool call cancelled mid-turn: that it was cancelled, and not by a rejection. */
+function assertToldCancelled(req, id, { not = [] } = {}) {
+  const told = toolResultText(req, id);
+  const promise = `after a cancel, the model is told that ${id} was cancelled (not rejected by the user, not finished)`;
+  assert.match(told, /cancel/i, `${promise}; it was told: ${told}`);
+  assert.doesNotMatch(told, /reject/i, `${promise}; it was told: ${told}`);
+  for (const re of not) assert.doesNotMatch(told, re, `${promise}; it was told: ${told}`);
+  return told;
+}
 
 /** A unique, pgrep-able long command: bash cannot exec-optimise it away (a command follows the sleep). */
 function uniqueSleep() {
@@ -30,14 +52,19 @@ for (const provider of ["openai", "anthropic"]) {
     const before = h.textOf(sessionId);
     assert.equal((await h.prompt(sessionId, "again")).stopReason, "end_turn");
     assert.equal(h.textOf(sessionId).slice(before.length), "next turn works");
+    // what the model is told: the conversation goes on from the cancelled prompt
+    assert.equal(fake.requests.length, 2);
+    assert.match(userText(fake.requests[1]), /tell me a long story[\s\S]*again/,
+      "after a cancel mid-stream, the next request still carries the cancelled prompt, then the new one");
+    assert.doesNotMatch(JSON.stringify(fake.requests[1].body.messages), /chunk59/, "the answer that was cut short is not passed off as complete");
     h.assertSchemaClean();
   });
 }
 
-scenario("cancel mid-command in a client terminal: cancelled within 2 s, terminal killed/released", async (ctx) => {
+scenario("cancel mid-command in a client terminal: cancelled within 2 s, terminal killed/released, the model told", async (ctx) => {
   const s = uniqueSleep();
-  const { ws, h } = await ctx.setup({
-    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }, { text: "should not be needed" }],
+  const { fake, ws, h } = await ctx.setup({
+    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }],
   });
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "run the long command");
@@ -52,34 +79,36 @@ scenario("cancel mid-command in a client terminal: cancelled within 2 s, termina
   assert.ok(Date.now() - t0 < 2000);
   await waitUntil(() => term.killed || term.released, { timeout: 2000, label: "terminal/kill or terminal/release" });
   await waitUntil(() => !term.running, { timeout: 2000, label: "terminal process gone" });
-  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command in the client terminal is gone within 2 s" });
   const call = h.updatesOf(sessionId).filter((u) => u.toolCallId && u.status).at(-1);
   assert.ok(!call || call.status !== "in_progress", "the tool call is not left in progress");
+  assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_sleep", { not: [/finished-/] });
   h.assertSchemaClean();
 });
 
 /** A turn running `s` with the local bash tool (the client has no terminal), once it runs. */
 async function runLocalCommand(ctx, s) {
-  const { ws, h } = await ctx.setup({
-    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }, { text: "should not be needed" }],
+  const { fake, ws, h } = await ctx.setup({
+    script: [{ toolCalls: [{ id: "call_sleep", name: "bash", arguments: { command: s.command } }] }],
     agentOpts: { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } },
   });
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "run the long command");
   await h.waitUntil(() => pgrep(s.pattern).length > 0, { timeout: 10000, label: `process ${s.pattern} running` });
-  return { h, sessionId, prompt };
+  return { fake, h, sessionId, prompt };
 }
 
-scenario("cancel mid-command run locally: cancelled within 2 s, no process left", async (ctx) => {
+scenario("cancel mid-command run locally: cancelled within 2 s, no process left, the model told", async (ctx) => {
   const s = uniqueSleep();
-  const { h, sessionId, prompt } = await runLocalCommand(ctx, s);
+  const { fake, h, sessionId, prompt } = await runLocalCommand(ctx, s);
   const t0 = Date.now();
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
   assert.equal(res.stopReason, "cancelled");
   assert.ok(Date.now() - t0 < 2000);
-  await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+  await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command run locally is gone within 2 s" });
   assert.equal(h.requestsOf("terminal/create").length, 0);
+  assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_sleep", { not: [/finished-/] });
   h.assertSchemaClean();
 });
 
@@ -90,19 +119,18 @@ scenario("agent killed with SIGKILL mid-command run locally: the command does no
   process.kill(h.pid, "SIGKILL");
   await h.exited;
   try {
-    await waitUntil(() => pgrep(s.pattern).length === 0, { timeout: 2000, label: `no ${s.pattern} left` });
+    await assertProcessesGone(() => pgrep(s.pattern), { promise: "the agent killed with SIGKILL, the command it ran locally does not outlive it (within 2 s)" });
   } finally {
     for (const pid of pgrep(s.pattern)) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
   }
 });
 
-scenario("cancel while a permission request is pending: cancelled, nothing edited", async (ctx) => {
+scenario("cancel while a permission request is pending: cancelled, nothing edited, the model told cancelled (not rejected)", async (ctx) => {
   let answer;
   const answered = new Promise((r) => { answer = r; });
-  const { ws, h } = await ctx.setup({
+  const { fake, ws, h } = await ctx.setup({
     script: [
       { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch" } }] },
-      { text: "should not be needed" },
     ],
     files: { "hello.txt": "old line\n" },
     agentOpts: { onPermission: () => answered },
@@ -118,5 +146,8 @@ scenario("cancel while a permission request is pending: cancelled, nothing edite
   assert.ok(Date.now() - t0 < 2000);
   assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n");
   assert.equal(h.requestsOf("fs/write_text_file").length, 0);
+  assert.equal(toolCallStatuses(h, sessionId, "call_patch").at(-1), "failed", "the editor sees the call end (failed), not left pending");
+  assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_patch");
+  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "still nothing edited");
   h.assertSchemaClean();
 });

@@ -1136,6 +1136,18 @@ export function toolCallsById(h, sessionId) {
   return byId;
 }
 
+/** The statuses a tool call went through, as the editor saw them (tool_call, then tool_call_update). */
+export function toolCallStatuses(h, sessionId, toolCallId) {
+  return (toolCallsById(h, sessionId).get(toolCallId) ?? []).map((u) => u.status).filter(Boolean);
+}
+
+/** The last text the editor was shown in a tool call's content (what it says about its outcome). */
+export function toolCallText(h, sessionId, toolCallId) {
+  const withContent = (toolCallsById(h, sessionId).get(toolCallId) ?? []).filter((u) => Array.isArray(u.content));
+  const content = withContent.at(-1)?.content ?? [];
+  return content.map((c) => (c.type === "content" && c.content?.type === "text" ? c.content.text : "")).join("\n");
+}
+
 /** Names of the tools offered in a recorded model request (OpenAI or Anthropic). */
 export function toolNames(req) {
   const tools = req.body?.tools ?? [];
@@ -1173,6 +1185,17 @@ export function toolResults(req) {
   return out;
 }
 
+/**
+ * The text of the tool result for `toolCallId` in a recorded request (what the model is told
+ * about that call), both formats. Fails, listing the results there are, when there is none.
+ */
+export function toolResultText(req, toolCallId) {
+  const all = toolResults(req);
+  const r = all.find((x) => x.id === toolCallId);
+  assert.ok(r, `the model request carries a tool result for ${toolCallId}; it has ${JSON.stringify(all).slice(0, 1500)}`);
+  return r.content;
+}
+
 /** The system prompt of a recorded request (OpenAI system/developer message or Anthropic `system`). */
 export function systemPrompt(req) {
   const b = req.body ?? {};
@@ -1191,6 +1214,35 @@ export function pgrep(pattern) {
       .filter((p) => p !== process.pid);
   } catch {
     return [];
+  }
+}
+
+/** "pid: command line" for each pid (for failure messages). */
+export function describePids(pids) {
+  return pids
+    .map((p) => {
+      try {
+        return `${p}: ${fs.readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ").trim()}`;
+      } catch {
+        return `${p}: (gone)`;
+      }
+    })
+    .join("; ");
+}
+
+/**
+ * Polls `find()` (pids, e.g. `() => pgrep(marker)`) until it is empty; resolves with the time
+ * that took. After `within` ms, fails with `promise` and the processes still running.
+ */
+export async function assertProcessesGone(find, { within = 2000, interval = 25, promise = "no process is left" } = {}) {
+  const t0 = Date.now();
+  for (;;) {
+    const left = find();
+    if (left.length === 0) return Date.now() - t0;
+    if (Date.now() - t0 > within) {
+      assert.fail(`${promise}: ${Date.now() - t0} ms later, ${left.length} still running: ${describePids(left)}`);
+    }
+    await sleep(interval);
   }
 }
 

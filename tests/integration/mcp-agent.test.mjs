@@ -12,7 +12,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
-import { scenario, agentBinary, expectRpcError, pgrep, sleep, toolCallsById, toolNames, waitUntil, writeFiles } from "./harness.mjs";
+import {
+  scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, pgrep, sleep, toolCallStatuses, toolCallsById,
+  toolNames, toolResultText, writeFiles,
+} from "./harness.mjs";
 import { EVERYTHING, everythingTools, startEverything } from "../fixtures/mcp/everything.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
 
@@ -201,6 +204,36 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
   h.assertSchemaClean();
 }, { timeout: 60000 });
 
+scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor's own error code", async (ctx) => {
+  const refusal = { code: -32099, message: "editor-tools refused: the workspace is locked" };
+  const tunnel = await makeTunnelServer({ toolErrors: { echo: refusal } });
+  ctx.defer(() => tunnel.close());
+  const provider = new acpUnstable.McpOverAcpProvider();
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_refused", name: "mcp__editor-tools__echo", arguments: { message: "please" } }] },
+      { text: "The editor refused." },
+    ],
+    agentOpts: {
+      onRequest: (method, params, rctx) => {
+        if (method === "mcp/message") return provider.handleRequest(rctx);
+        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+      },
+    },
+  });
+  const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
+  const { sessionId } = await h.newSession(ws, { mcpServers: [reg.declaration] });
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "Use the editor's echo")).stopReason, "end_turn");
+  assert.deepEqual(tunnel.calls.filter((c) => c.refused), [{ tool: "echo", refused: -32099 }], "set-up: the editor refused the call");
+  const told = toolResultText(fake.requests[1], "call_refused");
+  assert.match(told, /editor-tools refused: the workspace is locked/, "the model is told the editor's message");
+  assert.match(told, /-32099/, `promise: the editor's MCP error code (-32099) reaches the model unchanged; the model was told: ${told}`);
+  assert.doesNotMatch(told, /-32000/, `the code is the editor's, not one of ours: ${told}`);
+  assert.equal(toolCallStatuses(h, sessionId, "call_refused").at(-1), "failed", "the editor sees the call fail");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
 // ------------------------------------------------------------------------------------------
 // lifecycle: orphans, session/close, required servers
 // ------------------------------------------------------------------------------------------
@@ -230,18 +263,6 @@ function markedRun(ctx) {
   return { marker, dir, bin, server };
 }
 
-function describePids(pids) {
-  return pids
-    .map((p) => {
-      try {
-        return `${p}: ${fs.readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ").trim()}`;
-      } catch {
-        return `${p}: (gone)`;
-      }
-    })
-    .join("; ");
-}
-
 for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)", "agent killed with SIGKILL"]) {
   scenario(`orphans: ${how} mid-call leaves no agent, MCP server or grandchild behind (within 2 s)`, async (ctx) => {
     const run = markedRun(ctx);
@@ -255,17 +276,16 @@ for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)", "agen
     turn.catch(() => {});
     // mid-call: the tool call is running and the server has entered the slow tool
     await h.waitUntil(() => fs.existsSync(path.join(run.dir, "slow-started")), { timeout: 15000, label: "the slow tool started" });
-    const before = pgrep(run.marker);
-    const cmdlines = describePids(before);
-    assert.equal(before.length, 4, `agent, its orphan guard, server and grandchild carry the marker: ${cmdlines}`);
-    assert.match(cmdlines, /__orphan-guard/);
-    assert.ok(before.includes(h.pid), `the agent ${h.pid} is found by the marker: ${cmdlines}`);
-    assert.match(cmdlines, new RegExp(`sleep-${run.marker} 300`));
-    assert.match(cmdlines, new RegExp(`marked-server\\.mjs ${run.marker}`));
-    const update = h.updatesOf(sessionId).find((u) => u.toolCallId === "call_slow" && u.status === "in_progress");
-    assert.ok(update, "the tool call is in progress");
+    // Set-up: what has to be running for the scenario to mean anything (how the agent guards
+    // against orphans, e.g. a helper process of its own, is not part of the promise).
+    const cmdlines = describePids(pgrep(run.marker));
+    assert.ok(pgrep(run.marker).includes(h.pid), `set-up: the agent ${h.pid} is found by the marker: ${cmdlines}`);
+    assert.match(cmdlines, new RegExp(`sleep-${run.marker} 300`), "set-up: the MCP server's grandchild is running");
+    assert.match(cmdlines, new RegExp(`marked-server\\.mjs ${run.marker}`), "set-up: the MCP server is running");
+    // (the update may still be on its way when the server has already started the call)
+    await h.waitForUpdate((n) => n.sessionId === sessionId && n.update.toolCallId === "call_slow" && n.update.status === "in_progress",
+      { timeout: 5000, label: "set-up: the tool call is in progress" });
 
-    const t0 = Date.now();
     if (how === "stdin EOF") {
       h.child.stdin.end();
     } else if (how === "agent killed with SIGKILL") {
@@ -274,12 +294,10 @@ for (const how of ["stdin EOF", "client gone (stdin EOF + stdout closed)", "agen
       h.child.stdin.destroy();
       h.child.stdout.destroy();
     }
-    let left = before;
-    try {
-      await waitUntil(() => (left = pgrep(run.marker)).length === 0, { timeout: 2000, interval: 25, label: "no marked process left" });
-    } catch {
-      assert.fail(`${Date.now() - t0} ms after ${how}, still running: ${describePids(left)}`);
-    }
+    await assertProcessesGone(() => pgrep(run.marker), {
+      within: 2000,
+      promise: `after ${how} mid-call, nothing the agent started outlives it (the agent, anything it runs, the MCP server and its grandchild are gone within 2 s)`,
+    });
     const exit = await Promise.race([h.exited, sleep(500).then(() => null)]);
     assert.ok(exit, "the agent exited");
     if (how !== "agent killed with SIGKILL") assert.equal(exit.signal, null, `the agent exited by itself: ${JSON.stringify(exit)}`);
@@ -302,17 +320,11 @@ scenario("session/close stops that session's stdio MCP server and its grandchild
   await h.waitUntil(() => pgrep(other).length === 2, { timeout: 10000, label: "session B's server and grandchild running" });
   const otherPids = pgrep(other);
 
-  const t0 = Date.now();
   assert.deepEqual(await h.request("session/close", { sessionId: a.sessionId }), {});
-  let left = ours;
-  try {
-    await waitUntil(() => (left = [serverPid, grandchildPid].filter((p) => pgrep(run.marker).includes(p))).length === 0, {
-      timeout: 2000,
-      label: "session A's MCP processes gone",
-    });
-  } catch {
-    assert.fail(`${Date.now() - t0} ms after session/close, still running: ${describePids(left)}`);
-  }
+  await assertProcessesGone(() => [serverPid, grandchildPid].filter((p) => pgrep(run.marker).includes(p)), {
+    within: 2000,
+    promise: "session/close stops the session's stdio MCP server and its grandchild (within 2 s)",
+  });
   assert.deepEqual(pgrep(other).sort(), otherPids.sort(), "session B's server is untouched");
   assert.equal(h.exitInfo, null, "the agent keeps running");
   // the closed session is gone; session B still reaches its own server
@@ -343,12 +355,34 @@ scenario("session/close mid-call: the turn ends cancelled, the call fails, the s
   assert.deepEqual(await turn, { stopReason: "cancelled" });
   const slow = toolCallsById(h, sessionId).get("call_slow");
   assert.equal(slow.at(-1).status, "failed", JSON.stringify(slow));
-  let left = before;
-  try {
-    await waitUntil(() => (left = pgrep(run.marker)).length === 0, { timeout: Math.max(0, 2000 - (Date.now() - t0)), label: "no marked process left" });
-  } catch {
-    assert.fail(`${Date.now() - t0} ms after session/close, still running: ${describePids(left)}`);
-  }
+  await assertProcessesGone(() => pgrep(run.marker), {
+    within: Math.max(0, 2000 - (Date.now() - t0)),
+    promise: "session/close mid-call stops the session's MCP server and its grandchild (within 2 s)",
+  });
+  assert.equal(h.exitInfo, null, "the agent keeps running");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
+scenario("session/close SIGKILLs a stdio MCP server that ignores SIGTERM and stdin EOF: none is left within 3 s", async (ctx) => {
+  const run = markedRun(ctx);
+  const { fake, ws, h } = await ctx.setup({
+    script: [{ toolCalls: [{ id: "call_pid", name: "mcp__marked__pid", arguments: {} }] }, { text: "got the pid" }],
+  });
+  const stubborn = { ...run.server(), env: [{ name: "MARKED_IGNORE_TERM", value: "1" }] };
+  const { sessionId } = await h.newSession(ws, { mcpServers: [stubborn] });
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "What is the server's pid?")).stopReason, "end_turn");
+  const [serverPid, grandchildPid] = toolResultText(fake.requests[1], "call_pid").split(" ").map(Number);
+  const running = pgrep(run.marker);
+  assert.ok(running.includes(serverPid) && running.includes(grandchildPid), `set-up: the server and its grandchild run: ${describePids(running)}`);
+  const ignored = fs.readFileSync(`/proc/${serverPid}/status`, "utf8").match(/^SigCgt:\s*([0-9a-f]+)/m);
+  assert.ok(ignored && (BigInt(`0x${ignored[1]}`) & (1n << 14n)), "set-up: the server handles (ignores) SIGTERM itself");
+
+  assert.deepEqual(await h.request("session/close", { sessionId }), {});
+  await assertProcessesGone(() => pgrep(run.marker), {
+    within: 3000,
+    promise: "session/close ends a stdio MCP server that ignores SIGTERM (SIGKILL after a grace period): no process of it is left",
+  });
   assert.equal(h.exitInfo, null, "the agent keeps running");
   h.assertSchemaClean();
 }, { timeout: 60000 });

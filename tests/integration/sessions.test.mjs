@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, waitUntil, toolResults } from "./harness.mjs";
+import { scenario, waitUntil, systemPrompt, toolResultText, toolResults } from "./harness.mjs";
 
 const PATCH = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-draft\n+final\n*** End Patch";
 
@@ -107,28 +107,40 @@ scenario("session/list filters by cwd and pages; resume restores without replay;
   h.assertSchemaClean();
 });
 
-scenario("a long conversation is compacted: the next request carries the summary and AGENTS.md", async (ctx) => {
+scenario("a long conversation is compacted: the next request carries the summary, AGENTS.md and the deeper AGENTS.md read before", async (ctx) => {
+  const DEEPER = "In pkg, indent with tabs: rule pkg-7f3a9c.";
   const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_read", name: "read_file", arguments: { path: "pkg/util.c" } }] },
     { text: "Big answer.", usage: { input: 900, output: 50 } },  // 950 of a 1000-token window
     { text: "SUMMARY: the user asked about the build." },        // the compaction request
     { text: "Answer after compaction." },
   ]);
-  const ws = ctx.workspace({ "AGENTS.md": "Always run make test.\n" });
+  const ws = ctx.workspace({
+    "AGENTS.md": "Always run make test.\n",
+    "pkg/AGENTS.md": `${DEEPER}\n`,
+    "pkg/util.c": "int util(void);\n",
+  });
   const home = ctx.configHome({ modelUrl: fake.url, providerYaml: "context_window: 1000" });
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   const { sessionId } = await h.newSession(ws);
   await h.prompt(sessionId, "tell me about the build");
+  // set-up: the deeper AGENTS.md reached the model only with the read, never in a system prompt
+  assert.match(toolResultText(fake.requests[1], "call_read"), /pkg-7f3a9c/, "set-up: pkg/AGENTS.md joins the context with the read");
   assert.equal((await h.prompt(sessionId, "and the tests?")).stopReason, "end_turn");
-  assert.equal(fake.requests.length, 3);
-  const compaction = JSON.stringify(fake.requests[1].body.messages);
+  assert.equal(fake.requests.length, 4);
+  for (const r of fake.requests) assert.doesNotMatch(systemPrompt(r), /pkg-7f3a9c/, "set-up: pkg/AGENTS.md is never in the system prompt");
+  const compaction = JSON.stringify(fake.requests[2].body.messages);
   assert.match(compaction, /Summarise this conversation/);
-  const next = fake.requests[2].body;
+  const next = fake.requests[3].body;
   const text = JSON.stringify(next.messages);
   assert.match(text, /SUMMARY: the user asked about the build\./);
   assert.doesNotMatch(text, /Big answer\./, "older turns were replaced by the summary");
+  assert.doesNotMatch(text, /int util\(void\)/, "the read itself was replaced by the summary");
   assert.match(text, /and the tests\?/);
   assert.match(JSON.stringify(next), /Always run make test\./, "AGENTS.md is still in the request");
+  assert.ok(text.includes(DEEPER), "promise: a deeper AGENTS.md the model had read is re-added after compaction; " +
+    `the request after compaction does not carry pkg/AGENTS.md's "${DEEPER}"`);
   assert.match(h.textOf(sessionId), /Compacted/, "the user sees that it happened");
   h.assertSchemaClean();
 });

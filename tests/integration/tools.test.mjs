@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, expectRpcError, toolCallsById, toolResults } from "./harness.mjs";
+import { scenario, expectRpcError, toolCallStatuses, toolCallText, toolCallsById, toolResultText, toolResults } from "./harness.mjs";
 
 const PATCH = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch";
 const patchFor = (file, from, to) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-${from}\n+${to}\n*** End Patch`;
@@ -178,6 +178,59 @@ scenario("allow_always: a second edit in the same session asks nothing", async (
   assert.equal((await h.prompt(sessionId, "second edit")).stopReason, "end_turn");
   assert.equal(fs.readFileSync(file, "utf8"), "new line\n");
   assert.equal(h.requestsOf("session/request_permission").length, 1);
+  h.assertSchemaClean();
+});
+
+scenario("reject_always: the next call of that tool in the session is refused without asking, and the model is told", async (ctx) => {
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_b1", name: "bash", arguments: { command: "touch first-ran" } }] },
+      { text: "I will not run it." },
+      { toolCalls: [{ id: "call_b2", name: "bash", arguments: { command: "touch second-ran" } }] },
+      { text: "Still not allowed." },
+    ],
+    agentOpts: { permission: "reject_always" },
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "run the first command")).stopReason, "end_turn");
+  const asked = h.requestsOf("session/request_permission");
+  assert.equal(asked.length, 1, "set-up: the first call asks");
+  assert.ok(asked[0].params.options.some((o) => o.kind === "reject_always"), "set-up: a reject_always option is offered");
+  assert.match(toolResultText(fake.requests[1], "call_b1"), /reject/i, "set-up: the first call is refused");
+
+  assert.equal((await h.prompt(sessionId, "run the second command")).stopReason, "end_turn");
+  const promise = "after 'Always reject bash', the next bash call in the session is refused without asking";
+  assert.equal(h.requestsOf("session/request_permission").length, 1, `${promise}: the editor is not asked again`);
+  assert.deepEqual(h.requestsOf("terminal/create").map((r) => r.params.command), [], `${promise}: nothing ran`);
+  assert.ok(!fs.existsSync(path.join(ws, "second-ran")) && !fs.existsSync(path.join(ws, "first-ran")), `${promise}: nothing ran`);
+  assert.equal(fake.requests.length, 4);
+  const told = toolResultText(fake.requests[3], "call_b2");
+  assert.match(told, /reject|refus/i, `${promise}: the model is told it was refused; it was told: ${told}`);
+  assert.equal(toolCallStatuses(h, sessionId, "call_b2").at(-1), "failed", `${promise}: the editor sees the call fail`);
+  h.assertSchemaClean();
+});
+
+scenario("permission answered `cancelled` by the editor: the model is told the call was cancelled, not rejected", async (ctx) => {
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: PATCH } }] },
+      { text: "The edit was cancelled." },
+    ],
+    files: { "hello.txt": "old line\n" },
+    agentOpts: { permission: "cancelled" },
+  });
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "Fix hello.txt");
+  assert.equal(h.requestsOf("session/request_permission").length, 1, "set-up: the edit asked");
+  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "nothing was edited");
+  assert.equal(h.requestsOf("fs/write_text_file").length, 0, "nothing was written");
+  const promise = "a permission prompt the editor cancelled is reported to the model as cancelled, not as the user's rejection";
+  assert.ok(fake.requests.length >= 2, `${promise}: the model hears about the call (${fake.requests.length} request(s))`);
+  const told = toolResultText(fake.requests[1], "call_patch");
+  assert.match(told, /cancel/i, `${promise}; the model was told: ${told}`);
+  assert.doesNotMatch(told, /reject/i, `${promise}; the model was told: ${told}`);
+  assert.equal(toolCallStatuses(h, sessionId, "call_patch").at(-1), "failed", "the editor sees the call end (failed), not left pending");
+  assert.doesNotMatch(toolCallText(h, sessionId, "call_patch"), /reject/i, "the editor is not told the user rejected it");
   h.assertSchemaClean();
 });
 

@@ -10,6 +10,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <functional>
+#include <stdexcept>
+#include <string>
+
 #include "acp/params.hpp"
 
 namespace {
@@ -27,7 +31,31 @@ class ConnectionTest : public ::testing::Test {
   MemoryTransport transport;
   acp::Connection conn{ioc.get_executor(), transport};
 
-  json::value last() { return transport.sent.back(); }
+  // What the connection wrote. A missing message is a failure with a message, never a crash:
+  // these return an empty object then, whose .at() throws, which gtest reports as this test's failure.
+  json::value last() {
+    if (transport.sent.empty()) {
+      ADD_FAILURE() << "expected the connection to have written a message; it wrote nothing";
+      return json::object{};
+    }
+    return transport.sent.back();
+  }
+  json::value sent(std::size_t i) {
+    if (i >= transport.sent.size()) {
+      ADD_FAILURE() << "expected message #" << i << " from the connection; it wrote " << transport.sent.size();
+      return json::object{};
+    }
+    return transport.sent[i];
+  }
+  // The response to the request with this id (the first one), or an empty object and a failure.
+  json::value reply_to(const json::value& id) {
+    for (const auto& m : transport.sent)
+      if (auto* o = m.if_object(); o && !o->contains("method") && o->contains("id") && o->at("id") == id) return m;
+    std::string all;
+    for (const auto& m : transport.sent) all += "\n  " + json::serialize(m);
+    ADD_FAILURE() << "no response to request " << json::serialize(id) << "; the connection wrote:" << all;
+    return json::object{};
+  }
   // Runs everything ready without waiting: calls still pending keep timers armed forever.
   void run() {
     ioc.restart();
@@ -74,8 +102,8 @@ TEST_F(ConnectionTest, HandlerResultAndRpcErrorsAreAnsweredWithTheSameId) {
   conn.handle_line(R"({"jsonrpc":"2.0","id":43,"method":"echo","params":{}})");
   run();
   ASSERT_EQ(transport.sent.size(), 2u);
-  EXPECT_EQ(transport.sent[0], json::parse(R"({"jsonrpc":"2.0","id":42,"result":{"text":"hi"}})"));
-  EXPECT_EQ(transport.sent[1], json::parse(R"({"jsonrpc":"2.0","id":43,"error":{"code":-32602,"message":"Invalid params: missing required field 'text'"}})"));
+  EXPECT_EQ(sent(0), json::parse(R"({"jsonrpc":"2.0","id":42,"result":{"text":"hi"}})"));
+  EXPECT_EQ(sent(1), json::parse(R"({"jsonrpc":"2.0","id":43,"error":{"code":-32602,"message":"Invalid params: missing required field 'text'"}})"));
 }
 
 TEST_F(ConnectionTest, OutgoingCallsMatchRepliesByIdInAnyOrder) {
@@ -89,8 +117,8 @@ TEST_F(ConnectionTest, OutgoingCallsMatchRepliesByIdInAnyOrder) {
   boost::asio::co_spawn(ioc, caller("b"), boost::asio::detached);
   run();
   ASSERT_EQ(transport.sent.size(), 2u);
-  auto id_a = transport.sent[0].at("id");
-  auto id_b = transport.sent[1].at("id");
+  auto id_a = sent(0).at("id");
+  auto id_b = sent(1).at("id");
   conn.handle_line(json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id_b}, {"result", {{"v", "B"}}}}));
   conn.handle_line(json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id_a}, {"result", {{"v", "A"}}}}));
   run();
@@ -114,7 +142,7 @@ TEST_F(ConnectionTest, CancellingAnOutgoingCallTellsThePeerAndFailsTheCall) {
   run();
   EXPECT_EQ(code, acp::error_code::kRequestCancelled);
   EXPECT_EQ(last().at("method"), "$/cancel_request");
-  EXPECT_EQ(last().at("params").at("requestId"), transport.sent[0].at("id"));
+  EXPECT_EQ(last().at("params").at("requestId"), sent(0).at("id"));
 }
 
 TEST_F(ConnectionTest, CancelRequestNotificationCancelsTheRunningHandler) {
@@ -132,6 +160,54 @@ TEST_F(ConnectionTest, CancelRequestNotificationCancelsTheRunningHandler) {
   conn.handle_line(R"({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"w1"}})");
   run();
   EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":"w1","error":{"code":-32800,"message":"Request cancelled"}})"));
+}
+
+// A handler that waits until its request is cancelled, then fails the way `fail` says.
+void register_fails_after_cancel(acp::Connection& conn, boost::asio::io_context& ioc, std::string method,
+                                 std::function<void()> fail) {
+  conn.on_request(method, [&ioc, fail](json::value, acp::RequestContext ctx) -> acp::awaitable<json::value> {
+    boost::asio::steady_timer gate(ioc, boost::asio::steady_timer::time_point::max());
+    auto reg = ctx.cancel->on_cancel([&] { gate.cancel(); });
+    if (!ctx.cancel->cancelled()) co_await gate.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    fail();
+    co_return json::object{};
+  });
+}
+
+TEST_F(ConnectionTest, ARequestCancelledThenFailingIsAnsweredRequestCancelledNotInternalError) {
+  register_fails_after_cancel(conn, ioc, "fails-plainly", [] { throw std::runtime_error("the work was interrupted"); });
+  register_fails_after_cancel(conn, ioc, "fails-internally",
+                              [] { throw acp::RpcError(acp::error_code::kInternalError, "half done"); });
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"p1","method":"fails-plainly"})");
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"i1","method":"fails-internally"})");
+  run();
+  ASSERT_TRUE(transport.sent.empty()) << "the handlers are still waiting: nothing is answered yet";
+  conn.handle_line(R"({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p1"}})");
+  conn.handle_line(R"({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"i1"}})");
+  run();
+  for (const char* id : {"p1", "i1"}) {
+    auto reply = reply_to(id);
+    const auto* code = reply.is_object() && reply.as_object().contains("error")
+                           ? reply.at("error").as_object().if_contains("code") : nullptr;
+    ASSERT_TRUE(code) << "request " << id << " is answered with an error: " << json::serialize(reply);
+    EXPECT_EQ(*code, acp::error_code::kRequestCancelled)
+        << "promise: a request cancelled with $/cancel_request that then fails is answered -32800 (request "
+           "cancelled), not -32603; request "
+        << id << " got " << json::serialize(reply);
+  }
+}
+
+TEST_F(ConnectionTest, ARequestFailingWithoutACancelKeepsItsInternalError) {
+  conn.on_request("fails", [](json::value, acp::RequestContext) -> acp::awaitable<json::value> {
+    throw std::runtime_error("broken");
+    co_return json::object{};
+  });
+  conn.handle_line(R"({"jsonrpc":"2.0","id":5,"method":"fails"})");
+  run();
+  auto reply = reply_to(5);
+  ASSERT_TRUE(reply.as_object().contains("error")) << json::serialize(reply);
+  EXPECT_EQ(reply.at("error").at("code"), acp::error_code::kInternalError)
+      << "promise: a failure nobody cancelled is an internal error (-32603): " << json::serialize(reply);
 }
 
 TEST_F(ConnectionTest, ClosingFailsPendingCalls) {

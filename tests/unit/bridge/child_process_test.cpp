@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <future>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -154,13 +157,36 @@ TEST(ChildProcess, TimeoutKillsTheWholeGroup) {
 }
 
 TEST(ChildProcess, TimeoutEscalatesToSigkill) {
-  auto s = spec_of({"bash", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"});
+  // The child ignores SIGTERM and writes its pid (= its process group) so that, should
+  // run_process never escalate to SIGKILL, the test can end it itself and fail in seconds
+  // instead of hanging until ctest's timeout.
+  char dir[] = "/tmp/openvaala-sigkill-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string pid_file = std::string(dir) + "/pid";
+  auto s = spec_of({"bash", "-c", "trap '' TERM; echo $$ > '" + pid_file + "'; echo ready; while :; do sleep 0.05; done"});
   s.timeout = 300ms;
-  ProcessResult r;
-  auto took = time_of([&] { r = run_process(s); });
+  auto task = std::make_shared<std::packaged_task<ProcessResult()>>([s] { return run_process(s); });
+  auto done = task->get_future();
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread worker([task] { (*task)(); });
+  const bool returned = done.wait_for(5s) == std::future_status::ready;
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  if (!returned) {
+    std::ifstream in(pid_file);
+    pid_t pgid = 0;
+    in >> pgid;
+    if (pgid > 0) ::kill(-pgid, SIGKILL);  // what run_process should have done
+    if (done.wait_for(5s) != std::future_status::ready) worker.detach();  // never wait forever
+  }
+  if (worker.joinable()) worker.join();
+  std::remove(pid_file.c_str());
+  ::rmdir(dir);
+  ASSERT_TRUE(returned) << "promise: on timeout a child that ignores SIGTERM is SIGKILLed (after a short grace); "
+                           "run_process had not returned 5 s after a 300 ms timeout";
+  auto r = done.get();
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(took, 5s);
-  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_EQ(r.term_signal, SIGKILL) << "the child that ignores SIGTERM ends by SIGKILL";
   EXPECT_EQ(r.stdout_data, "ready\n");
 }
 
