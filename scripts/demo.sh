@@ -5,5 +5,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+. scripts/node-env.sh   # Node >= 20 first on PATH (for ctest's integration entry and npm too)
 scripts/build.sh
 exec node scripts/demo.mjs "$@"

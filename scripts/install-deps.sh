@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs what building and testing need on Debian 12: compilers and libraries from Debian,
-# and the npm packages of the tests (into this repo's own node_modules).
+# a Node >= 20 (scripts/node-env.sh: the system one, or one from the npm registry in .tools/ when
+# the system has none or an older one, such as Debian 12's nodejs 18), and the npm packages of
+# the tests and the VS Code extension (into this repo's own node_modules folders).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -13,8 +15,14 @@ missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-# node/npm may come from elsewhere than Debian: only install them when absent.
-command -v node >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ nodejs//; s/ npm//')
+# node/npm may come from elsewhere than Debian: only install them when absent. Debian's (Node 18)
+# serve only to fetch a supported Node into .tools/ (scripts/node-env.sh), so they are not needed
+# once that is there.
+if [ -x .tools/bin/node ] && [ -x .tools/bin/npm ]; then
+  missing=$(echo "$missing" | sed 's/ nodejs//; s/ npm//')
+fi
+command -v node >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ nodejs//')
+command -v npm >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ npm//')
 if [ -n "$(echo "$missing" | tr -d ' ')" ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -22,6 +30,9 @@ if [ -n "$(echo "$missing" | tr -d ' ')" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >&2
 fi
+
+# A Node the tests and the extension support, first on PATH for npm below (and its scripts).
+. scripts/node-env.sh
 
 if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "install-deps: npm ci" >&2

@@ -5,6 +5,7 @@
 #        OPENVAALA_TEST_STDERR=1 to echo the agent's stderr; OPENVAALA_KEEP_TMP=1 to keep temp dirs
 set -eu
 cd "$(dirname "$0")/.."
+. scripts/node-env.sh   # Node >= 20 first on PATH (the system one or .tools/bin)
 if [ ! -d node_modules/@agentclientprotocol/sdk ]; then
   echo "run-integration: installing npm devDependencies (npm ci)" >&2
   npm ci --no-audit --no-fund >&2

@@ -4,6 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+. scripts/node-env.sh   # Node >= 20 first on PATH (for ctest's integration entry and npm too)
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j2
 if [ -f editor-extensions/vscode/package.json ]; then

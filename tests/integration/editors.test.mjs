@@ -6,10 +6,43 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { REPO_ROOT, scenario, agentBinary } from "./harness.mjs";
 
 const EXT = path.join(REPO_ROOT, "editor-extensions");
-const PLATFORMS = ["darwin-aarch64", "darwin-x86_64", "linux-aarch64", "linux-x86_64", "windows-aarch64", "windows-x86_64"];
+// What the release really builds (scripts/release.sh, scripts/build-aarch64.sh): the code is
+// Linux-only (docs/PORTING.md), so no macOS or Windows archive may be listed.
+const PLATFORMS = ["linux-aarch64", "linux-x86_64"];
+
+// The ACP Registry's own schema, vendored from agentclientprotocol/registry (see its SOURCE.md).
+const REGISTRY_SCHEMA = path.join(REPO_ROOT, "tests", "fixtures", "acp-registry", "agent.schema.json");
+function registrySchemaValidator() {
+  const require = createRequire(import.meta.url);
+  const Ajv = require("ajv").default; // draft-07, as the schema declares
+  const addFormats = require("ajv-formats").default ?? require("ajv-formats");
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv, ["uri"]);
+  const validate = ajv.compile(JSON.parse(fs.readFileSync(REGISTRY_SCHEMA, "utf8")));
+  return (entry) => (validate(entry) ? [] : validate.errors.map((e) => `${e.instancePath || "/"} ${e.message}${e.params?.additionalProperty ? ` (${e.params.additionalProperty})` : ""}`));
+}
+
+/** The checks of the registry's build (build_registry.py) beyond its schema, offline. */
+function registryBuildProblems(a, dir) {
+  const problems = [];
+  if (a.id !== "openvaala") problems.push(`id ${a.id}: the entry is submitted as openvaala/ and the id must equal the folder name`);
+  for (const [platform, t] of Object.entries(a.distribution?.binary ?? {})) {
+    const m = /\/(?:download|releases)\/v?([\d.]+)\//.exec(t.archive ?? "");
+    if (m && m[1] !== a.version) problems.push(`${platform}: archive URL has version ${m[1]}, entry has ${a.version}`);
+    if (/\.(dmg|pkg|deb|rpm|msi|appimage)$/i.test(t.archive ?? "")) problems.push(`${platform}: installer formats are rejected`);
+  }
+  const svg = fs.readFileSync(path.join(dir, "icon.svg"), "utf8");
+  const w = /<svg[^>]*\swidth=["'](\d+)/.exec(svg)?.[1];
+  const h = /<svg[^>]*\sheight=["'](\d+)/.exec(svg)?.[1];
+  if (w !== "16" || h !== "16") problems.push(`icon.svg must be 16x16 (got ${w}x${h})`);
+  if (!/currentColor/i.test(svg)) problems.push("icon.svg must use currentColor");
+  if (/(fill|stroke)="(?!currentColor|none|inherit)[^"]+"/i.test(svg)) problems.push("icon.svg has a hardcoded colour");
+  return problems;
+}
 
 // ------------------------------------------------------------------------------------------
 // a tiny TOML reader: enough for extension.toml (tables, dotted table names, strings, integers,
@@ -87,7 +120,7 @@ test("tiny TOML reader agrees with smol-toml when available", async () => {
   assert.deepEqual(mine, JSON.parse(JSON.stringify(parse(text))));
 });
 
-test("Zed extension.toml: required keys, six targets with release archives, cmd, args acp, files exist", () => {
+test("Zed extension.toml: required keys, the Linux targets the release builds (no macOS/Windows), cmd, args acp, files exist, LICENSE", () => {
   const dir = path.join(EXT, "zed");
   const m = parseToml(fs.readFileSync(path.join(dir, "extension.toml"), "utf8"));
   for (const k of ["id", "name", "version", "schema_version", "authors", "description", "repository"]) assert.ok(m[k] !== undefined, `missing ${k}`);
@@ -100,10 +133,10 @@ test("Zed extension.toml: required keys, six targets with release archives, cmd,
   const svg = fs.readFileSync(path.join(dir, a.icon), "utf8");
   assert.match(svg, /<svg[\s>]/);
   assert.doesNotMatch(svg, /(fill|stroke)="(?!currentColor|none)[^"]+"/, "monochrome icon (currentColor)");
-  assert.deepEqual(Object.keys(a.targets).sort(), [...PLATFORMS].sort());
+  assert.deepEqual(Object.keys(a.targets).sort(), [...PLATFORMS].sort(), "extension.toml lists exactly the archives the release builds");
   for (const [platform, t] of Object.entries(a.targets)) {
     assert.match(t.archive, archiveRe(m.version, platform), platform);
-    assert.equal(t.cmd, platform.startsWith("windows") ? "./bin/openvaala.exe" : "./bin/openvaala");
+    assert.equal(t.cmd, "./bin/openvaala");
     assert.deepEqual(t.args, ["acp"]);
     if (t.sha256 !== undefined) assert.match(t.sha256, /^[0-9a-f]{64}$/);
   }
@@ -112,30 +145,41 @@ test("Zed extension.toml: required keys, six targets with release archives, cmd,
   const settings = JSON.parse(block[1]);
   assert.equal(settings.agent_servers.OpenVaala.type, "custom");
   assert.deepEqual(settings.agent_servers.OpenVaala.args, ["acp"]);
+  // Zed's extension CI: a LICENSE* file at the extension's root with an accepted licence.
+  const lic = fs.readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+  assert.ok(lic, "editor-extensions/zed/ has the LICENSE file Zed's extension CI requires");
+  assert.match(fs.readFileSync(path.join(dir, lic), "utf8"), /^MIT License\n[\s\S]*Permission is hereby granted, free of charge/, "the LICENSE is the MIT text (accepted by Zed)");
+  // The registry is the first way in (Zed no longer accepts new agent-server extensions).
+  const firstSection = readme.split(/\n## /)[1] ?? "";
+  assert.match(firstSection, /ACP Registry/, "the Zed README's first section is the ACP Registry");
 });
 
-test("ACP Registry agent.json: schema fields, binary per platform matching the Zed targets, icon", () => {
+test("ACP Registry agent.json: valid against the registry's own schema and build checks; only the Linux archives the release builds", () => {
   const dir = path.join(EXT, "registry");
   const a = JSON.parse(fs.readFileSync(path.join(dir, "agent.json"), "utf8"));
-  for (const k of ["id", "name", "version", "description", "distribution"]) assert.ok(a[k], `missing ${k}`);
-  assert.match(a.id, /^[a-z][a-z0-9-]*$/);
-  assert.match(a.version, /^\d+\.\d+\.\d+/);
-  const allowedTop = ["id", "name", "version", "description", "repository", "website", "authors", "license", "license_url", "icon", "distribution"];
-  for (const k of Object.keys(a)) assert.ok(allowedTop.includes(k), `unknown key ${k}`);
-  assert.deepEqual(Object.keys(a.distribution), ["binary"]);
+  assert.deepEqual(registrySchemaValidator()(a), [], "agent.json passes the ACP Registry's agent.schema.json");
+  assert.deepEqual(registryBuildProblems(a, dir), [], "agent.json passes the registry build's other checks");
   const zed = parseToml(fs.readFileSync(path.join(EXT, "zed", "extension.toml"), "utf8"));
   assert.equal(a.version, zed.version, "same version as the Zed extension");
-  assert.deepEqual(Object.keys(a.distribution.binary).sort(), [...PLATFORMS].sort());
+  assert.deepEqual(Object.keys(a.distribution.binary).sort(), [...PLATFORMS].sort(), "agent.json lists exactly the archives the release builds");
   for (const [platform, t] of Object.entries(a.distribution.binary)) {
-    for (const k of Object.keys(t)) assert.ok(["archive", "sha256", "cmd", "args", "env"].includes(k), `${platform}: unknown key ${k}`);
     assert.match(t.archive, archiveRe(a.version, platform));
     assert.equal(t.archive, zed.agent_servers.openvaala.targets[platform].archive);
     assert.equal(t.cmd, zed.agent_servers.openvaala.targets[platform].cmd);
     assert.deepEqual(t.args, ["acp"]);
-    if (t.sha256 !== undefined) assert.match(t.sha256, /^[a-fA-F0-9]{64}$/);
   }
-  const svg = fs.readFileSync(path.join(dir, "icon.svg"), "utf8");
-  assert.doesNotMatch(svg, /(fill|stroke)="(?!currentColor|none)[^"]+"/);
+});
+
+test("the vendored registry schema is the real one: it rejects what the registry rejects", () => {
+  const validate = registrySchemaValidator();
+  const a = JSON.parse(fs.readFileSync(path.join(EXT, "registry", "agent.json"), "utf8"));
+  const t = Object.values(a.distribution.binary)[0];
+  const bad = (mut) => { const c = structuredClone(a); mut(c, Object.values(c.distribution.binary)[0]); return validate(c); };
+  assert.notDeepEqual(bad((c, x) => { x.checksum = "ab"; }), [], "an unknown key in a binary target is refused");
+  assert.notDeepEqual(bad((c, x) => { x.sha256 = "not-hex"; }), [], "a sha256 that is not 64 hex digits is refused");
+  assert.notDeepEqual(bad((c) => { c.distribution.binary["freebsd-x86_64"] = { ...t }; }), [], "an unknown platform is refused");
+  assert.notDeepEqual(bad((c) => { delete c.name; }), [], "a missing name is refused");
+  assert.deepEqual(bad((c, x) => { x.sha256 = "a".repeat(64); }), [], "a 64-hex sha256 is accepted");
 });
 
 test("VS Code package.json: entry point source, contributed views/commands and their icons exist", () => {
@@ -229,15 +273,14 @@ import os from "node:os";
 import crypto from "node:crypto";
 import { agentBinaryExists } from "./harness.mjs";
 
-test("release.sh builds openvaala-<version>-<os>-<arch>.tar.gz with bin/openvaala, the skill and docs", { skip: !agentBinaryExists() && "binary not built", timeout: 120000 }, () => {
+test("release.sh builds openvaala-<version>-linux-<arch>.tar.gz with bin/openvaala, the skill and docs", { skip: !agentBinaryExists() && "binary not built", timeout: 120000 }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), "ov-rel-"));
   try {
     const before = fs.readFileSync(path.join(EXT, "zed", "extension.toml"), "utf8");
     const archive = execFileSync("sh", [path.join(REPO_ROOT, "scripts", "release.sh"), "--no-manifests", "--out", out, "--build-dir", path.dirname(agentBinary())], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n").pop();
     const version = parseToml(before).version;
-    const osName = { linux: "linux", darwin: "darwin", win32: "windows" }[process.platform];
     const arch = { x64: "x86_64", arm64: "aarch64" }[process.arch];
-    assert.equal(path.basename(archive), `openvaala-${version}-${osName}-${arch}.tar.gz`);
+    assert.equal(path.basename(archive), `openvaala-${version}-linux-${arch}.tar.gz`);
     const list = execFileSync("tar", ["tzf", archive], { encoding: "utf8" }).split("\n");
     assert.ok(list.includes("./bin/openvaala"), list.join(" "));
     assert.ok(list.some((l) => l.endsWith("SKILL.md")), "the built-in skill");
@@ -252,4 +295,81 @@ test("release.sh builds openvaala-<version>-<os>-<arch>.tar.gz with bin/openvaal
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
+});
+
+test("release.sh writes the archive's sha256 into a copy of the manifests, and the agent.json it writes passes the registry's schema", { skip: !agentBinaryExists() && "binary not built", timeout: 120000 }, () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ov-rel-m-"));
+  try {
+    for (const f of ["zed/extension.toml", "registry/agent.json"]) {
+      fs.mkdirSync(path.join(tmp, "editor-extensions", path.dirname(f)), { recursive: true });
+      fs.copyFileSync(path.join(EXT, f), path.join(tmp, "editor-extensions", f));
+    }
+    const before = fs.readFileSync(path.join(EXT, "registry", "agent.json"), "utf8");
+    const archive = execFileSync("sh", [path.join(REPO_ROOT, "scripts", "release.sh"), "--manifests-in", tmp, "--out", path.join(tmp, "out"), "--build-dir", path.dirname(agentBinary())], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n").pop();
+    const sha = crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
+    const target = `linux-${{ x64: "x86_64", arm64: "aarch64" }[process.arch]}`;
+    const a = JSON.parse(fs.readFileSync(path.join(tmp, "editor-extensions", "registry", "agent.json"), "utf8"));
+    assert.deepEqual(registrySchemaValidator()(a), [], "the agent.json release.sh writes passes the ACP Registry's schema");
+    assert.equal(a.distribution.binary[target].sha256, sha, "agent.json records the archive's sha256");
+    assert.deepEqual(Object.keys(a.distribution.binary).sort(), [...PLATFORMS].sort());
+    const zed = parseToml(fs.readFileSync(path.join(tmp, "editor-extensions", "zed", "extension.toml"), "utf8"));
+    assert.equal(zed.agent_servers.openvaala.targets[target].sha256, sha, "extension.toml records the archive's sha256");
+    assert.equal(fs.readFileSync(path.join(EXT, "registry", "agent.json"), "utf8"), before, "--manifests-in leaves the repository's manifests alone");
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+// ------------------------------------------------------------------------------------------
+// docs/editors.md: the registry first; CodeCompanion connects as its current source does
+// ------------------------------------------------------------------------------------------
+
+test("docs/editors.md: the ACP Registry is the first way in, for the doc and for Zed", () => {
+  const sections = DOC.split(/\n## /).slice(1).map((x) => x.split("\n")[0]);
+  assert.match(sections[0], /ACP Registry/, `first section is the registry (sections: ${sections.join(" | ")})`);
+  const zed = DOC.split(/\n## /).find((x) => x.startsWith("Zed"));
+  assert.ok(zed.indexOf("Registry") >= 0 && zed.indexOf("Registry") < zed.indexOf("```"), "the Zed section names the registry before the settings snippet");
+  assert.match(zed, /"type": "custom"/, "the Zed settings snippet is a custom agent server");
+});
+
+// What CodeCompanion's ACP adapters bring when extended (olimorris/codecompanion.nvim at
+// f1afd02537c68b3dd6e0d41d4adda5ef538e0473, lua/codecompanion/adapters/acp/*.lua): the
+// inherited defaults.auth_method, and whether the adapter answers auth itself (handlers.auth).
+const CODECOMPANION_ACP_BASES = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "editors", "codecompanion-acp-adapters.json"), "utf8")).adapters;
+
+/** The CodeCompanion snippet's adapter as the plugin resolves it (extend = deep merge). */
+function codeCompanionAdapter(doc) {
+  const sec = doc.split(/\n## /).find((x) => x.startsWith("Neovim: CodeCompanion"));
+  const lua = /```lua\n([\s\S]*?)```/.exec(sec)[1];
+  const base = /adapters"\)\.extend\("([a-z_]+)"/.exec(lua)?.[1];
+  const own = /auth_method\s*=\s*"([^"]+)"/.exec(lua)?.[1];
+  const overridesAuthHandler = /handlers\s*=\s*\{[\s\S]*\bauth\s*=/.test(lua);
+  return { lua, base, authMethod: own ?? CODECOMPANION_ACP_BASES[base]?.auth_method ?? null, authHandler: !overridesAuthHandler && !!CODECOMPANION_ACP_BASES[base]?.auth_handler };
+}
+
+test("docs/editors.md CodeCompanion: current `interactions` key, a known base adapter", () => {
+  const cc = codeCompanionAdapter(DOC);
+  assert.ok(cc.base && CODECOMPANION_ACP_BASES[cc.base], `extends a CodeCompanion ACP adapter (${cc.base})`);
+  assert.match(cc.lua, /\binteractions\s*=\s*\{/, "uses CodeCompanion's current `interactions` key");
+  assert.doesNotMatch(cc.lua, /\bstrategies\s*=/, "not the deprecated `strategies` key");
+});
+
+scenario("docs/editors.md CodeCompanion: the auth method CodeCompanion sends is one the agent advertises, and authenticate succeeds", async (ctx) => {
+  const cc = codeCompanionAdapter(DOC);
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ provider: "openai", modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  // CodeCompanion's parameters: fs read/write, no terminal
+  const init = await h.initialize({ clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
+  const ids = (init.authMethods ?? []).map((m) => m.id);
+  // Connection:_authenticate (lua/codecompanion/acp/init.lua): an adapter auth handler wins;
+  // otherwise a wanted auth_method that the agent does not advertise is a refusal, and no wanted
+  // method means the first advertised one.
+  if (cc.authHandler) return;
+  if (ids.length === 0) return;
+  assert.ok(cc.authMethod === null || ids.includes(cc.authMethod),
+    `CodeCompanion would refuse to connect: the snippet's adapter wants auth_method "${cc.authMethod}" (from ${cc.base}), the agent advertises ${ids.join(", ")}`);
+  const method = cc.authMethod ?? ids[0];
+  assert.deepEqual(await h.request("authenticate", { methodId: method }), {}, `authenticate(${method}) succeeds with a configured model`);
 });
