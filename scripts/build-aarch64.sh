@@ -8,9 +8,22 @@
 #   scripts/build-aarch64.sh [cmake --build options, e.g. --target openvaala]
 # Env: BUILD_DIR (default build-aarch64); OPENVAALA_BUILD_LOCK=<file> to hold flock on it while
 # compiling (machines whose cores are shared); CMAKE_CXX_COMPILER_LAUNCHER (e.g. ccache).
+#
+# Caution: Debian 12's libyaml-cpp-dev is not multiarch-co-installable, so installing the :arm64
+# one removes the amd64 one and the native build stops configuring. This script puts the amd64
+# package back when it exits (pass KEEP_ARM64_YAML=1 to skip that).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-aarch64}
+restore_native_yaml() {
+  [ "${KEEP_ARM64_YAML:-}" = 1 ] && return 0
+  if ! dpkg-query -W -f='${Status}' libyaml-cpp-dev:amd64 2>/dev/null | grep -q "install ok installed"; then
+    echo "build-aarch64: putting back libyaml-cpp-dev:amd64 for the native build" >&2
+    S=""; [ "$(id -u)" -ne 0 ] && S="sudo"
+    DEBIAN_FRONTEND=noninteractive $S apt-get install -y -qq libyaml-cpp-dev:amd64 >&2 || true
+  fi
+}
+trap restore_native_yaml EXIT
 
 PKGS="g++-aarch64-linux-gnu qemu-user-static cmake pkg-config
 libboost1.81-dev:arm64 libboost-json1.81-dev:arm64 libboost-url1.81-dev:arm64
