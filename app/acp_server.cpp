@@ -13,7 +13,7 @@
 #include "acp/connection.hpp"
 #include "acp/transport.hpp"
 #include "app/cli.hpp"
-#include "bridge/mcp/transport.hpp"
+#include "bridge/process/process_groups.hpp"
 #include "bridge/process/orphan_guard.hpp"
 #include "runtime/server/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
@@ -81,7 +81,7 @@ int run_acp_server() {
   });
   ioc.run();
   // Nothing we started may outlive us: MCP servers' process groups go before we exit.
-  bridge::mcp::kill_all_server_process_groups();
+  bridge::process::kill_all_process_groups();
   transport->flush_and_stop();
   pool.join();  // local commands were told to stop; their process groups are killed
   spdlog::shutdown();

@@ -45,6 +45,7 @@
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "bridge/mcp/client.hpp"
 #include "bridge/mcp/naming.hpp"
+#include "bridge/process/process_groups.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/tools/mcp_tool.hpp"
 
@@ -376,7 +377,7 @@ int run_cli(int argc, char** argv) {
     char buf[256];
     while (::read(STDIN_FILENO, buf, sizeof buf) > 0) {
     }
-    bridge::mcp::kill_all_server_process_groups();
+    bridge::process::kill_all_process_groups();
     std::_Exit(3);
   }).detach();
   ioc.run();
@@ -471,7 +472,7 @@ int run_acp() {
       [&] {
         guard.reset();
         for (auto& m : managers) m->kill_now();
-        bridge::mcp::kill_all_server_process_groups();
+        bridge::process::kill_all_process_groups();
         conn.close();
         ioc.stop();
       },
