@@ -21,6 +21,7 @@
 #include "bridge/http/http_client.hpp"
 #include "bridge/http/sse_decoder.hpp"
 #include "bridge/mcp/errors.hpp"
+#include "acp/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/transport.hpp"
 
@@ -125,7 +126,7 @@ class StreamableHttpTransport : public HttpBase {
 
   void send(json::object message) override {
     if (stopped_) {
-      if (is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (acp::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     // The client gave up on a request: stop reading its stream too.
@@ -194,7 +195,7 @@ class StreamableHttpTransport : public HttpBase {
 
   asio::awaitable<void> post(json::object message) {
     auto self = shared_from_this();
-    const bool req = is_request(message);
+    const bool req = acp::json_rpc::is_request(message);
     const json::value id = req ? message.at("id") : json::value(nullptr);
     const std::string id_key = req ? json::serialize(id) : std::string();
     const bool is_init = req && message.at("method").as_string() == "initialize";
@@ -286,7 +287,7 @@ class StreamableHttpTransport : public HttpBase {
             deliver(std::move(m));
             co_return;
           }
-          if (auto* e = m.if_contains("error")) detail = parse_error_object(*e).message;
+          if (auto* e = m.if_contains("error")) detail = acp::json_rpc::error_from(*e).what();
         }
         msg += ": " + detail;
       }
@@ -385,7 +386,7 @@ class SseTransport : public HttpBase {
 
   void send(json::object message) override {
     if (stopped_ || endpoint_.empty()) {
-      if (is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (acp::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     auto self = std::static_pointer_cast<SseTransport>(shared_from_this());
@@ -475,7 +476,7 @@ class SseTransport : public HttpBase {
 
   asio::awaitable<void> post(json::object message) {
     auto self = shared_from_this();
-    const bool req = is_request(message);
+    const bool req = acp::json_rpc::is_request(message);
     const json::value id = req ? message.at("id") : json::value(nullptr);
     std::uint64_t key = 0;
     auto cancel = track(key);

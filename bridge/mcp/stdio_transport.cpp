@@ -21,6 +21,7 @@
 
 #include "acp/line_framer.hpp"
 #include "bridge/mcp/errors.hpp"
+#include "acp/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
@@ -158,7 +159,7 @@ class StdioTransport : public Transport {
 
   void send(json::object message) override {
     if (stopped_ || !in_.is_open()) {
-      if (is_request(message) && handlers_.on_message)
+      if (acp::json_rpc::is_request(message) && handlers_.on_message)
         deliver(error_response(message.at("id"), -32000, "the MCP server process is not running"));
       return;
     }
