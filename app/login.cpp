@@ -25,6 +25,7 @@
 #include "app/cli.hpp"
 #include "runtime/config/credentials.hpp"
 #include "support/file_io.hpp"
+#include "support/text.hpp"
 #include "runtime/config/paths.hpp"
 
 namespace app {
@@ -60,14 +61,6 @@ bool valid_provider_id(const std::string& id) {
   return true;
 }
 
-std::string trim(std::string s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
-
 bool has_control_chars(const std::string& s) {
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7f) return true;
@@ -98,7 +91,7 @@ std::optional<std::string> ask(const std::string& question, const std::string& d
   std::fflush(stderr);
   auto line = read_line();
   if (!line) return std::nullopt;
-  auto v = trim(*line);
+  auto v = support::trim(*line);
   return v.empty() ? def : v;
 }
 
@@ -268,7 +261,7 @@ int run_login(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) return usage(name + " needs a value");
       value = args[++i];
     }
-    *slot = trim(value);
+    *slot = support::trim(value);
   }
   if (opt.api_type && *opt.api_type != "openai" && *opt.api_type != "anthropic")
     return usage("--api-type must be 'openai' or 'anthropic', not '" + *opt.api_type + "'");
@@ -393,10 +386,10 @@ int run_login(const std::vector<std::string>& args) {
   if (interactive) {
     auto line = ask_secret("API key for provider '" + id + "' (input hidden)");
     if (!line) return fail("cancelled");
-    key = trim(*line);
+    key = support::trim(*line);
   } else {
     auto line = read_line();
-    key = line ? trim(*line) : "";
+    key = line ? support::trim(*line) : "";
   }
   if (key.empty())
     return fail(interactive ? "no API key given"

@@ -14,13 +14,16 @@
 #include <sstream>
 
 #include "runtime/engine/loaders.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
+#include "runtime/engine/paths.hpp"
+#include "support/text.hpp"
 
 namespace runtime::engine {
 
 namespace {
 
 using Severity = Diagnostic::Severity;
+using support::trim;
 
 bool write_file_atomic(const fs::path& p, const std::string& text) {
   fs::path tmp = p;

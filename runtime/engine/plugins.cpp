@@ -9,7 +9,9 @@
 
 #include "runtime/engine/loaders.hpp"
 #include "support/file_io.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
+#include "runtime/engine/paths.hpp"
+#include "runtime/engine/text_lines.hpp"
 
 namespace runtime::engine {
 
