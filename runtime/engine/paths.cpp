@@ -5,6 +5,15 @@
 
 namespace runtime::engine {
 
+bool is_file(const fs::path& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+bool is_dir(const fs::path& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 std::optional<std::uintmax_t> regular_file_size(const fs::path& p) {
   struct stat st{};
   if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

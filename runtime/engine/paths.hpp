@@ -9,6 +9,10 @@ namespace runtime::engine {
 
 namespace fs = std::filesystem;
 
+// stat(2) after symlinks, never throwing: a regular file; a folder.
+bool is_file(const fs::path& p);
+bool is_dir(const fs::path& p);
+
 // The file's size in bytes, or nullopt when it is not a regular file (after symlinks).
 std::optional<std::uintmax_t> regular_file_size(const fs::path& p);
 
