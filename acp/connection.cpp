@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "acp/json_rpc.hpp"
 #include "acp/methods.hpp"
 
 namespace acp {
@@ -112,7 +113,7 @@ void Connection::handle_line(std::string_view line) {
     if (id) send_error(reply_id, error_code::kInvalidRequest, "Invalid request: params must be an object");
     return;
   }
-  if (!id) {
+  if (json_rpc::is_notification(obj)) {
     if (name == methods::kCancelRequest) {
       if (params.is_object()) {
         if (auto* rid = params.as_object().if_contains("requestId")) {
@@ -191,12 +192,7 @@ void Connection::dispatch_response(const json::object& msg) {
   auto call = it->second;
   pending_.erase(it);
   if (auto* err = msg.if_contains("error"); err && err->is_object()) {
-    const auto& e = err->as_object();
-    int code = error_code::kInternalError;
-    if (auto* c = e.if_contains("code"); c && c->is_int64()) code = static_cast<int>(c->as_int64());
-    std::string text = "error";
-    if (auto* m = e.if_contains("message"); m && m->is_string()) text = m->as_string();
-    call->error = RpcError(code, text, e.contains("data") ? e.at("data") : json::value(nullptr));
+    call->error = json_rpc::error_from(*err);
   } else {
     call->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
   }

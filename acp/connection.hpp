@@ -15,7 +15,7 @@
 
 #include "support/cancellation.hpp"
 #include "acp/rpc_error.hpp"
-#include "acp/stdio_transport.hpp"
+#include "acp/transport.hpp"
 
 namespace acp {
 

@@ -1,13 +1,47 @@
-#include "acp/stdio_transport.hpp"
-
+// The stdio transport: a blocking reader thread on the input and a batching writer thread.
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <spdlog/spdlog.h>
+#include <thread>
 #include <unistd.h>
 
 #include "acp/line_framer.hpp"
+#include "acp/transport.hpp"
 
 namespace acp {
+
+namespace {
+
+class StdioTransport : public Transport {
+ public:
+  StdioTransport(boost::asio::any_io_executor executor, int in_fd, int out_fd);
+  ~StdioTransport() override;
+
+  void start(Handlers handlers) override;
+  void send(std::string line) override;
+  void flush_and_stop() override;
+
+ private:
+  void reader_loop();
+  void writer_loop();
+
+  boost::asio::any_io_executor executor_;
+  int in_fd_;
+  int out_fd_;
+  Handlers handlers_;
+  std::thread reader_;
+  std::thread writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  bool stopping_ = false;
+  bool write_failed_ = false;
+};
+
+}  // namespace
 
 StdioTransport::StdioTransport(boost::asio::any_io_executor executor, int in_fd, int out_fd)
     : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd) {}
@@ -101,6 +135,10 @@ void StdioTransport::flush_and_stop() {
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+}
+
+std::unique_ptr<Transport> make_stdio_transport(boost::asio::any_io_executor executor, int in_fd, int out_fd) {
+  return std::make_unique<StdioTransport>(std::move(executor), in_fd, out_fd);
 }
 
 }  // namespace acp

@@ -11,9 +11,9 @@
 #include <cstdlib>
 
 #include "acp/connection.hpp"
-#include "acp/stdio_transport.hpp"
+#include "acp/transport.hpp"
 #include "app/cli.hpp"
-#include "bridge/mcp/transport.hpp"
+#include "bridge/process/process_groups.hpp"
 #include "bridge/process/orphan_guard.hpp"
 #include "runtime/server/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
@@ -48,8 +48,8 @@ int run_acp_server() {
   bridge::process::enable_orphan_guard();
   boost::asio::io_context ioc(1);
   boost::asio::thread_pool pool(4);
-  acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
-  acp::Connection conn(ioc.get_executor(), transport);
+  auto transport = acp::make_stdio_transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
+  acp::Connection conn(ioc.get_executor(), *transport);
   runtime::server::AcpAgent agent(conn, pool);
 
   bool stopping = false;
@@ -74,15 +74,15 @@ int run_acp_server() {
   };
   signals.async_wait(on_signal);
 
-  transport.start({
+  transport->start({
       [&](std::string&& line) { conn.handle_line(line); },
       [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
       [&] { stop("stdin closed"); },
   });
   ioc.run();
   // Nothing we started may outlive us: MCP servers' process groups go before we exit.
-  bridge::mcp::kill_all_server_process_groups();
-  transport.flush_and_stop();
+  bridge::process::kill_all_process_groups();
+  transport->flush_and_stop();
   pool.join();  // local commands were told to stop; their process groups are killed
   spdlog::shutdown();
   // The reader thread may still sit in read(); exit without waiting for it.

@@ -14,4 +14,8 @@ int run_serve_reload(const std::vector<std::string>& args);  // args after `serv
 int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
 int run_login(const std::vector<std::string>& args);         // args after `login`
 
+// Sends SIGHUP to every `openvaala acp` process of this user (except this process), which makes
+// it reload its configuration. Returns their pids.
+std::vector<int> signal_running_servers();
+
 }  // namespace app

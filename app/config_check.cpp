@@ -1,4 +1,4 @@
-// `openvaala config check [--cwd DIR] [--json]` and `openvaala serve reload`.
+// `openvaala config check [--cwd DIR] [--json]`.
 #include <boost/json.hpp>
 
 #include <cstdio>
@@ -10,7 +10,6 @@
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/engine.hpp"
-#include "runtime/engine/plugin_manager.hpp"
 #include "runtime/providers/model_provider.hpp"
 
 namespace app {
@@ -271,21 +270,6 @@ int run_config_check(const std::vector<std::string>& args) {
          "configuration.\n";
   std::fputs(o.c_str(), stdout);
   return errors ? 1 : 0;
-}
-
-int run_serve_reload(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "reload") {
-    std::fputs("Usage: openvaala serve reload\n", stderr);
-    return 2;
-  }
-  if (args.size() > 1) {
-    std::fprintf(stderr, "openvaala: unexpected argument for 'serve reload': %s\n", args[1].c_str());
-    return 2;
-  }
-  auto pids = eng::signal_running_servers();
-  if (pids.empty()) std::fputs("No running openvaala acp servers of this user.\n", stdout);
-  else std::fprintf(stdout, "Asked %zu running server(s) to reload.\n", pids.size());
-  return 0;
 }
 
 }  // namespace app

@@ -5,7 +5,6 @@
 // Interactive when stdin is a terminal (asks for what the flags did not give; the key with echo
 // off); otherwise the key is the first line of stdin and everything else comes from the flags.
 // The key is never printed or logged.
-#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -15,16 +14,16 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "app/cli.hpp"
+#include "runtime/config/config_edit.hpp"
 #include "runtime/config/credentials.hpp"
 #include "support/file_io.hpp"
+#include "support/text.hpp"
 #include "runtime/config/paths.hpp"
 
 namespace app {
@@ -60,14 +59,6 @@ bool valid_provider_id(const std::string& id) {
   return true;
 }
 
-std::string trim(std::string s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
-
 bool has_control_chars(const std::string& s) {
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7f) return true;
@@ -98,7 +89,7 @@ std::optional<std::string> ask(const std::string& question, const std::string& d
   std::fflush(stderr);
   auto line = read_line();
   if (!line) return std::nullopt;
-  auto v = trim(*line);
+  auto v = support::trim(*line);
   return v.empty() ? def : v;
 }
 
@@ -130,106 +121,17 @@ std::optional<std::string> ask_secret(const std::string& question) {
 
 // ---- config.yaml -------------------------------------------------------------------------
 
-
-std::string emit(const YAML::Node& n) {
-  YAML::Emitter e;
-  e << n;
-  return e.c_str();
-}
-
-std::string indent(const std::string& text, int n) {
-  std::string out, pad(static_cast<std::size_t>(n), ' ');
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out += pad + line + "\n";
-  return out;
-}
-
 struct ConfigChange {
   std::optional<std::string> model;  // "<id>/<name>" to set
   std::optional<std::pair<std::string, YAML::Node>> provider;  // id, {api_type, base_url} to add
   bool empty() const { return !model && !provider; }
+  std::vector<runtime::config::ConfigSetting> settings() const {
+    std::vector<runtime::config::ConfigSetting> out;
+    if (model) out.push_back({{"model"}, YAML::Node(*model)});
+    if (provider) out.push_back({{"providers", provider->first}, provider->second});
+    return out;
+  }
 };
-
-bool change_applied(const std::string& text, const YAML::Node& before, const ConfigChange& c) {
-  YAML::Node loaded;
-  try {
-    loaded = YAML::Load(text);
-  } catch (const YAML::Exception&) {
-    return false;
-  }
-  const YAML::Node& after = loaded;
-  if (!after.IsMap()) return false;
-  if (c.model && (!after["model"] || !after["model"].IsScalar() || after["model"].Scalar() != *c.model)) return false;
-  if (c.provider) {
-    auto p = after["providers"];
-    if (!p || !p.IsMap()) return false;
-    auto e = p[c.provider->first];
-    if (!e || !e.IsMap()) return false;
-    for (const auto& kv : c.provider->second)
-      if (!e[kv.first.Scalar()] || e[kv.first.Scalar()].Scalar() != kv.second.Scalar()) return false;
-  }
-  // nothing else went missing
-  std::size_t expected = (before.IsMap() ? before.size() : 0) + (c.model ? 1 : 0) +
-                         (c.provider && !(before.IsMap() && before["providers"]) ? 1 : 0);
-  if (after.size() != expected) return false;
-  if (before.IsMap() && before["providers"] && before["providers"].IsMap() && c.provider &&
-      after["providers"].size() != before["providers"].size() + 1)
-    return false;
-  return true;
-}
-
-// The new config.yaml text. Edits the text in place so that comments and layout survive; when
-// the file's shape makes that unsafe, re-emits the parsed document (comments lost, `lost` set).
-std::string apply_config_change(const std::string& text, const YAML::Node& root, const ConfigChange& c, bool& lost) {
-  lost = false;
-  std::string out = text;
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  bool ok = true;
-  if (root.IsNull()) {
-    YAML::Node add(YAML::NodeType::Map);
-    if (c.model) add["model"] = *c.model;
-    if (c.provider) add["providers"][c.provider->first] = c.provider->second;
-    out += emit(add) + "\n";
-  } else if (root.IsMap() && root.Style() != YAML::EmitterStyle::Flow && root.Mark().column == 0 && !root["model"]) {
-    if (c.provider) {
-      auto providers = root["providers"];
-      YAML::Node entry(YAML::NodeType::Map);
-      entry[c.provider->first] = c.provider->second;
-      if (!providers) {
-        out += "providers:\n" + indent(emit(entry), 2);
-      } else if (providers.IsMap() && providers.size() > 0 && providers.Style() != YAML::EmitterStyle::Flow &&
-                 !providers.Mark().is_null() && providers.Mark().column > 0) {
-        // insert before the first entry, at its indentation
-        std::size_t pos = 0;
-        for (int line = 0; line < providers.Mark().line && pos != std::string::npos; ++line) {
-          pos = out.find('\n', pos);
-          if (pos != std::string::npos) ++pos;
-        }
-        if (pos == std::string::npos) ok = false;
-        else out.insert(pos, indent(emit(entry), providers.Mark().column));
-      } else {
-        ok = false;
-      }
-    }
-    if (ok && c.model) {
-      YAML::Node m(YAML::NodeType::Map);
-      m["model"] = *c.model;
-      out += emit(m) + "\n";
-    }
-  } else {
-    ok = false;
-  }
-  if (ok && change_applied(out, root, c)) return out;
-  if (!root.IsNull() && !root.IsMap()) throw std::runtime_error("config.yaml must be a mapping of keys to values");
-  lost = true;
-  YAML::Node doc = root.IsNull() ? YAML::Node(YAML::NodeType::Map) : YAML::Clone(root);
-  if (c.model) doc["model"] = *c.model;
-  if (c.provider) {
-    if (!doc["providers"] || !doc["providers"].IsMap()) doc["providers"] = YAML::Node(YAML::NodeType::Map);
-    doc["providers"][c.provider->first] = c.provider->second;
-  }
-  return emit(doc) + "\n";
-}
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "openvaala login: %s\n", message.c_str());
@@ -268,7 +170,7 @@ int run_login(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) return usage(name + " needs a value");
       value = args[++i];
     }
-    *slot = trim(value);
+    *slot = support::trim(value);
   }
   if (opt.api_type && *opt.api_type != "openai" && *opt.api_type != "anthropic")
     return usage("--api-type must be 'openai' or 'anthropic', not '" + *opt.api_type + "'");
@@ -393,10 +295,10 @@ int run_login(const std::vector<std::string>& args) {
   if (interactive) {
     auto line = ask_secret("API key for provider '" + id + "' (input hidden)");
     if (!line) return fail("cancelled");
-    key = trim(*line);
+    key = support::trim(*line);
   } else {
     auto line = read_line();
-    key = line ? trim(*line) : "";
+    key = line ? support::trim(*line) : "";
   }
   if (key.empty())
     return fail(interactive ? "no API key given"
@@ -404,11 +306,10 @@ int run_login(const std::vector<std::string>& args) {
   if (has_control_chars(key)) return fail("the API key contains control characters");
 
   // Work out config.yaml before writing anything, so a problem leaves both files untouched.
-  std::string new_config;
-  bool comments_lost = false;
+  runtime::config::EditedConfig new_config;
   if (!change.empty()) {
     try {
-      new_config = apply_config_change(config_text, config, change, comments_lost);
+      new_config = runtime::config::edit_config_text(config_text, change.settings());
     } catch (const std::exception& e) {
       return fail(config_file.string() + ": " + e.what());
     }
@@ -416,16 +317,11 @@ int run_login(const std::vector<std::string>& args) {
 
   try {
     runtime::config::store_api_key(root_dir, id, key);
-    if (!change.empty()) {
-      mode_t mode = 0644;
-      struct stat st {};
-      if (config_exists && ::stat(config_file.c_str(), &st) == 0) mode = st.st_mode & 07777;
-      support::write_file_atomically(config_file, new_config, mode);
-    }
+    if (!change.empty()) runtime::config::write_config_file(config_file, new_config.text);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
-  if (comments_lost)
+  if (new_config.comments_lost)
     std::fprintf(stderr, "openvaala login: note: %s was rewritten; its comments were not kept\n",
                  config_file.string().c_str());
 

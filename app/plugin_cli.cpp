@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/plugin_manager.hpp"
 
@@ -29,7 +30,7 @@ int finish(const eng::CommandResult& r) {
   if (!r.out.empty()) std::fputs(r.out.c_str(), stdout);
   if (!r.err.empty()) std::fputs(r.err.c_str(), stderr);
   if (r.exit_code == 0 && r.changed) {
-    auto pids = eng::signal_running_servers();
+    auto pids = signal_running_servers();
     if (!pids.empty()) std::fprintf(stdout, "Asked %zu running server(s) to reload.\n", pids.size());
   }
   return r.exit_code;

@@ -11,6 +11,7 @@
 #include "acp/connection.hpp"
 #include "acp/methods.hpp"
 #include "bridge/mcp/errors.hpp"
+#include "acp/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/transport.hpp"
 
@@ -137,14 +138,14 @@ class AcpTransport : public Transport {
 
   void send(json::object message) override {
     if (stopped_) {
-      if (is_request(message)) post_deliver(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (acp::json_rpc::is_request(message)) post_deliver(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     std::string method;
     if (auto* m = message.if_contains("method"); m && m->is_string()) method = std::string(m->as_string());
     json::object params;
     if (auto* p = message.if_contains("params"); p && p->is_object()) params = p->as_object();
-    if (is_request(message)) {
+    if (acp::json_rpc::is_request(message)) {
       auto self = std::static_pointer_cast<AcpTransport>(shared_from_this());
       asio::co_spawn(ex_,
                      [self, id = message.at("id"), method = std::move(method), params = std::move(params)]() mutable {
@@ -264,9 +265,9 @@ class AcpTransport : public Transport {
       } else if (const json::object* carrier = r.if_object(); carrier && carrier->contains("result")) {
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", carrier->at("result")}};
       } else if (carrier && carrier->contains("error") && carrier->at("error").is_object()) {
-        auto e = parse_error_object(carrier->at("error"));
-        json::object err{{"code", e.code}, {"message", e.message}};
-        if (auto* d = carrier->at("error").as_object().if_contains("data")) err["data"] = *d;
+        auto e = acp::json_rpc::error_from(carrier->at("error"));
+        json::object err{{"code", e.code()}, {"message", e.what()}};
+        if (carrier->at("error").as_object().contains("data")) err["data"] = e.data();
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(err)}};
       } else {
         reply = error_response(id, -32000, "the editor answered mcp/message with an invalid carrier: " + json::serialize(r).substr(0, 200));
@@ -304,25 +305,6 @@ class AcpTransport : public Transport {
 std::shared_ptr<Transport> make_acp_transport(asio::any_io_executor ex, acp::Connection& conn, AcpTunnelRouter* router,
                                               AcpSpec spec, std::string log_id) {
   return std::make_shared<AcpTransport>(std::move(ex), conn, router, std::move(spec), std::move(log_id));
-}
-
-const char* transport_name(const TransportSpec& t) {
-  switch (t.index()) {
-    case 0: return "stdio";
-    case 1: return "http";
-    case 2: return "sse";
-    default: return "acp";
-  }
-}
-
-std::shared_ptr<Transport> make_transport(asio::any_io_executor ex, const ServerSpec& spec, const TransportDeps& deps) {
-  std::string log_id = deps.server_id_for_logs.empty() ? spec.id : deps.server_id_for_logs;
-  if (auto* s = std::get_if<StdioSpec>(&spec.transport)) return make_stdio_transport(ex, *s, log_id);
-  if (auto* h = std::get_if<HttpSpec>(&spec.transport)) return make_http_transport(ex, *h, log_id);
-  if (auto* s = std::get_if<SseSpec>(&spec.transport)) return make_sse_transport(ex, *s, log_id);
-  const auto& a = std::get<AcpSpec>(spec.transport);
-  if (!deps.acp) throw McpError(McpError::Kind::Transport, "MCP server " + spec.id + " needs the ACP connection (type acp)");
-  return make_acp_transport(ex, *deps.acp, deps.router, a, log_id);
 }
 
 }  // namespace bridge::mcp

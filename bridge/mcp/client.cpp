@@ -5,6 +5,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "acp/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 
 namespace bridge::mcp {
@@ -269,7 +270,7 @@ void Client::on_message(json::object msg) {
   if (auto* p = msg.if_contains("params"); p && p->is_object()) params = p->as_object();
   if (method && method->is_string()) {
     std::string m(method->as_string());
-    if (id && !id->is_null()) handle_server_request(m, *id, params);
+    if (acp::json_rpc::is_request(msg)) handle_server_request(m, *id, params);
     else handle_notification(m, params);
     return;
   }
@@ -297,8 +298,8 @@ void Client::handle_response(const json::object& msg) {
   auto p = it->second;
   pending_.erase(it);
   if (auto* err = msg.if_contains("error"); err && !err->is_null()) {
-    auto e = parse_error_object(*err);
-    p->error = McpError(McpError::Kind::Rpc, e.message, e.code);
+    auto e = acp::json_rpc::error_from(*err);
+    p->error = McpError(McpError::Kind::Rpc, e.what(), e.code());
   } else {
     p->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
   }

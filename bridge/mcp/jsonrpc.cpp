@@ -6,22 +6,8 @@ namespace bridge::mcp {
 
 namespace json = boost::json;
 
-RpcErrorInfo parse_error_object(const json::value& err) {
-  RpcErrorInfo info;
-  if (const auto* o = err.if_object()) {
-    if (auto* c = o->if_contains("code"); c && c->is_int64()) info.code = static_cast<int>(c->as_int64());
-    if (auto* m = o->if_contains("message"); m && m->is_string()) info.message = std::string(m->as_string());
-  }
-  return info;
-}
-
 json::object error_response(const json::value& id, int code, std::string message) {
   return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", std::move(message)}}}};
-}
-
-bool is_request(const json::object& msg) {
-  auto* id = msg.if_contains("id");
-  return msg.contains("method") && id && !id->is_null();
 }
 
 std::vector<json::object> parse_messages(std::string_view text, std::string_view log_id) {

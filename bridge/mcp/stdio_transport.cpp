@@ -21,8 +21,9 @@
 
 #include "acp/line_framer.hpp"
 #include "bridge/mcp/errors.hpp"
+#include "acp/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
-#include "bridge/mcp/process_groups.hpp"
+#include "bridge/process/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "bridge/process/child_spawn.hpp"
 
@@ -141,7 +142,7 @@ class StdioTransport : public Transport {
     handlers_ = std::move(handlers);
     Spawned s = spawn_server(spec_);
     pid_ = s.pid;
-    register_process_group(pid_);
+    process::register_process_group(pid_);
     in_.assign(s.in);
     out_.assign(s.out);
     err_.assign(s.err);
@@ -158,7 +159,7 @@ class StdioTransport : public Transport {
 
   void send(json::object message) override {
     if (stopped_ || !in_.is_open()) {
-      if (is_request(message) && handlers_.on_message)
+      if (acp::json_rpc::is_request(message) && handlers_.on_message)
         deliver(error_response(message.at("id"), -32000, "the MCP server process is not running"));
       return;
     }
@@ -179,11 +180,11 @@ class StdioTransport : public Transport {
       auto wait_gone = [&](std::chrono::milliseconds limit) -> asio::awaitable<bool> {
         const auto until = std::chrono::steady_clock::now() + limit;
         while (std::chrono::steady_clock::now() < until) {
-          if (process_group_gone(pid_)) co_return true;
+          if (process::process_group_gone(pid_)) co_return true;
           t.expires_after(std::chrono::milliseconds(10));
           co_await t.async_wait(kTuple);
         }
-        co_return process_group_gone(pid_);
+        co_return process::process_group_gone(pid_);
       };
       bool gone = co_await wait_gone(kStdinGrace);
       if (!gone) {
@@ -196,7 +197,7 @@ class StdioTransport : public Transport {
         ::kill(-pid_, SIGKILL);
         co_await wait_gone(std::chrono::milliseconds(100));
       }
-      unregister_process_group(pid_);
+      process::unregister_process_group(pid_);
       pid_ = -1;
     }
     out_.close(ec);
@@ -212,8 +213,8 @@ class StdioTransport : public Transport {
     err_.close(ec);
     wake_.cancel();
     if (pid_ > 0) {
-      terminate_process_group(pid_, std::chrono::milliseconds(100));
-      unregister_process_group(pid_);
+      process::terminate_process_group(pid_, std::chrono::milliseconds(100));
+      process::unregister_process_group(pid_);
       pid_ = -1;
     }
   }
@@ -293,8 +294,8 @@ class StdioTransport : public Transport {
     stopped_ = true;
     wake_.cancel();
     if (pid_ > 0) {  // whatever it left behind in its group
-      terminate_process_group(pid_, std::chrono::milliseconds(50));
-      unregister_process_group(pid_);
+      process::terminate_process_group(pid_, std::chrono::milliseconds(50));
+      process::unregister_process_group(pid_);
       pid_ = -1;
     }
     if (handlers.on_closed) handlers.on_closed(reason);

@@ -64,9 +64,4 @@ std::shared_ptr<Transport> make_sse_transport(boost::asio::any_io_executor ex, S
 std::shared_ptr<Transport> make_acp_transport(boost::asio::any_io_executor ex, acp::Connection& conn,
                                               AcpTunnelRouter* router, AcpSpec spec, std::string log_id);
 
-// Kills every process group a stdio transport started and that is still alive (SIGTERM, a
-// short grace, SIGKILL). Synchronous and safe when the io_context is no longer running: call
-// it on the way out (stdin EOF, SIGTERM) so no server outlives the agent.
-void kill_all_server_process_groups(std::chrono::milliseconds grace = std::chrono::milliseconds(300));
-
 }  // namespace bridge::mcp

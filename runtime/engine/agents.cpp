@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "runtime/engine/loaders.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
 
 namespace runtime::engine::detail {
 

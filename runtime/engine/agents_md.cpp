@@ -3,7 +3,8 @@
 
 #include "runtime/engine/engine.hpp"
 #include "support/file_io.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/paths.hpp"
+#include "support/text.hpp"
 
 namespace runtime::engine {
 
@@ -21,7 +22,7 @@ std::optional<AgentsMdFile> read_agents_md(const fs::path& dir) {
     text->resize(kMaxAgentsMdBytes);
     *text += "\n[... truncated: AGENTS.md files are read up to 1 MB]";
   }
-  if (trim(*text).empty()) return std::nullopt;
+  if (support::trim(*text).empty()) return std::nullopt;
   return AgentsMdFile{p, std::move(*text)};
 }
 

@@ -10,7 +10,8 @@
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/loaders.hpp"
 #include "runtime/engine/parallel.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/paths.hpp"
+#include "support/text.hpp"
 
 namespace runtime::engine {
 
@@ -407,7 +408,7 @@ std::string SessionView::skills_prompt() const {
 }
 
 std::string SessionView::instructions_prompt() const {
-  if (trim(agent.instructions).empty()) return {};
+  if (support::trim(agent.instructions).empty()) return {};
   std::string s = "# Instructions\n" + agent.instructions;
   if (s.back() != '\n') s += '\n';
   return s;
@@ -433,7 +434,7 @@ SlashExpansion expand_slash_command(const SessionView& view, std::string_view te
   if (i >= text.size() || text[i] != '/') return r;
   std::size_t end = text.find_first_of(" \t\r\n", i);
   std::string token(text.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1));
-  std::string rest = end == std::string_view::npos ? std::string() : trim(text.substr(end));
+  std::string rest = end == std::string_view::npos ? std::string() : support::trim(text.substr(end));
   bool explicit_skill = token.rfind("skill:", 0) == 0;
   std::string name = explicit_skill ? token.substr(6) : token;
   if (name.empty()) return r;

@@ -1,5 +1,6 @@
 #pragma once
 // The engine's loaders (internal to runtime/engine; tests and the fuzzer use them directly).
+#include <boost/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -86,6 +87,28 @@ LoadedPlugin load_plugin(const fs::path& plugin_dir, const Engine::Options& opti
 // The name a plugin folder declares, read leniently (no diagnostics); the folder name otherwise.
 std::string plugin_declared_name(const fs::path& plugin_dir);
 std::optional<InstallRecord> read_install_record(const fs::path& plugin_dir);
+
+// JSON manifests (plugins.cpp), shared by the plugin formats.
+// Parses JSON text; on a syntax error reports it (with `sev`) at its line.
+std::optional<boost::json::value> parse_json(const std::string& text, const fs::path& file, Diagnostic::Severity sev,
+                                             Diagnostics& diags);
+// A JSON manifest as text (for line numbers) and object. One that cannot be read, parsed, or is
+// not an object makes the plugin fail (`lp.fatal`), with the problem reported.
+struct JsonManifest {
+  std::string text;
+  boost::json::object object;
+};
+std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path& manifest, const char* not_an_object,
+                                               Diagnostics& diags);
+// "a string", "an object", ... for messages.
+std::string json_type_name(const boost::json::value& v);
+// `rel` as an absolute path inside the plugin folder `root`; nullopt when it is absolute, starts
+// with `~` or leads outside (after symlinks).
+std::optional<fs::path> inside_plugin(const fs::path& root, const std::string& rel);
+
+// The Agent Plugins 1.0 layout: plugin.json, mcp.json and skills/ (agent_plugins.cpp).
+void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest,
+                        const Engine::Options& options, Diagnostics& diags);
 
 constexpr const char* kAgentPluginsSchema = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json";
 constexpr const char* kAgentPluginsMcpSchema = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json";

@@ -2,7 +2,8 @@
 #include <algorithm>
 
 #include "runtime/engine/loaders.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
+#include "support/text.hpp"
 
 namespace runtime::engine {
 
@@ -156,9 +157,9 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
     if (auto env = string_map(r, node, "env", ok)) c.env = *env;
     if (in_plugin) {
       const std::string root = ctx.plugin_root.string();
-      c.command = replace_all(c.command, "${OPENVAALA_PLUGIN_ROOT}", root);
-      for (auto& a : c.args) a = replace_all(a, "${OPENVAALA_PLUGIN_ROOT}", root);
-      for (auto& [k, v] : c.env) v = replace_all(v, "${OPENVAALA_PLUGIN_ROOT}", root);
+      c.command = support::replace_all(c.command, "${OPENVAALA_PLUGIN_ROOT}", root);
+      for (auto& a : c.args) a = support::replace_all(a, "${OPENVAALA_PLUGIN_ROOT}", root);
+      for (auto& [k, v] : c.env) v = support::replace_all(v, "${OPENVAALA_PLUGIN_ROOT}", root);
       c.env["OPENVAALA_PLUGIN_ROOT"] = root;
     }
   } else {

@@ -1,8 +1,8 @@
 #pragma once
-// `openvaala plugin ...` and `openvaala serve reload` as a library (the CLI prints the result).
-// Per the seed: the commands change only plugins/<name>/ and `plugins.disabled` in config.yaml,
-// need no loadable config beforehand, load the full config afterwards and undo the change when
-// that load fails.
+// `openvaala plugin ...` as a library (the CLI prints the result). Per the seed: the commands
+// change only plugins/<name>/ and `plugins.disabled` in config.yaml, need no loadable config
+// beforehand, load the full config afterwards and undo the change when that load fails.
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,9 +19,17 @@ struct CommandResult {
   bool changed = false;  // something was changed and kept: running servers should reload
 };
 
+// How `install` and `update` run git: the program, and how long one git command may take before
+// it is stopped with everything it started.
+struct GitOptions {
+  std::string program = "git";
+  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+};
+
 class PluginManager {
  public:
-  explicit PluginManager(Engine::Options options) : options_(std::move(options)) {}
+  explicit PluginManager(Engine::Options options, GitOptions git = {})
+      : options_(std::move(options)), git_(std::move(git)) {}
 
   CommandResult install(const std::string& source, const std::string& path, const std::string& ref);
   CommandResult list();
@@ -41,23 +49,19 @@ class PluginManager {
   bool validate(CommandResult& r, const std::string& undo_note) const;
   // Refuses when an agent's mcp_servers still names a server of this plugin.
   bool check_agent_references(const std::string& name, const fs::path& dir, CommandResult& r) const;
+  // Sets plugins.disabled to `names` and loads the full config; when that fails, config.yaml is
+  // put back as it was and `r` says so, ending with `undo_note`.
+  bool set_disabled(const std::vector<std::string>& names, CommandResult& r, const std::string& undo_note) const;
 
   Engine::Options options_;
+  GitOptions git_;
 };
 
-// `plugins.disabled` of config.yaml: reads and rewrites it, keeping the rest of the file (comments
-// included) as it is.
+// `plugins.disabled` of config.yaml: reads it (leniently when the file is not valid YAML) and
+// rewrites it with the config.yaml editor, keeping the rest of the file (comments included).
 std::vector<std::string> read_plugins_disabled(const fs::path& config_file);
 bool write_plugins_disabled(const fs::path& config_file, const std::vector<std::string>& names, std::string& error);
 // The text transformation behind write_plugins_disabled (exposed for tests).
 std::string edit_plugins_disabled(const std::string& text, const std::vector<std::string>& names);
-
-// Sends SIGHUP to every `openvaala acp` process of this user (except this process). Returns
-// their pids.
-std::vector<int> signal_running_servers();
-
-// Runs argv (PATH lookup) in `cwd`, stdout and stderr captured together; returns the exit code
-// (127 when it cannot be started).
-int run_process(const std::vector<std::string>& argv, const fs::path& cwd, std::string& output);
 
 }  // namespace runtime::engine

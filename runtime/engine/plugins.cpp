@@ -1,7 +1,6 @@
-// Plugin folders: .openvaala-plugin/plugin.yaml, .codex-plugin/plugin.json,
-// .claude-plugin/plugin.json and the Agent Plugins 1.0 layout (plugin.json + mcp.json + skills/).
-#include <sys/stat.h>
-
+// Plugin folders: finding the manifest, the OpenVaala (.openvaala-plugin/plugin.yaml), Codex and
+// Claude (plugin.json) formats, the JSON manifest helpers, and loading one plugin. The Agent
+// Plugins 1.0 layout is in agent_plugins.cpp.
 #include <algorithm>
 #include <boost/json.hpp>
 #include <regex>
@@ -9,7 +8,9 @@
 
 #include "runtime/engine/loaders.hpp"
 #include "support/file_io.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
+#include "runtime/engine/paths.hpp"
+#include "runtime/engine/text_lines.hpp"
 
 namespace runtime::engine {
 
@@ -28,18 +29,6 @@ namespace detail {
 namespace json = boost::json;
 using Severity = Diagnostic::Severity;
 
-namespace {
-
-bool is_file(const fs::path& p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-bool is_dir(const fs::path& p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// Parses JSON text; on a syntax error reports it with its line.
 std::optional<json::value> parse_json(const std::string& text, const fs::path& file, Severity sev, Diagnostics& diags) {
   json::stream_parser p;
   boost::system::error_code ec;
@@ -52,12 +41,6 @@ std::optional<json::value> parse_json(const std::string& text, const fs::path& f
   return p.release();
 }
 
-// A JSON manifest as text (for line numbers) and object. One that cannot be read, parsed, or is
-// not an object makes the plugin fail, with the problem reported.
-struct JsonManifest {
-  std::string text;
-  json::object object;
-};
 std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path& manifest, const char* not_an_object,
                                                Diagnostics& diags) {
   auto fail = [&](int line, const std::string& msg) -> std::optional<JsonManifest> {
@@ -84,7 +67,6 @@ std::string json_type_name(const json::value& v) {
   }
 }
 
-// Checks the path stays inside the plugin; returns the absolute path or nullopt.
 std::optional<fs::path> inside_plugin(const fs::path& root, const std::string& rel) {
   fs::path p(rel);
   if (p.is_absolute() || rel.rfind("~", 0) == 0) return std::nullopt;
@@ -92,6 +74,8 @@ std::optional<fs::path> inside_plugin(const fs::path& root, const std::string& r
   if (!path_within(root, abs)) return std::nullopt;
   return abs;
 }
+
+namespace {
 
 // A path holding SKILL.md is one skill; otherwise a folder of skills (searched recursively).
 void skills_from_path(const fs::path& p, const std::string& plugin, std::vector<Skill>& out, Diagnostics& diags) {
@@ -257,369 +241,6 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
     if (!done.insert(norm).second) continue;
     skills_from_path(norm, lp.info.name, lp.skills, diags);
   }
-}
-
-// ---- Agent Plugins 1.0
-const std::regex& semver_re() {
-  static const std::regex re(R"(^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$)");
-  return re;
-}
-
-bool credential_header(std::string name) {
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* bad : {"authorization", "apikey", "api-key", "api_key", "token", "secret", "cookie"})
-    if (name.find(bad) != std::string::npos) return true;
-  return false;
-}
-
-// `http(s)://host...`: no userinfo, no fragment, HTTPS unless the host is loopback.
-std::optional<std::string> check_ap_url(const std::string& url) {
-  std::string rest;
-  bool https = false;
-  if (url.rfind("https://", 0) == 0) {
-    https = true;
-    rest = url.substr(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    rest = url.substr(7);
-  } else {
-    return "'url' must be an absolute http:// or https:// URL";
-  }
-  if (url.find('#') != std::string::npos) return "'url' must not have a fragment (#...)";
-  std::string authority = rest.substr(0, rest.find_first_of("/?"));
-  if (authority.find('@') != std::string::npos) return "'url' must not carry user information (user:password@)";
-  if (authority.empty()) return "'url' has no host";
-  std::string host = authority;
-  if (host[0] == '[') host = host.substr(0, host.find(']') + 1);
-  else host = host.substr(0, host.find(':'));
-  bool loopback = host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
-  if (!https && !loopback) return "'url' must use https:// (plain http:// is allowed only for localhost and loopback addresses)";
-  return std::nullopt;
-}
-
-void load_ap_mcp(LoadedPlugin& lp, const fs::path& dir, const std::string& plugin_schema_version,
-                 const Engine::Options& options, Diagnostics& diags) {
-  fs::path file = dir / "mcp.json";
-  if (!fs::exists(fs::symlink_status(file))) return;
-  auto err = [&](int line, const std::string& msg) { diags.push_back({Severity::Error, file.string(), line, msg}); };
-  if (!path_within(dir, file) || !is_file(file)) return err(0, "mcp.json must be a file inside the plugin folder; MCP servers disabled for this plugin");
-  auto text = support::read_file(file);
-  if (!text) return err(0, "cannot be read; MCP servers disabled for this plugin");
-  Diagnostics local;
-  auto v = parse_json(*text, file, Severity::Error, local);
-  if (!v) {
-    for (auto& d : local) d.message += "; MCP servers disabled for this plugin";
-    diags.insert(diags.end(), local.begin(), local.end());
-    return;
-  }
-  if (!v->is_object()) return err(1, "mcp.json must be a JSON object; MCP servers disabled for this plugin");
-  const auto& o = v->as_object();
-  auto* schema = o.if_contains("$schema");
-  if (!schema || !schema->is_string() || std::string(schema->as_string()) != kAgentPluginsMcpSchema)
-    return err(schema ? json_key_line(*text, "$schema") : 1,
-               std::string("'$schema' must be ") + kAgentPluginsMcpSchema +
-                   " (Agent Plugins 1.0); MCP servers disabled for this plugin");
-  if (plugin_schema_version != "1.0.0")
-    return err(json_key_line(*text, "$schema"),
-               "the mcp.json schema version 1.0.0 does not match plugin.json's; MCP servers disabled for this plugin");
-  bool root_ok = true;
-  for (const auto& kv : o)
-    if (kv.key() != "$schema" && kv.key() != "mcpServers") {
-      err(json_key_line(*text, kv.key()), "unknown field '" + std::string(kv.key()) +
-                                              "' in mcp.json (allowed: $schema, mcpServers); MCP servers disabled for this plugin");
-      root_ok = false;
-    }
-  if (!root_ok) return;
-  auto* servers = o.if_contains("mcpServers");
-  if (!servers || !servers->is_object())
-    return err(servers ? json_key_line(*text, "mcpServers") : 1,
-               "'mcpServers' must be an object of server id to server; MCP servers disabled for this plugin");
-  const fs::path data = options.plugin_data_root / lp.info.name;
-  auto expand = [&](const std::string& s) {
-    // One pass over both placeholders: a value produced by one expansion is never expanded again.
-    std::string out;
-    std::size_t i = 0;
-    while (i < s.size()) {
-      if (s.compare(i, 14, "${PLUGIN_ROOT}") == 0) {
-        out += dir.string();
-        i += 14;
-      } else if (s.compare(i, 14, "${PLUGIN_DATA}") == 0) {
-        out += data.string();
-        i += 14;
-      } else {
-        out += s[i++];
-      }
-    }
-    return out;
-  };
-  for (const auto& kv : servers->as_object()) {
-    const std::string id(kv.key());
-    const int line = json_key_line(*text, id);
-    const std::string where = "MCP server '" + id + "': ";
-    bool ok = true;
-    auto bad = [&](const std::string& msg) {
-      err(line, where + msg + " (server skipped)");
-      ok = false;
-    };
-    if (!is_mcp_server_id(id)) {
-      bad("the id must use letters, digits, '-' and '_', without '__'");
-      continue;
-    }
-    if (!kv.value().is_object()) {
-      bad("must be an object");
-      continue;
-    }
-    const auto& s = kv.value().as_object();
-    McpServerConfig c;
-    c.id = id;
-    c.plugin = lp.info.name;
-    c.source_file = file;
-    c.source_line = line;
-    auto* type = s.if_contains("type");
-    std::string t = type && type->is_string() ? std::string(type->as_string()) : "";
-    if (t == "stdio") {
-      for (const auto& f : s)
-        if (f.key() != "type" && f.key() != "command" && f.key() != "args" && f.key() != "env" && f.key() != "cwd")
-          bad("unknown field '" + std::string(f.key()) + "' for a stdio server (allowed: type, command, args, env, cwd)");
-      auto* cmd = s.if_contains("command");
-      if (!cmd || !cmd->is_string() || cmd->as_string().empty()) {
-        bad("'command' is required and must be a string");
-      } else {
-        std::string command(cmd->as_string());
-        if (command.find("${") != std::string::npos)
-          bad("'command' must not contain placeholders such as ${PLUGIN_ROOT} (put them in args)");
-        else if (command.find_first_of(" \t\r\n") != std::string::npos)
-          bad("'command' must be a single executable token, not '" + command + "' (put arguments in args)");
-        else if (command.rfind("./", 0) == 0) {
-          auto abs = inside_plugin(dir, command);
-          if (!abs) bad("'command' '" + command + "' points outside the plugin folder");
-          else if (!is_file(*abs)) bad("'command' '" + command + "' does not exist in the plugin");
-          else c.command = abs->string();
-        } else if (command.find('/') != std::string::npos) {
-          bad("'command' must be a bare program name (found on PATH) or a ./relative path inside the plugin, not '" +
-              command + "'");
-        } else {
-          c.command = command;
-        }
-      }
-      if (auto* args = s.if_contains("args")) {
-        if (!args->is_array()) bad("'args' must be an array of strings");
-        else
-          for (const auto& a : args->as_array()) {
-            if (!a.is_string()) {
-              bad("'args' must be an array of strings");
-              break;
-            }
-            std::string raw(a.as_string());
-            std::string ex = expand(raw);
-            if (raw.rfind("${PLUGIN_ROOT}", 0) == 0) {
-              fs::path p = fs::path(ex).lexically_normal();
-              if (!path_within(dir, p)) bad("argument '" + raw + "' resolves outside the plugin folder");
-              else if (!fs::exists(p)) bad("argument '" + raw + "' names a file that does not exist in the plugin");
-            }
-            c.args.push_back(ex);
-          }
-      }
-      if (auto* env = s.if_contains("env")) {
-        if (!env->is_object()) bad("'env' must be an object of names to strings");
-        else
-          for (const auto& e : env->as_object()) {
-            if (e.key() == "PLUGIN_ROOT" || e.key() == "PLUGIN_DATA")
-              bad("'env' must not set " + std::string(e.key()) + " (the client sets it)");
-            else if (!e.value().is_string()) bad("'env." + std::string(e.key()) + "' must be a string");
-            else c.env[std::string(e.key())] = expand(std::string(e.value().as_string()));
-          }
-      }
-      c.env["PLUGIN_ROOT"] = dir.string();
-      c.env["PLUGIN_DATA"] = data.string();
-      if (auto* cwd = s.if_contains("cwd")) {
-        std::string raw = cwd->is_string() ? std::string(cwd->as_string()) : "";
-        bool form_ok = raw == "${PLUGIN_ROOT}" || raw == "${PLUGIN_DATA}" || raw.rfind("./", 0) == 0 ||
-                       raw.rfind("${PLUGIN_ROOT}/", 0) == 0 || raw.rfind("${PLUGIN_DATA}/", 0) == 0;
-        if (!form_ok) {
-          bad("'cwd' must be ./relative, ${PLUGIN_ROOT}[/...] or ${PLUGIN_DATA}[/...], not '" + raw + "'");
-        } else {
-          fs::path p = raw.rfind("./", 0) == 0 ? dir / raw : fs::path(expand(raw));
-          p = p.lexically_normal();
-          bool in_data = raw.rfind("${PLUGIN_DATA}", 0) == 0;
-          if (!path_within(in_data ? data : dir, p) && p != (in_data ? data : dir).lexically_normal())
-            bad("'cwd' '" + raw + "' resolves outside the " + (in_data ? "plugin data folder" : "plugin folder"));
-          else c.cwd = p;
-        }
-      } else {
-        c.cwd = dir;
-      }
-      c.transport = McpServerConfig::Transport::Stdio;
-    } else if (t == "streamable-http" || t == "sse") {
-      for (const auto& f : s)
-        if (f.key() != "type" && f.key() != "url" && f.key() != "headers")
-          bad("unknown field '" + std::string(f.key()) + "' for a " + t + " server (allowed: type, url, headers)");
-      auto* url = s.if_contains("url");
-      if (!url || !url->is_string()) bad("'url' is required and must be a string");
-      else if (auto e = check_ap_url(std::string(url->as_string()))) bad(*e);
-      else c.url = std::string(url->as_string());
-      if (auto* headers = s.if_contains("headers")) {
-        if (!headers->is_object()) bad("'headers' must be an object of names to strings");
-        else {
-          std::set<std::string> lower;
-          for (const auto& h : headers->as_object()) {
-            std::string name(h.key());
-            std::string l = name;
-            std::transform(l.begin(), l.end(), l.begin(), [](unsigned char ch) { return std::tolower(ch); });
-            if (!lower.insert(l).second) bad("header '" + name + "' is given twice (header names ignore case)");
-            if (credential_header(name))
-              bad("header '" + name +
-                  "' looks like a credential: static headers in mcp.json must not carry secrets (use a stdio proxy "
-                  "that reads them at run time)");
-            if (!h.value().is_string()) bad("header '" + name + "' must be a string");
-            else c.headers[name] = std::string(h.value().as_string());  // no expansion in headers
-          }
-        }
-      }
-      c.transport = t == "sse" ? McpServerConfig::Transport::Sse : McpServerConfig::Transport::Http;
-    } else {
-      bad("'type' must be stdio, streamable-http or sse" + (t.empty() ? std::string(" (it is missing)") : ", not '" + t + "'"));
-    }
-    if (ok) lp.mcp_servers.push_back(std::move(c));
-  }
-}
-
-void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest,
-                        const Engine::Options& options, Diagnostics& diags) {
-  auto fail = [&](int line, const std::string& msg) {
-    diags.push_back({Severity::Error, manifest.string(), line, msg});
-    lp.fatal = true;
-  };
-  if (!path_within(dir, manifest)) return fail(0, "plugin.json resolves outside the plugin folder");
-  auto m = read_json_manifest(lp, manifest, "plugin.json must be a JSON object", diags);
-  if (!m) return;
-  const std::string& text = m->text;
-  const json::object& o = m->object;
-  auto line = [&](const char* key) { return json_key_line(text, key); };
-  static const std::vector<std::string> kRoot = {"$schema", "name",    "version",  "description", "author",
-                                                 "homepage", "repository", "license", "keywords",   "extensions"};
-  for (const auto& kv : o)
-    if (std::find(kRoot.begin(), kRoot.end(), std::string(kv.key())) == kRoot.end())
-      fail(json_key_line(text, kv.key()),
-           "unknown field '" + std::string(kv.key()) +
-               "' in plugin.json (allowed: $schema, name, version, description, author, homepage, repository, "
-               "license, keywords, extensions)");
-  auto* schema = o.if_contains("$schema");
-  if (!schema) fail(1, std::string("'$schema' is required: ") + kAgentPluginsSchema);
-  else if (!schema->is_string() || std::string(schema->as_string()) != kAgentPluginsSchema)
-    fail(line("$schema"), std::string("'$schema' must be ") + kAgentPluginsSchema +
-                              " (Agent Plugins 1.0; other versions are not supported)");
-  auto* name = o.if_contains("name");
-  if (!name || !name->is_string()) {
-    fail(name ? line("name") : 1, "'name' is required and must be a string");
-  } else {
-    std::string n(name->as_string());
-    if (!is_agent_plugins_name(n))
-      fail(line("name"), "name '" + n +
-                             "' is invalid: 1-64 lowercase letters, digits, '-' and '.', starting and ending with a "
-                             "letter or digit, without '--', '..', '-.' or '.-'");
-    else if (n == "skill")
-      fail(line("name"), "'skill' is a reserved plugin name");
-    lp.info.name = n;
-  }
-  auto opt_string = [&](const char* key) -> std::string {
-    auto* f = o.if_contains(key);
-    if (!f) return {};
-    if (!f->is_string()) {
-      fail(line(key), std::string("'") + key + "' must be a string, not " + json_type_name(*f));
-      return {};
-    }
-    return std::string(f->as_string());
-  };
-  lp.info.version = opt_string("version");
-  if (o.contains("version") && o.at("version").is_string() && !std::regex_match(lp.info.version, semver_re()))
-    fail(line("version"), "version '" + lp.info.version + "' is not a semantic version (like 1.2.0)");
-  lp.info.description = opt_string("description");
-  opt_string("license");
-  opt_string("homepage");
-  if (auto* repo = o.if_contains("repository"); repo && !repo->is_string() && !repo->is_object())
-    fail(line("repository"), "'repository' must be a string or an object");
-  if (auto* author = o.if_contains("author")) {
-    if (!author->is_object()) {
-      fail(line("author"), "'author' must be an object with name, email and url");
-    } else {
-      for (const auto& kv : author->as_object()) {
-        if (kv.key() != "name" && kv.key() != "email" && kv.key() != "url")
-          fail(json_key_line(text, kv.key()),
-               "unknown field '" + std::string(kv.key()) + "' in 'author' (allowed: name, email, url)");
-        else if (!kv.value().is_string())
-          fail(json_key_line(text, kv.key()), "'author." + std::string(kv.key()) + "' must be a string");
-      }
-      if (!author->as_object().contains("name")) fail(line("author"), "'author.name' is required");
-    }
-  }
-  if (auto* kw = o.if_contains("keywords")) {
-    bool ok = kw->is_array();
-    if (ok)
-      for (const auto& k : kw->as_array()) ok = ok && k.is_string();
-    if (!ok) fail(line("keywords"), "'keywords' must be an array of strings");
-  }
-  if (auto* ext = o.if_contains("extensions")) {
-    if (!ext->is_object()) {
-      fail(line("extensions"), "'extensions' must be an object of reverse-domain namespaces to objects");
-    } else {
-      for (const auto& kv : ext->as_object())
-        if (!kv.value().is_object())
-          fail(json_key_line(text, kv.key()),
-               "'extensions." + std::string(kv.key()) + "' must be an object");
-    }
-  }
-  if (lp.fatal) return;
-  // skills/: immediate children only, each with a regular SKILL.md inside the plugin.
-  fs::path skills = dir / "skills";
-  if (fs::exists(fs::symlink_status(skills))) {
-    if (!is_dir(skills) || !path_within(dir, skills)) {
-      diags.push_back({Severity::Warning, skills.string(), 0,
-                       "skills must be a folder inside the plugin; this plugin's skills are not loaded"});
-    } else {
-      std::vector<fs::path> children;
-      std::error_code ec;
-      for (fs::directory_iterator it(skills, ec), end; !ec && it != end; it.increment(ec)) {
-        std::error_code ec2;
-        if (it->is_directory(ec2) && it->path().filename().string()[0] != '.') children.push_back(it->path());
-      }
-      std::sort(children.begin(), children.end());
-      for (const auto& c : children) {
-        fs::path md = c / "SKILL.md";
-        if (!is_file(md)) continue;
-        if (!path_within(dir, md)) {
-          diags.push_back({Severity::Warning, md.string(), 0, "resolves outside the plugin folder (skill skipped)"});
-          continue;
-        }
-        auto skill = load_skill(c, SkillSource::Plugin, lp.info.name, Severity::Warning, diags);
-        if (!skill) continue;
-        std::string bare = skill->name.substr(lp.info.name.size() + 1);
-        if (bare != c.filename().string()) {
-          diags.push_back({Severity::Warning, md.string(), 0,
-                           "name '" + bare + "' must match the skill's folder name '" + c.filename().string() +
-                               "' (skill skipped)"});
-          continue;
-        }
-        // Relative Markdown links must point at files that exist in the skill folder.
-        if (auto body = support::read_file(md)) {
-          static const std::regex link(R"(\]\(([^)\s]+)\))");
-          for (std::sregex_iterator it(body->begin(), body->end(), link), end; it != end; ++it) {
-            std::string target = (*it)[1].str();
-            if (target.rfind("http://", 0) == 0 || target.rfind("https://", 0) == 0 || target[0] == '#' ||
-                target.rfind("mailto:", 0) == 0)
-              continue;
-            target = target.substr(0, target.find('#'));
-            fs::path p = (c / target).lexically_normal();
-            if (!path_within(c, p) || !fs::exists(p))
-              diags.push_back({Severity::Warning, md.string(),
-                               line_at_offset(*body, static_cast<std::size_t>(it->position())),
-                               "link '" + target + "' does not point at a file inside the skill folder"});
-          }
-        }
-        lp.skills.push_back(std::move(*skill));
-      }
-    }
-  }
-  load_ap_mcp(lp, dir, "1.0.0", options, diags);
 }
 
 }  // namespace

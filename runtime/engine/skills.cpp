@@ -9,7 +9,8 @@
 #include <set>
 
 #include "runtime/engine/loaders.hpp"
-#include "runtime/engine/util.hpp"
+#include "runtime/engine/names.hpp"
+#include "support/text.hpp"
 
 namespace runtime::engine::detail {
 
@@ -157,7 +158,7 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
       }
     }
   }
-  if (!fields.description || trim(*fields.description).empty())
+  if (!fields.description || support::trim(*fields.description).empty())
     return fail(fields.description_line ? fields.description_line : 1,
                 "'description' is required: say when the agent should use this skill");
   if (fields.name && !is_kebab_name(*fields.name))
@@ -208,7 +209,7 @@ std::optional<Skill> skill_from_text(const fs::path& dir, const fs::path& file, 
   }
   Skill s;
   s.name = plugin.empty() ? std::move(name) : plugin + ":" + name;
-  s.description = trim(*fields->description);
+  s.description = support::trim(*fields->description);
   s.file = file;
   s.source = source;
   s.plugin = plugin;

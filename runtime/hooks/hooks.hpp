@@ -158,9 +158,6 @@ struct HookInput {
   std::optional<std::string> agent_type;
 };
 
-// The stdin object for one event: hook_event_name, session_id, turn_id, cwd, plus the event's
-// own fields (agent_id / agent_type when set).
-boost::json::object hook_stdin_json(HookEvent event, const HookInput& input);
 // True when `hook` runs for this event and input (event equal and matcher matches; tool events
 // also try the tool's aliases, so a hook runs at most once per call).
 bool hook_matches(const Hook& hook, HookEvent event, const HookInput& input);
@@ -202,41 +199,9 @@ struct HookOutcome {
   bool any_ran() const { return !runs.empty(); }
 };
 
-// The decision logic alone, a pure function of what one hook process did. `timed_out` or
-// `spawn_error` non-empty means no exit code. Used by run_hooks and by tests.
-struct HookProcessResult {
-  std::optional<int> exit_code;
-  std::optional<int> term_signal;
-  bool timed_out = false;
-  std::string spawn_error;
-  std::string stdout_data;
-  std::string stderr_data;
-};
-struct HookAnswer {
-  bool error = false;
-  std::string error_message;
-  bool block = false;
-  std::string block_reason;  // may be empty: the caller supplies a default
-  PermissionDecision permission = PermissionDecision::None;
-  std::string permission_reason;
-  std::optional<boost::json::value> updated_input;
-  std::vector<std::string> additional_context;
-  bool stop_turn = false;
-  std::string stop_reason;
-  std::optional<std::string> system_message;
-};
-HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::seconds timeout);
-
 // Runs every hook of `set` matching (event, input), one after another (BLOCKING: call it on a
 // worker thread). `cancel`, when set, kills the running hook's process group and stops.
 HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input,
                       const std::atomic<bool>* cancel = nullptr);
-
-// --- pieces exposed for tests and the benchmark ---
-// Copies `script` to `<cache_root>/hooks/<hash of its path>/<file name>` unless an identical
-// copy (same content and mode) is there; returns the copy's path, or nullopt with `error`.
-std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cache_root, std::string* error);
-// POSIX shell single-quote escaping.
-std::string shell_quote(std::string_view s);
 
 }  // namespace runtime::hooks

@@ -5,14 +5,13 @@
 
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "bridge/process/child_process.hpp"
 #include "support/file_io.hpp"
 #include "runtime/config/paths.hpp"
-#include "runtime/hooks/hooks.hpp"
+#include "runtime/hooks/detail.hpp"
 
 namespace runtime::hooks {
 
@@ -51,6 +50,8 @@ std::uint64_t fnv1a(std::string_view s) {
 
 }  // namespace
 
+namespace detail {
+
 std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cache_root, std::string* error) {
   auto fail = [&](const std::string& msg) -> std::optional<fs::path> {
     if (error) *error = msg;
@@ -77,23 +78,12 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail("cannot create the script cache " + dir.string() + ": " + ec.message());
-  // Write a private temporary file and rename it over the copy: a concurrent run of the old copy
-  // keeps its inode, and nobody ever executes a half-written file.
-  static std::atomic<unsigned> counter{0};
-  const fs::path tmp = dir / ("." + script.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                              std::to_string(counter.fetch_add(1)));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return fail("cannot write the script cache " + tmp.string());
-    }
-  }
-  if (::chmod(tmp.c_str(), mode) != 0 || ::rename(tmp.c_str(), dest.c_str()) != 0) {
-    fs::remove(tmp, ec);
-    return fail("cannot update the cached script " + dest.string());
+  // The one atomic writer: a private temporary file renamed over the copy, so a concurrent run
+  // of the old copy keeps its inode, and nobody ever executes a half-written file.
+  try {
+    support::write_file_atomically(dest, content, mode);
+  } catch (const std::exception& e) {
+    return fail(std::string("cannot update the script cache: ") + e.what());
   }
   return dest;
 }
@@ -209,6 +199,10 @@ HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, st
   }
   return a;
 }
+
+}  // namespace detail
+
+using namespace detail;
 
 HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel) {
   HookOutcome out;

@@ -1,7 +1,7 @@
 #pragma once
 // Sessions that survive: every session is an append-only JSON Lines file
 // `<root>/<session id>.jsonl` (root = `<data dir>/sessions`, DESIGN §4), one record per line,
-// plus a small sidecar index `<root>/<session id>.meta.json` rewritten atomically (tmp + rename)
+// plus a small sidecar index `<root>/<session id>.meta.json` rewritten with the one atomic writer
 // at turn boundaries so that `list` reads only the sidecars.
 //
 // Durability: `SessionWriter::append` writes the whole line with one write(2) on an O_APPEND

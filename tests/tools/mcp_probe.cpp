@@ -32,18 +32,20 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
 #include "acp/params.hpp"
 #include "support/json_read.hpp"
-#include "acp/stdio_transport.hpp"
+#include "acp/transport.hpp"
 #include "runtime/server/editor_host_acp.hpp"
 #include "runtime/server/mcp_servers_param.hpp"
 #include "runtime/server/session_updates.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "bridge/mcp/client.hpp"
 #include "bridge/mcp/naming.hpp"
+#include "bridge/process/process_groups.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/tools/mcp_tool.hpp"
 
@@ -375,7 +377,7 @@ int run_cli(int argc, char** argv) {
     char buf[256];
     while (::read(STDIN_FILENO, buf, sizeof buf) > 0) {
     }
-    bridge::mcp::kill_all_server_process_groups();
+    bridge::process::kill_all_process_groups();
     std::_Exit(3);
   }).detach();
   ioc.run();
@@ -387,8 +389,8 @@ int run_cli(int argc, char** argv) {
 int run_acp() {
   asio::io_context ioc(1);
   asio::thread_pool pool(1);
-  acp::StdioTransport transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
-  acp::Connection conn(ioc.get_executor(), transport);
+  auto transport = acp::make_stdio_transport(ioc.get_executor(), STDIN_FILENO, STDOUT_FILENO);
+  acp::Connection conn(ioc.get_executor(), *transport);
   acp::ClientApi client_api(conn);
   runtime::server::AcpEditorHost host(client_api);
   bridge::mcp::AcpTunnelRouter router(conn);
@@ -450,7 +452,7 @@ int run_acp() {
     json::value params = o->contains("params") ? o->at("params") : json::value(nullptr);
     asio::co_spawn(
         ioc,
-        [handler, rid, params, &transport]() -> asio::awaitable<void> {
+        [handler, rid, params, &transport = *transport]() -> asio::awaitable<void> {
           json::object reply{{"jsonrpc", "2.0"}, {"id", rid}};
           try {
             reply["result"] = co_await handler(params);
@@ -464,19 +466,19 @@ int run_acp() {
         asio::detached);
   };
   auto guard = asio::make_work_guard(ioc);  // the reader thread posts lines; keep run() alive
-  transport.start({
+  transport->start({
       on_line,
       [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
       [&] {
         guard.reset();
         for (auto& m : managers) m->kill_now();
-        bridge::mcp::kill_all_server_process_groups();
+        bridge::process::kill_all_process_groups();
         conn.close();
         ioc.stop();
       },
   });
   ioc.run();
-  transport.flush_and_stop();
+  transport->flush_and_stop();
   pool.join();
   std::_Exit(0);
 }

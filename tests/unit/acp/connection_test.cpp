@@ -86,6 +86,22 @@ TEST_F(ConnectionTest, NotARequestAndBatchesAreInvalidRequests) {
   EXPECT_EQ(last().at("error").at("code"), -32600);
 }
 
+// JSON-RPC 2.0, read the same way as bridge::mcp::Client reads it: `"id": null` with a method is a
+// request (answered, with id null), and only a missing id makes a notification.
+TEST_F(ConnectionTest, ARequestWithANullIdIsAnsweredWithANullId) {
+  int calls = 0;
+  conn.on_request("ping", [&](json::value, acp::RequestContext) -> acp::awaitable<json::value> {
+    ++calls;
+    co_return json::object{};
+  });
+  conn.handle_line(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
+  conn.handle_line(R"({"jsonrpc":"2.0","method":"ping"})");
+  run();
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(transport.sent.size(), 1u);
+  EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":null,"result":{}})"));
+}
+
 TEST_F(ConnectionTest, UnknownMethodIsMethodNotFoundAndUnknownNotificationIsIgnored) {
   conn.handle_line(R"({"jsonrpc":"2.0","id":"abc","method":"foo/bar"})");
   EXPECT_EQ(last(), json::parse(R"({"jsonrpc":"2.0","id":"abc","error":{"code":-32601,"message":"Method not found: foo/bar"}})"));

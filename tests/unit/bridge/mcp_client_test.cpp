@@ -368,6 +368,24 @@ TEST(McpClient, AnswersServerRequests) {
   EXPECT_TRUE(replies["10"].at("result").as_object().empty());
 }
 
+// JSON-RPC 2.0, read the same way as acp::Connection reads it: `"id": null` with a method is a
+// request (answered, with id null), and only a missing id makes a notification.
+TEST(McpClient, ARequestWithANullIdIsAnsweredWithANullId) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"id", nullptr}, {"method", "ping"}});
+    f.transport->push(json::object{{"jsonrpc", "2.0"}, {"method", "ping"}});
+    co_await sleep_ms(20);
+  });
+  std::vector<json::object> replies;
+  for (auto& m : f.transport->sent)
+    if (!m.contains("method")) replies.push_back(m);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0], json::parse(R"({"jsonrpc":"2.0","id":null,"result":{}})").as_object());
+}
+
 TEST(McpClient, TransportLossFailsPendingAndLaterCalls) {
   Fixture f;
   f.transport->serve = [](FakeTransport& t, const json::object& m) {

@@ -1,7 +1,13 @@
 // `openvaala plugin ...`: install from a real git repository and a folder, list, enable/disable
 // through plugins.disabled, update, uninstall, and the roll-back when the config would not load.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <thread>
+
+#include "bridge/process/child_process.hpp"
 #include "engine_test_util.hpp"
 #include "runtime/engine/plugin_manager.hpp"
 
@@ -16,10 +22,12 @@ std::string git(const fs::path& dir, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com",
                                    "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::string out;
-  int rc = run_process(argv, dir, out);
-  EXPECT_EQ(rc, 0) << out;
-  return out;
+  bridge::process::ProcessSpec spec;
+  spec.argv = argv;
+  spec.cwd = dir.string();
+  auto r = bridge::process::run_process(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.spawn_error << r.stderr_data;
+  return r.stdout_data;
 }
 
 // A repository with a plugin in plugins/review, tagged v1.0.0, then a second commit.
@@ -168,4 +176,80 @@ TEST(EnginePluginManager, PluginsDisabledTextEdits) {
   EXPECT_EQ(edit_plugins_disabled("plugins:\n  # note\nmodel: m/n\n", {"z"}),
             "plugins:\n  disabled: [z]\n  # note\nmodel: m/n\n");
   EXPECT_EQ(edit_plugins_disabled("plugins: {disabled: [a]}\n", {}), "plugins: {disabled: []}\n");
+}
+
+// Issue 13: `plugin disable` replaced a symlinked config.yaml (dotfile managers) with a regular
+// file; `login` kept the link. Both now write through the one atomic writer.
+TEST(EnginePluginManager, DisableWritesThroughASymlinkedConfigYaml) {
+  Tree t;
+  t.write("config/plugins/review/.openvaala-plugin/plugin.yaml", "name: review\n");
+  fs::path target = t.write("dotfiles/openvaala/config.yaml", "# mine\nmax_turn_requests: 50\n");
+  ::chmod(target.c_str(), 0640);
+  fs::create_symlink(target, t.config() / "config.yaml");
+  PluginManager pm(t.options());
+  auto r = pm.disable("review");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(t.config() / "config.yaml"));
+  EXPECT_EQ(fs::read_symlink(t.config() / "config.yaml"), target);
+  EXPECT_EQ(read(target), "# mine\nmax_turn_requests: 50\nplugins:\n  disabled: [review]\n");
+  struct stat st{};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_EQ(pm.enable("review").exit_code, 0);
+  EXPECT_TRUE(fs::is_symlink(t.config() / "config.yaml"));
+  EXPECT_EQ(read(target), "# mine\nmax_turn_requests: 50\nplugins:\n  disabled: []\n");
+  // Nothing else was left beside either file.
+  EXPECT_EQ(std::distance(fs::directory_iterator(target.parent_path()), fs::directory_iterator()), 1);
+}
+
+// A rolled-back change goes through the same writer: the link stays and the target gets its old text.
+TEST(EnginePluginManager, RollBackKeepsTheSymlinkedConfigYaml) {
+  Tree t;
+  t.write("config/plugins/bad/.openvaala-plugin/plugin.yaml", "name: [\n");
+  fs::path target = t.write("dotfiles/config.yaml", "plugins:\n  disabled: [bad]  # broken for now\n");
+  fs::create_symlink(target, t.config() / "config.yaml");
+  PluginManager pm(t.options());
+  auto r = pm.enable("bad");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the plugin stays disabled"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_symlink(t.config() / "config.yaml"));
+  EXPECT_EQ(read(target), "plugins:\n  disabled: [bad]  # broken for now\n");
+}
+
+// git runs through bridge::process::run_process: its own process group and a timeout, so a clone
+// that hangs (here a stand-in git that starts a child and sleeps) is stopped with all it started.
+TEST(EnginePluginManager, GitThatHangsIsStoppedWithEverythingItStarted) {
+  Tree t;
+  fs::path pidfile = t.p("grandchild.pid");
+  fs::path fake = t.write("bin/git", "#!/bin/sh\nsleep 30 &\necho $! > '" + pidfile.string() + "'\nsleep 30\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  PluginManager pm(t.options(), GitOptions{fake.string(), std::chrono::milliseconds(300)});
+  const auto started = std::chrono::steady_clock::now();
+  auto r = pm.install("https://example.invalid/plugin.git", "", "");
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("git clone https://example.invalid/plugin.git failed: timed out after 300 ms"), std::string::npos)
+      << r.err;
+  EXPECT_LT(took, std::chrono::seconds(10));
+  EXPECT_FALSE(fs::exists(t.config() / "plugins/plugin"));
+  auto pid_text = read(pidfile);
+  ASSERT_FALSE(pid_text.empty());
+  const pid_t grandchild = static_cast<pid_t>(std::stol(pid_text));
+  // The group was killed: the grandchild is gone (or a zombie of init's for a moment).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(grandchild, 0) != 0 || read("/proc/" + std::to_string(grandchild) + "/stat").find(" Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the process git started survived the timeout";
+}
+
+TEST(EnginePluginManager, GitThatCannotStartSaysSo) {
+  Tree t;
+  PluginManager pm(t.options(), GitOptions{t.p("no-such-git").string(), std::chrono::seconds(5)});
+  auto r = pm.install("https://example.invalid/plugin.git", "", "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("installing from git needs " + t.p("no-such-git").string() + ", which could not be started"),
+            std::string::npos)
+      << r.err;
 }

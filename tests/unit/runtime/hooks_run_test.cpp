@@ -6,10 +6,12 @@
 #include <thread>
 
 #include "../../fixtures/hooks/test_support.hpp"
+#include "runtime/hooks/detail.hpp"
 
 namespace hooks_test {
 namespace {
 
+using namespace runtime::hooks::detail;
 using ::testing::ElementsAre;
 namespace json = boost::json;
 

@@ -1,6 +1,5 @@
-#include "bridge/mcp/process_groups.hpp"
-
-#include "bridge/process/orphan_guard.hpp"
+// The registry of long-lived children's process groups, and killing them on the way out.
+#include "bridge/process/process_groups.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "bridge/mcp/transport.hpp"
+#include "bridge/process/orphan_guard.hpp"
 
-namespace bridge::mcp {
+namespace bridge::process {
 
 namespace {
 std::mutex& mu() {
@@ -27,7 +26,7 @@ std::set<pid_t>& groups() {
 }  // namespace
 
 void register_process_group(pid_t pgid) {
-  process::guard_group(pgid);
+  guard_group(pgid);
   std::lock_guard lock(mu());
   groups().insert(pgid);
 }
@@ -35,7 +34,7 @@ void register_process_group(pid_t pgid) {
 void unregister_process_group(pid_t pgid) {
   std::lock_guard lock(mu());
   groups().erase(pgid);
-  process::release_group(pgid);
+  release_group(pgid);
 }
 
 bool process_group_gone(pid_t pgid) {
@@ -58,7 +57,7 @@ bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace) {
   return false;
 }
 
-void kill_all_server_process_groups(std::chrono::milliseconds grace) {
+void kill_all_process_groups(std::chrono::milliseconds grace) {
   std::vector<pid_t> all;
   {
     std::lock_guard lock(mu());
@@ -85,4 +84,4 @@ void kill_all_server_process_groups(std::chrono::milliseconds grace) {
   }
 }
 
-}  // namespace bridge::mcp
+}  // namespace bridge::process

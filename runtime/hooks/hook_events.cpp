@@ -1,7 +1,8 @@
-// Events, matchers, the stdin object: the parts of the hook engine shared by loading and running.
+// Hook events and their rules, matchers, which hooks run for an input, and what a hook is told
+// on stdin: the parts of the hook engine shared by loading and running.
 #include <re2/re2.h>
 
-#include "runtime/hooks/hooks.hpp"
+#include "runtime/hooks/detail.hpp"
 
 namespace runtime::hooks {
 
@@ -95,7 +96,7 @@ std::string Hook::location() const { return source_file.string() + ":" + std::to
 std::string Hook::label() const {
   if (command) return *command;
   std::string out = script ? script->filename().string() : std::string("?");
-  for (const auto& a : args) out += " " + shell_quote(a);
+  for (const auto& a : args) out += " " + detail::shell_quote(a);
   return out;
 }
 
@@ -106,6 +107,25 @@ std::size_t HookSet::count(HookEvent e) const {
   for (const auto& h : hooks) n += h.event == e;
   return n;
 }
+
+bool hook_matches(const Hook& hook, HookEvent event, const HookInput& in) {
+  if (hook.event != event) return false;
+  switch (event) {
+    case HookEvent::UserPromptSubmit:
+    case HookEvent::Stop: return true;
+    case HookEvent::SessionStart: return hook.matcher.matches(in.source);
+    case HookEvent::SubagentStart:
+    case HookEvent::SubagentStop: return hook.matcher.matches(in.agent_type.value_or(""));
+    case HookEvent::PreToolUse:
+    case HookEvent::PostToolUse:
+      for (auto name : tool_name_aliases(in.tool_name))
+        if (hook.matcher.matches(name)) return true;
+      return false;
+  }
+  return false;
+}
+
+namespace detail {
 
 boost::json::object hook_stdin_json(HookEvent event, const HookInput& in) {
   boost::json::object o;
@@ -135,23 +155,6 @@ boost::json::object hook_stdin_json(HookEvent event, const HookInput& in) {
   return o;
 }
 
-bool hook_matches(const Hook& hook, HookEvent event, const HookInput& in) {
-  if (hook.event != event) return false;
-  switch (event) {
-    case HookEvent::UserPromptSubmit:
-    case HookEvent::Stop: return true;
-    case HookEvent::SessionStart: return hook.matcher.matches(in.source);
-    case HookEvent::SubagentStart:
-    case HookEvent::SubagentStop: return hook.matcher.matches(in.agent_type.value_or(""));
-    case HookEvent::PreToolUse:
-    case HookEvent::PostToolUse:
-      for (auto name : tool_name_aliases(in.tool_name))
-        if (hook.matcher.matches(name)) return true;
-      return false;
-  }
-  return false;
-}
-
 std::string shell_quote(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
@@ -161,5 +164,7 @@ std::string shell_quote(std::string_view s) {
   out += "'";
   return out;
 }
+
+}  // namespace detail
 
 }  // namespace runtime::hooks

@@ -1,0 +1,107 @@
+#pragma once
+// Internal to the two HTTP transports of MCP (http_transport.cpp, sse_transport.cpp): what they
+// share (handlers, cancelling every stream on close, posting deliveries, SSE feeding).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/url/parse.hpp>
+
+#include <cctype>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bridge/http/http_client.hpp"
+#include "bridge/http/sse_decoder.hpp"
+#include "bridge/mcp/errors.hpp"
+#include "bridge/mcp/transport.hpp"
+#include "support/cancellation.hpp"
+
+namespace bridge::mcp::http_detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace http = bridge::http;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+using HeadFn = std::function<void(const http::HttpResponseHead&)>;
+using DataFn = std::function<void(std::string_view)>;
+constexpr std::size_t kMaxBody = 64 * 1024 * 1024;
+
+inline bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) return false;
+  return true;
+}
+
+inline std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  if (s.size() > 300) s = s.substr(0, 300) + "…";
+  return s;
+}
+
+// Shared bits: handlers, cancellation of every stream on close, posting deliveries.
+class HttpBase : public Transport {
+ protected:
+  HttpBase(asio::any_io_executor ex, std::string url, std::vector<std::pair<std::string, std::string>> headers,
+           std::string log_id)
+      : ex_(std::move(ex)), url_(std::move(url)), headers_(std::move(headers)), log_id_(std::move(log_id)) {}
+
+  // The start of both transports: the URL must be http(s); then the handlers are taken.
+  void take_handlers(Handlers handlers) {
+    auto parsed = boost::urls::parse_uri(url_);
+    if (!parsed || (parsed->scheme() != "http" && parsed->scheme() != "https"))
+      throw McpError(McpError::Kind::Transport, "not an http(s) URL: " + url_);
+    handlers_ = std::move(handlers);
+  }
+  void deliver(json::object msg) {
+    if (stopped_) return;
+    if (auto h = handlers_.on_message) h(std::move(msg));
+  }
+  void deliver_later(json::object msg) {
+    auto self = shared_from_this();
+    asio::post(ex_, [this, self, msg = std::move(msg)]() mutable { deliver(std::move(msg)); });
+  }
+  void closed(std::string reason) {
+    if (stopped_) return;
+    stopped_ = true;
+    auto handlers = std::move(handlers_);
+    handlers_ = {};
+    cancel_all();
+    if (handlers.on_closed) handlers.on_closed(std::move(reason));
+  }
+  std::shared_ptr<support::CancelSource> track(std::uint64_t& key) {
+    key = next_key_++;
+    auto c = std::make_shared<support::CancelSource>();
+    active_.emplace(key, c);
+    return c;
+  }
+  void untrack(std::uint64_t key) { active_.erase(key); }
+  void cancel_all() {
+    auto all = std::move(active_);
+    active_.clear();
+    for (auto& [_, c] : all) c->cancel();
+  }
+  void feed_events(http::SseDecoder& dec, std::string_view chunk, const std::function<void(http::SseEvent&)>& on_event) {
+    std::vector<http::SseEvent> events;
+    dec.feed(chunk, events);
+    for (auto& e : events) on_event(e);
+  }
+
+  asio::any_io_executor ex_;
+  std::string url_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  std::string log_id_;
+  Handlers handlers_;
+  bool stopped_ = false;
+  std::uint64_t next_key_ = 1;
+  std::map<std::uint64_t, std::shared_ptr<support::CancelSource>> active_;
+};
+
+}  // namespace bridge::mcp::http_detail

@@ -1,0 +1,24 @@
+#pragma once
+// The process groups of long-lived children (the MCP servers we spawned), so they can all be
+// killed on the way out even when the io_context no longer runs. Each is also given to the
+// orphan guard. Thread-safe.
+#include <sys/types.h>
+
+#include <chrono>
+
+namespace bridge::process {
+
+void register_process_group(pid_t pgid);
+void unregister_process_group(pid_t pgid);
+// SIGTERM to the group, up to `grace` for it to go away (reaping the leader), then SIGKILL.
+// Blocking. Returns true when the group was gone before SIGKILL.
+bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace);
+// Non-blocking: reaps the leader if it exited; true when the whole group is gone.
+bool process_group_gone(pid_t pgid);
+
+// Kills every registered process group that is still alive (SIGTERM, a short grace, SIGKILL).
+// Synchronous and safe when the io_context is no longer running: call it on the way out (stdin
+// EOF, SIGTERM) so no server outlives the agent.
+void kill_all_process_groups(std::chrono::milliseconds grace = std::chrono::milliseconds(300));
+
+}  // namespace bridge::process

@@ -1,0 +1,122 @@
+// The writer of one session's log: appends a record a line, fsyncs at turn boundaries and keeps
+// the sidecar index (title, cwd, times, size) for `list`.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "runtime/sessions/detail.hpp"
+#include "support/file_io.hpp"
+
+namespace runtime::sessions {
+
+namespace json = boost::json;
+using detail::throw_errno;
+
+namespace {
+
+void write_all(int fd, std::string_view data, const fs::path& p) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("write " + p.string());
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+SessionWriter::SessionWriter(fs::path file, fs::path meta, std::string id)
+    : mu_(std::make_unique<std::mutex>()), file_(std::move(file)), meta_(std::move(meta)), id_(std::move(id)) {}
+
+SessionWriter::SessionWriter(SessionWriter&& o) noexcept
+    : mu_(std::move(o.mu_)),
+      fd_(std::exchange(o.fd_, -1)),
+      file_(std::move(o.file_)),
+      meta_(std::move(o.meta_)),
+      id_(std::move(o.id_)),
+      cwd_(std::move(o.cwd_)),
+      title_(std::move(o.title_)),
+      created_at_(std::move(o.created_at_)),
+      updated_at_(std::move(o.updated_at_)),
+      title_explicit_(o.title_explicit_) {}
+
+SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    mu_ = std::move(o.mu_);
+    fd_ = std::exchange(o.fd_, -1);
+    file_ = std::move(o.file_);
+    meta_ = std::move(o.meta_);
+    id_ = std::move(o.id_);
+    cwd_ = std::move(o.cwd_);
+    title_ = std::move(o.title_);
+    created_at_ = std::move(o.created_at_);
+    updated_at_ = std::move(o.updated_at_);
+    title_explicit_ = o.title_explicit_;
+  }
+  return *this;
+}
+
+SessionWriter::~SessionWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string SessionWriter::title() const {
+  std::lock_guard lock(*mu_);
+  return title_;
+}
+
+std::string SessionWriter::updated_at() const {
+  std::lock_guard lock(*mu_);
+  return updated_at_;
+}
+
+void SessionWriter::write_line_locked(const std::string& line) {
+  if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
+  write_all(fd_, line, file_);
+}
+
+void SessionWriter::append(Record record) {
+  if (record.time.empty()) record.time = iso8601(now_ms());
+  std::string line = json::serialize(to_json(record));
+  line.push_back('\n');
+  std::lock_guard lock(*mu_);
+  write_line_locked(line);
+  updated_at_ = record.time;
+  if (const auto* h = std::get_if<Header>(&record.body)) {
+    cwd_ = h->cwd;
+    created_at_ = record.time;
+  } else if (const auto* u = std::get_if<UserMessage>(&record.body)) {
+    if (!title_explicit_ && title_.empty()) title_ = detail::user_title(*u);
+  } else if (const auto* t = std::get_if<TitleChange>(&record.body)) {
+    title_ = t->title;
+    title_explicit_ = true;
+  }
+}
+
+void SessionWriter::turn_boundary() {
+  std::lock_guard lock(*mu_);
+  if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
+  if (::fsync(fd_) != 0) throw_errno("fsync " + file_.string());
+  write_meta_locked();
+}
+
+void SessionWriter::write_meta_locked() {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw_errno("stat " + file_.string());
+  const json::object meta{{"v", 1},
+                          {"id", id_},
+                          {"cwd", cwd_},
+                          {"title", title_},
+                          {"createdAt", created_at_},
+                          {"updatedAt", updated_at_},
+                          {"size", static_cast<std::int64_t>(st.st_size)}};
+  // Through the one atomic writer: `list` never reads half a sidecar.
+  support::write_file_atomically(meta_, json::serialize(meta) + "\n", 0600);
+}
+
+}  // namespace runtime::sessions
