@@ -21,7 +21,7 @@ export default {
   coverageAnalysis: "perTest",
   // a 2-core machine shared with others: one test process at a time (npm run mutate also nices it)
   concurrency: 1,
-  timeoutMS: 10000,
+  timeoutMS: 5000,
   reporters: ["clear-text", "progress", "html", "json"],
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
