@@ -1,7 +1,7 @@
 // AgentConnection (the client side of one server process) against the scripted stand-in agent:
 // what reaches the server for each call, how the server's requests reach the editor, and how the
 // process is started, reported and stopped. No C++ binary needed.
-import { test } from "node:test";
+import { test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,6 +12,9 @@ import type { ManagedTerminal } from "../src/core/terminals.js";
 import { LegacyMcpRouter } from "../src/core/mcpRelay.js";
 import { RecordingHost, SCRIPTED_AGENT, agentLog, receivedOf, script, scriptedArgs } from "./scripted.js";
 import { waitUntil } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
 
 function tmp() {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ovac-")));

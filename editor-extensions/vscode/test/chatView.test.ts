@@ -1,7 +1,7 @@
 // The chat view provider against the `vscode` stub and the scripted stand-in agent: each message
 // from the webview does what the user asked (and reaches the server), the view model the webview
 // gets, errors shown in the chat, and the webview's HTML.
-import { test, beforeEach, afterEach } from "node:test";
+import { test as nodeTest, beforeEach, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -15,6 +15,9 @@ import { FolderAgent } from "../src/vscode/folderAgent.js";
 import type { ToWebview, ViewModel } from "../src/core/webviewProtocol.js";
 import { receivedOf, script, scriptedArgs } from "./scripted.js";
 import { EXT_ROOT, waitUntil } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
 
 function tmp(prefix = "ovcv-") {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));

@@ -1,6 +1,6 @@
 // The extension's palette commands and lifecycle against the `vscode` stub, with the scripted
 // stand-in agent as the server: what each command shows the user and does.
-import { test, beforeEach } from "node:test";
+import { test as nodeTest, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -10,6 +10,9 @@ import { __test } from "./stubs/vscode.js";
 import { activate, deactivate, configRoot, COMMANDS, type ExtensionApi } from "../src/vscode/extension.js";
 import { receivedOf, scriptedArgs } from "./scripted.js";
 import { EXT_ROOT, waitUntil } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
 
 function tmp(prefix = "ovext-") {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));

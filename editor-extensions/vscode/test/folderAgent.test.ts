@@ -1,6 +1,6 @@
 // FolderAgent (one server per workspace folder) against the `vscode` stub and the scripted stand-in
 // agent: what the server is sent, what the chat shows, and what happens when the server dies.
-import { test, beforeEach, afterEach } from "node:test";
+import { test as nodeTest, beforeEach, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -11,6 +11,9 @@ import { __test } from "./stubs/vscode.js";
 import { FolderAgent, type FolderAgentDeps } from "../src/vscode/folderAgent.js";
 import { SCRIPTED_AGENT, agentLog, receivedOf, script, scriptedArgs } from "./scripted.js";
 import { waitUntil, sleep } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 15 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 15_000 }, fn);
 
 function tmp(prefix = "ovfa-") {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));

@@ -1,7 +1,7 @@
 // The MCP relay against a small MCP stdio server (test/fixtures/mcp-server.mjs): what the agent's
 // inner MCP requests are answered, what the real server is sent, errors, progress, cancellation,
 // reconnection, and the legacy connection form.
-import { test } from "node:test";
+import { test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -10,6 +10,9 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { McpHub, McpRelay, LegacyMcpRouter, stripBindingMeta } from "../src/core/mcpRelay.js";
 import type { StdioServerConfig } from "../src/core/mcpConfig.js";
 import { EXT_ROOT, waitUntil } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
 
 const SERVER = path.join(EXT_ROOT, "test", "fixtures", "mcp-server.mjs");
 

@@ -1,11 +1,14 @@
 // ACP terminal/* on the editor's machine (TerminalManager): what the agent's commands run with,
 // what output and exit status the agent is answered, and that nothing outlives a release.
-import { test } from "node:test";
+import { test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { TerminalManager, DEFAULT_OUTPUT_LIMIT, type ManagedTerminal } from "../src/core/terminals.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
 
 const S = "s";
 const node = process.execPath;
