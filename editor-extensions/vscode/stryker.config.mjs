@@ -2,18 +2,20 @@
 // scripts/mutate-vscode.sh from the repository root). On demand only, not in CI. Figures, what is
 // excluded and why, and the surviving mutants are in docs/TESTING.md.
 //
-// The tests use node's own runner, so the tap runner runs each compiled test file as
-// `node -r <stryker hook> --import ./test/register-vscode-stub.mjs out/test/<file>.test.js` in a
-// sandbox whose src/ is instrumented; coverage is per test file.
+// The tests are node:test files (`npm test`). For the mutation run the compiled files are loaded once
+// into Stryker's mocha runner, `node:test` resolving to a thin layer over mocha
+// (test/stryker/node-test-on-mocha.mjs): mutants are switched in the running process and each mutant
+// runs only the single tests that cover it. (The tap runner, one node process per test file per
+// mutant, needed about five hours here; this takes well under one.)
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
-  testRunner: "tap",
-  tap: {
+  testRunner: "mocha",
+  mochaOptions: {
     // acpClient.test.ts only drives the real C++ server (build/openvaala): not part of the run.
-    testFiles: ["out/test/!(acpClient).test.js"],
-    nodeArgs: ["-r", "{{hookFile}}", "--import", "./test/register-vscode-stub.mjs", "{{testFile}}"],
-    forceBail: true,
+    spec: ["out/test/!(acpClient).test.js"],
   },
+  // `vscode` resolves to the stub; `node:test` to a thin layer over mocha (test/stryker/)
+  testRunnerNodeArgs: ["--import", "./test/register-vscode-stub.mjs", "--import", "./test/stryker/register-node-test-on-mocha.mjs"],
   // the sandbox compiles the instrumented sources; the bundle is built too, so the bundle test runs
   buildCommand: "npm run build",
   mutate: ["src/**/*.ts"],
