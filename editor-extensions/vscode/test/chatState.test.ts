@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { initialChatState, reduce, agentText, pendingPermissions, type ChatEvent } from "../src/core/chatState.js";
+import { initialChatState, reduce, agentText, pendingPermissions, contentText, type ChatEvent, type ChatState } from "../src/core/chatState.js";
 
 const run = (events: ChatEvent[]) => events.reduce(reduce, initialChatState());
 
@@ -66,4 +66,182 @@ test("permissions: pending until resolved; a finished turn cancels leftovers; st
   assert.equal(last.kind, "notice");
   s = reduce(s, { type: "turnEnded", error: "boom" });
   assert.equal((s.items[s.items.length - 1] as { text: string }).text, "boom");
+});
+
+const text = (t: string) => ({ type: "text" as const, text: t });
+const texts = (s: ChatState) => s.items.map((i) => [i.kind, (i as { text?: string }).text]);
+
+test("content blocks as the chat shows them", () => {
+  assert.equal(contentText(undefined), "", "no block, no text");
+  assert.equal(contentText(null), "");
+  assert.equal(contentText(text("hi")), "hi", "text as is");
+  assert.equal(contentText({ type: "image", data: "", mimeType: "image/png" }), "[image]", "images as a placeholder");
+  assert.equal(contentText({ type: "audio", data: "", mimeType: "audio/wav" }), "[audio]", "audio as a placeholder");
+  assert.equal(contentText({ type: "resource_link", name: "a.txt", uri: "file:///a.txt" }), "[a.txt](file:///a.txt)", "a resource link as a Markdown link named after the resource");
+  assert.equal(contentText({ type: "resource_link", name: "a.txt", title: "The A", uri: "file:///a.txt" }), "[The A](file:///a.txt)", "a titled resource link uses its title");
+  assert.equal(contentText({ type: "resource", resource: { uri: "file:///a.txt", text: "body" } }), "\n```\nbody\n```\n", "an embedded text resource as a code block");
+  assert.equal(contentText({ type: "resource", resource: { uri: "file:///b.bin", blob: "AA==" } }), "[file:///b.bin](file:///b.bin)", "an embedded binary resource as a link");
+  assert.equal(contentText({ type: "other" } as never), "", "unknown blocks show nothing");
+});
+
+test("message chunks: one item per message; a new messageId starts a new item; user chunks always join", () => {
+  const s = run([
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("a"), messageId: "m1" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("b"), messageId: "m1" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("c"), messageId: "m2" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("d") } },
+    { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: text("t1"), messageId: "x" } },
+    { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: text("t2"), messageId: "y" } },
+    { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("u1"), messageId: "p" } },
+    { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("u2"), messageId: "q" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("e"), messageId: "m3" } },
+  ] as ChatEvent[]);
+  assert.deepEqual(texts(s), [["agent", "ab"], ["agent", "cd"], ["thought", "t1"], ["thought", "t2"], ["user", "u1u2"], ["agent", "e"]], "chunks of one message join, a new message id starts a new item, a chunk without id joins the last");
+  const m = s.items[1] as { messageId?: string };
+  assert.equal(m.messageId, "m2", "an item keeps its message id");
+  assert.equal(new Set(s.items.map((i) => i.id)).size, s.items.length, "every item has its own id");
+  const noId = run([
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("a") } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("b"), messageId: "m9" } },
+  ] as ChatEvent[]);
+  assert.deepEqual(texts(noId), [["agent", "ab"]], "a message id after chunks without one joins them");
+  const userFirst = run([{ type: "userPrompt", text: "typed" }, { type: "update", update: { sessionUpdate: "user_message_chunk", content: text(" more") } }]);
+  assert.deepEqual(texts(userFirst), [["user", "typed more"]], "a replayed user chunk joins the user's message");
+});
+
+test("every change gives a new state revision, and a changed item a new item revision (so the view redraws it)", () => {
+  let s = initialChatState();
+  assert.equal(s.rev, 0);
+  const steps: ChatEvent[] = [
+    { type: "userPrompt", text: "q" },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("a") } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("b") } },
+    { type: "update", update: { sessionUpdate: "available_commands_update", availableCommands: [] } },
+    { type: "update", update: { sessionUpdate: "config_option_update", configOptions: [] } },
+    { type: "update", update: { sessionUpdate: "usage_update", used: 1, size: 2 } },
+    { type: "update", update: { sessionUpdate: "session_info_update", title: "T" } },
+    { type: "update", update: { sessionUpdate: "plan", entries: [] } },
+    { type: "turnStarted" },
+    { type: "turnEnded", stopReason: "end_turn" },
+    { type: "configOptions", configOptions: [] },
+    { type: "notice", severity: "info", text: "n" },
+    { type: "reset" },
+  ];
+  for (const e of steps) {
+    const next = reduce(s, e);
+    assert.ok(next.rev > s.rev, `${JSON.stringify(e)} gives a newer revision`);
+    s = next;
+  }
+  const a = run([{ type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("a") } }]);
+  const b = reduce(a, { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("b") } });
+  assert.ok(b.items[0]!.rev > a.items[0]!.rev, "a grown message gets a newer item revision");
+  assert.equal(b.items[0]!.id, a.items[0]!.id, "and keeps its id");
+  const c = reduce(b, { type: "userPrompt", text: "x" });
+  assert.equal(c.items[0]!.rev, b.items[0]!.rev, "an unchanged item keeps its revision");
+  assert.equal(reduce(c, { type: "update", update: { sessionUpdate: "unknown_kind" } as never }), c, "an unknown update changes nothing");
+});
+
+test("tool calls: defaults, updates change only what they carry, raw input/output kept", () => {
+  const s1 = run([{ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "" } as never }]);
+  const t = s1.toolCalls.t1!;
+  assert.deepEqual([t.title, t.kind, t.status, t.content, t.locations], ["", "other", "pending", [], []], "a bare tool call is an untitled pending 'other' call");
+  assert.equal(s1.items[0]!.id, "tool-t1", "its chat item is tied to the tool call id");
+  const bare = run([{ type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "t9" } }]);
+  assert.deepEqual([bare.toolCalls.t9!.title, bare.toolCalls.t9!.kind, bare.toolCalls.t9!.status], ["", "other", "pending"], "an update for an unknown call creates it with defaults");
+  const s2 = run([
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read", kind: "read", status: "pending", rawInput: { p: 1 }, content: [{ type: "content", content: text("x") }], locations: [{ path: "/a" }] } },
+    { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", rawOutput: { ok: true } } },
+  ]);
+  const t2 = s2.toolCalls.t1!;
+  assert.deepEqual([t2.title, t2.kind, t2.status], ["Read", "read", "completed"], "an update changes only the fields it carries");
+  assert.deepEqual(t2.rawInput, { p: 1 }, "raw input is kept");
+  assert.deepEqual(t2.rawOutput, { ok: true }, "raw output is kept");
+  assert.equal(t2.content.length, 1, "content is kept when an update has none");
+  assert.equal(t2.locations.length, 1, "locations are kept when an update has none");
+  const s3 = reduce(s2, { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "t1", title: "Read a", kind: "search", content: [], locations: [] } });
+  assert.deepEqual([s3.toolCalls.t1!.title, s3.toolCalls.t1!.kind, s3.toolCalls.t1!.content, s3.toolCalls.t1!.locations], ["Read a", "search", [], []], "title, kind, content and locations are replaced by an update that has them");
+  assert.ok(s3.toolCalls.t1!.rev > t2.rev, "an updated tool call gets a newer revision");
+  assert.ok(s3.items[0]!.rev > s2.items[0]!.rev, "and its chat item too");
+});
+
+test("plan, modes, options, title, usage and notices from the server", () => {
+  const plan = (c: string) => ({ type: "update" as const, update: { sessionUpdate: "plan" as const, entries: [{ content: c, priority: "high" as const, status: "pending" as const }] } });
+  const s = run([plan("one"), { type: "userPrompt", text: "q" }, plan("two")]);
+  assert.deepEqual(s.items.map((i) => i.kind), ["user", "plan"], "a new plan replaces the old one and moves to the end");
+  assert.equal(s.plan[0]!.content, "two");
+  const noModes = run([{ type: "update", update: { sessionUpdate: "current_mode_update", currentModeId: "x" } }, { type: "modeSet", modeId: "y" }]);
+  assert.equal(noModes.modes, undefined, "a mode change without modes changes nothing");
+  const modes = { currentModeId: "a", availableModes: [{ id: "a", name: "A" }, { id: "b", name: "B" }] };
+  const m = run([{ type: "sessionStarted", sessionId: "s", modes }, { type: "modeSet", modeId: "b" }]);
+  assert.equal(m.modes!.currentModeId, "b", "a mode set by the user is shown");
+  assert.equal(m.modes!.availableModes.length, 2, "the other modes stay");
+  const opts = [{ id: "o", name: "O", type: "select", currentValue: "1", options: [] }] as never;
+  assert.deepEqual(run([{ type: "update", update: { sessionUpdate: "config_option_update", configOptions: opts } }]).configOptions, opts, "options pushed by the server are shown");
+  assert.deepEqual(run([{ type: "configOptions", configOptions: opts }]).configOptions, opts, "options answered to a change are shown");
+  const titled = run([{ type: "update", update: { sessionUpdate: "session_info_update", title: "T" } }]);
+  assert.equal(reduce(titled, { type: "update", update: { sessionUpdate: "session_info_update", title: null } }).title, undefined, "a null title clears it");
+  const untouched = reduce(titled, { type: "update", update: { sessionUpdate: "session_info_update" } });
+  assert.equal(untouched, titled, "an info update without a title changes nothing");
+  const started = reduce(titled, { type: "sessionStarted", sessionId: "s2" });
+  assert.equal(started.title, "T", "a session start without a title keeps the shown one");
+  assert.equal(reduce(titled, { type: "sessionStarted", sessionId: "s2", title: "New" }).title, "New", "a session start with a title shows it");
+  assert.deepEqual([started.modes, started.configOptions], [undefined, []], "a session start without modes or options shows none");
+  assert.equal(started.sessionId, "s2");
+  const n = run([
+    { type: "update", update: { sessionUpdate: "notice", severity: "error", title: "Boom", description: "the disk" } as never },
+    { type: "update", update: { sessionUpdate: "notice", severity: "warning", title: "Careful" } as never },
+    { type: "update", update: { sessionUpdate: "notice", severity: "whatever", title: "FYI" } as never },
+  ]);
+  assert.deepEqual(n.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text]), [["error", "Boom: the disk"], ["warning", "Careful"], ["info", "FYI"]], "server notices keep their severity (unknown ones as info) and show title: description");
+  const own = run([{ type: "notice", severity: "warning", text: "mine" }]);
+  assert.deepEqual(own.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text]), [["warning", "mine"]], "the extension's notices are shown as given");
+});
+
+test("turns: stop reasons the user sees", () => {
+  const end = (stopReason?: string, error?: string) => {
+    const s = reduce(run([{ type: "turnStarted" }]), { type: "turnEnded", ...(stopReason ? { stopReason } : {}), ...(error ? { error } : {}) });
+    return s.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text]);
+  };
+  assert.deepEqual(end("end_turn"), [], "a normal end shows nothing");
+  assert.deepEqual(end(), [], "no stop reason shows nothing");
+  assert.deepEqual(end("cancelled"), [["info", "Stopped."]], "a cancelled turn says Stopped.");
+  assert.deepEqual(end("max_tokens"), [["warning", "The model hit its output token limit."]]);
+  assert.deepEqual(end("max_turn_requests"), [["warning", "Stopped: too many model requests in one turn."]]);
+  assert.deepEqual(end("refusal"), [["warning", "The model refused to continue."]]);
+  assert.deepEqual(end("odd_reason"), [["warning", "Stopped: odd_reason"]], "an unknown stop reason is named");
+  assert.deepEqual(end("cancelled", "boom"), [["error", "boom"]], "an error wins over the stop reason");
+  const s = run([{ type: "turnStarted" }, { type: "turnEnded", stopReason: "max_tokens" }]);
+  assert.equal(s.lastStopReason, "max_tokens", "the last stop reason is kept");
+  assert.equal(reduce(s, { type: "turnStarted" }).lastStopReason, undefined, "and cleared when a turn starts");
+});
+
+test("permissions: a prompt shows its tool call once; answers to unknown prompts change nothing; answered prompts stay answered", () => {
+  const req = (toolCallId: string) => ({ sessionId: "s", toolCall: { toolCallId, title: "T" }, options: [{ optionId: "a", name: "A", kind: "allow_once" as const }] });
+  const s = run([
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Known" } },
+    { type: "permissionRequested", requestId: "r1", request: req("t1") },
+    { type: "permissionRequested", requestId: "r2", request: req("t2") },
+  ]);
+  assert.deepEqual(s.items.map((i) => i.kind), ["tool", "permission", "tool", "permission"], "a prompt for a known tool call adds only the prompt; an unknown tool call is shown first");
+  assert.equal(s.toolCalls.t1!.title, "Known", "a known tool call is not replaced by the prompt's copy");
+  assert.equal(s.items[1]!.id, "perm-r1", "the prompt's item is tied to the request");
+  assert.equal(reduce(s, { type: "permissionResolved", requestId: "nope", outcome: "a" }), s, "an answer to an unknown prompt changes nothing");
+  const answered = reduce(s, { type: "permissionResolved", requestId: "r1", outcome: "a" });
+  assert.ok(answered.items[1]!.rev > s.items[1]!.rev, "an answered prompt is redrawn");
+  assert.deepEqual(pendingPermissions(answered).map((p) => p.requestId), ["r2"], "only unanswered prompts are pending");
+  const ended = reduce(answered, { type: "turnEnded", stopReason: "end_turn" });
+  assert.equal(ended.permissions.r1!.outcome, "a", "the end of a turn keeps given answers");
+  assert.equal(ended.permissions.r2!.outcome, "cancelled", "and cancels the rest");
+  const noTool = reduce(initialChatState(), { type: "permissionRequested", requestId: "r3", request: { sessionId: "s", toolCall: {} as never, options: [] } });
+  assert.deepEqual(noTool.items.map((i) => i.kind), ["permission"], "a prompt without a tool call id shows only the prompt");
+});
+
+test("agentText joins only the agent's messages", () => {
+  const s = run([
+    { type: "userPrompt", text: "U" },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("A"), messageId: "1" } },
+    { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: text("T") } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("B"), messageId: "2" } },
+  ]);
+  assert.equal(agentText(s), "AB");
 });

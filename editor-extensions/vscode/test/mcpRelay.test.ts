@@ -44,7 +44,7 @@ test("stripBindingMeta removes only the binding's _meta keys", () => {
   assert.deepEqual(stripBindingMeta({ _meta: { progressToken: 3, "io.modelcontextprotocol/clientInfo": {} } }), { _meta: { progressToken: 3 } });
 });
 
-test("relay over MCP-over-ACP to server-everything (stdio): discover, tools/list, tools/call, inner error", { timeout: 60000 }, async () => {
+test("relay over MCP-over-ACP to server-everything (stdio): discover, tools/list, tools/call, inner error", { timeout: 20_000 }, async () => {
   const hub = new McpHub([everythingStdio()]);
   const p = await pair(hub);
   try {
@@ -82,7 +82,7 @@ test("relay over MCP-over-ACP to server-everything (stdio): discover, tools/list
   }
 });
 
-test("legacy mcp/connect + mcp/message{connectionId} + mcp/disconnect on the same relay", { timeout: 60000 }, async () => {
+test("legacy mcp/connect + mcp/message{connectionId} + mcp/disconnect on the same relay", { timeout: 20_000 }, async () => {
   const hub = new McpHub([everythingStdio("ev2")]);
   const router = hub.legacyRouter();
   try {
@@ -111,7 +111,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-test("relay to server-everything over Streamable HTTP", { timeout: 60000 }, async () => {
+test("relay to server-everything over Streamable HTTP", { timeout: 20_000 }, async () => {
   const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
   try {

@@ -12,7 +12,7 @@ const AGENT = path.join(EXT_ROOT, "test", "fixtures", "sdk-agent.mjs");
 const EVERYTHING = path.join(EXT_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
 for (const legacy of [false, true]) {
-  test(`tunnel through AgentConnection (${legacy ? "legacy mcp/connect" : "mcp/message serverId"})`, { timeout: 60000 }, async () => {
+  test(`tunnel through AgentConnection (${legacy ? "legacy mcp/connect" : "mcp/message serverId"})`, { timeout: 20_000 }, async () => {
     let text = "";
     const host: ClientHost = {
       onSessionUpdate: (n) => {

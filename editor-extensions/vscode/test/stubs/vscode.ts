@@ -125,7 +125,11 @@ const state = {
   config: new Map<string, unknown>(),
   inputAnswers: [] as (string | undefined)[],
   inputPrompts: [] as any[],
-  messages: [] as { level: string; text: string }[],
+  messages: [] as { level: string; text: string; items?: string[] }[],
+  /** answers for the next showWarningMessage/showErrorMessage/showInformationMessage calls (the button clicked) */
+  messageAnswers: [] as (string | undefined)[],
+  /** names of output channels shown */
+  shownOutputs: [] as string[],
   terminals: [] as any[],
   commands: new Map<string, (...a: any[]) => any>(),
   executed: [] as { command: string; args: any[] }[],
@@ -153,6 +157,10 @@ export const __test = {
     state.inputAnswers.length = 0;
     state.inputPrompts.length = 0;
     state.messages.length = 0;
+    state.messageAnswers.length = 0;
+    state.shownOutputs.length = 0;
+    state.shownDocuments.length = 0;
+    window.activeTextEditor = undefined;
     state.terminals.length = 0;
     state.commands.clear();
     state.executed.length = 0;
@@ -220,7 +228,7 @@ function outputChannel(name: string) {
     name,
     append: (s: string) => lines.push(s),
     appendLine: (s: string) => lines.push(s + "\n"),
-    show: () => {},
+    show: () => state.shownOutputs.push(name),
     clear: () => (lines.length = 0),
     dispose: () => {},
   };
@@ -237,17 +245,17 @@ export const window = {
     state.inputPrompts.push(opts);
     return state.inputAnswers.shift() ?? items[0];
   },
-  async showWarningMessage(text: string) {
-    state.messages.push({ level: "warning", text });
-    return undefined;
+  async showWarningMessage(text: string, ...items: string[]) {
+    state.messages.push({ level: "warning", text, items });
+    return state.messageAnswers.shift();
   },
-  async showErrorMessage(text: string) {
-    state.messages.push({ level: "error", text });
-    return undefined;
+  async showErrorMessage(text: string, ...items: string[]) {
+    state.messages.push({ level: "error", text, items });
+    return state.messageAnswers.shift();
   },
-  async showInformationMessage(text: string) {
-    state.messages.push({ level: "info", text });
-    return undefined;
+  async showInformationMessage(text: string, ...items: string[]) {
+    state.messages.push({ level: "info", text, items });
+    return state.messageAnswers.shift();
   },
   createTerminal(opts: any) {
     const t = { ...opts, shown: 0, show() { t.shown++; }, dispose() {} };

@@ -1,0 +1,212 @@
+// The extension's palette commands and lifecycle against the `vscode` stub, with the scripted
+// stand-in agent as the server: what each command shows the user and does.
+import { test as nodeTest, beforeEach } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import * as vscode from "vscode";
+import { __test } from "./stubs/vscode.js";
+import { activate, deactivate, configRoot, COMMANDS, type ExtensionApi } from "../src/vscode/extension.js";
+import { receivedOf, scriptedArgs } from "./scripted.js";
+import { EXT_ROOT, waitUntil } from "./util.js";
+
+// these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
+const test = (name: string, fn: () => Promise<void> | void) => nodeTest(name, { timeout: 10_000 }, fn);
+
+function tmp(prefix = "ovext-") {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+function folder(p: string, name = path.basename(p)) {
+  return { uri: vscode.Uri.file(p), name, index: 0 } as vscode.WorkspaceFolder;
+}
+
+function fakeContext(version?: string) {
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    extensionUri: vscode.Uri.file(EXT_ROOT),
+    globalStorageUri: vscode.Uri.file(path.join(tmp(), "User", "globalStorage", "openvaala.openvaala")),
+    secrets: { get: async () => undefined, store: async () => {}, delete: async () => {} },
+    extension: version ? { packageJSON: { version } } : undefined,
+  } as unknown as vscode.ExtensionContext;
+}
+
+const run = (id: string, ...args: unknown[]) => __test.state.commands.get(id)!(...args);
+const messages = (level: string) => __test.state.messages.filter((m) => m.level === level).map((m) => m.text);
+
+async function withExtension(folders: vscode.WorkspaceFolder[], fn: (api: ExtensionApi, ctx: vscode.ExtensionContext) => Promise<void>, version?: string) {
+  (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = folders;
+  __test.setConfig("openvaala.path", process.execPath);
+  __test.setConfig("openvaala.args", scriptedArgs());
+  const ctx = fakeContext(version);
+  const api = activate(ctx);
+  try {
+    await fn(api, ctx);
+  } finally {
+    await api.dispose();
+  }
+}
+
+beforeEach(() => __test.reset());
+
+test("New Chat: a new session in the current folder, the input focused; without a folder, a warning", async () => {
+  await withExtension([], async () => {
+    await run(COMMANDS.newChat);
+    assert.deepEqual(messages("warning"), ["Open a folder to chat with OpenVaala."], "New Chat without a folder asks for one");
+    assert.ok(__test.state.executed.some((e) => e.command === "openvaala.chat.focus"), "New Chat reveals the chat");
+  });
+  __test.reset();
+  const dir = tmp();
+  await withExtension(
+    [folder(dir)],
+    async (api) => {
+      await run(COMMANDS.newChat);
+      const a = api.agentFor(folder(dir));
+      assert.equal(a.running, true, "New Chat starts the folder's server");
+      assert.deepEqual(await receivedOf(a.connection!, "session/new"), [{ cwd: dir, mcpServers: [] }], "New Chat opens a session in the folder");
+      assert.equal((await receivedOf(a.connection!, "initialize"))[0].clientInfo.version, "7.7.7", "the server is told the extension's version");
+    },
+    "7.7.7",
+  );
+  __test.reset();
+  await withExtension([folder(dir)], async (api) => {
+    __test.setConfig("openvaala.path", path.join(dir, "missing"));
+    await run(COMMANDS.newChat);
+    assert.equal(messages("error").length, 1, "a failing New Chat shows an error");
+    assert.match(messages("error")[0]!, /^OpenVaala: Could not find the openvaala binary/, "the error says what failed");
+    assert.equal(api.agentFor(folder(dir)).running, false);
+  });
+});
+
+test("Stop cancels the turn; Restart Server restarts it; Show Server Log shows it", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api) => {
+    await run(COMMANDS.stop); // nothing running: nothing happens
+    await run(COMMANDS.restart);
+    const a = api.agentFor(folder(dir));
+    assert.equal(a.running, true, "Restart Server starts the server");
+    await a.prompt("hi");
+    const sessionId = a.state.sessionId;
+    const pid = a.connection!.pid;
+    await run(COMMANDS.stop);
+    assert.deepEqual(await receivedOf(a.connection!, "session/cancel"), [{ sessionId }], "Stop sends session/cancel");
+    await run(COMMANDS.restart);
+    assert.notEqual(a.connection!.pid, pid, "Restart Server starts a new process");
+    assert.deepEqual(a.state.items, [], "and clears the chat");
+    await run(COMMANDS.showLog);
+    assert.deepEqual(__test.state.shownOutputs, ["OpenVaala Server"], "Show Server Log shows the OpenVaala Server output");
+  });
+});
+
+test("Open Config Folder: creates and reveals the config root; opens config.yaml when there is one", async () => {
+  const root = path.join(tmp(), "cfg");
+  const saved = process.env.OPENVAALA_CONFIG_DIR;
+  process.env.OPENVAALA_CONFIG_DIR = root;
+  try {
+    await withExtension([], async () => {
+      await run(COMMANDS.openConfigFolder);
+      assert.ok(fs.statSync(root).isDirectory(), "the config root is created");
+      const reveal = __test.state.executed.find((e) => e.command === "revealFileInOS")!;
+      assert.equal(reveal.args[0].fsPath, path.join(root, "config.yaml"), "the config root is revealed at config.yaml");
+      assert.deepEqual(__test.state.shownDocuments, [], "no config.yaml: nothing opened");
+      fs.writeFileSync(path.join(root, "config.yaml"), "x: 1\n");
+      await run(COMMANDS.openConfigFolder);
+      assert.equal((__test.state.shownDocuments as { doc: vscode.Uri }[])[0]?.doc.fsPath, path.join(root, "config.yaml"), "an existing config.yaml is opened");
+    });
+  } finally {
+    if (saved === undefined) delete process.env.OPENVAALA_CONFIG_DIR;
+    else process.env.OPENVAALA_CONFIG_DIR = saved;
+  }
+});
+
+test("the config root follows the server's rules", () => {
+  assert.equal(configRoot({ OPENVAALA_CONFIG_DIR: "/c", XDG_CONFIG_HOME: "/x" }), "/c", "OPENVAALA_CONFIG_DIR wins");
+  assert.equal(configRoot({ XDG_CONFIG_HOME: "/x" }), path.join("/x", "openvaala"), "then $XDG_CONFIG_HOME/openvaala");
+  assert.equal(configRoot({}), path.join(os.homedir(), ".config", "openvaala"), "else ~/.config/openvaala");
+});
+
+function fakeChecker(dir: string, stdout: string, code: number): string {
+  const bin = path.join(dir, "fake-openvaala");
+  fs.writeFileSync(bin, `#!/bin/sh\necho "$PWD $*" > '${path.join(dir, "ran")}'\ncat <<'EOF'\n${stdout}\nEOF\nexit ${code}\n`);
+  fs.chmodSync(bin, 0o755);
+  return bin;
+}
+
+test("Check Configuration: problems in the Problems panel and a summary; a clean or failed check says so", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async () => {
+    const cfg = path.join(dir, "config.yaml");
+    __test.setConfig("openvaala.path", fakeChecker(dir, JSON.stringify({ ok: false, errors: [{ path: cfg, line: 2, message: "bad key" }, { path: "rel.yaml", line: 1, message: "worse" }] }), 1));
+    __test.state.messageAnswers.push("Show Problems");
+    await run(COMMANDS.configCheck);
+    assert.equal(fs.readFileSync(path.join(dir, "ran"), "utf8").trim(), `${dir} config check --json --cwd ${dir}`, "the check runs in the current folder");
+    assert.deepEqual(messages("warning"), ["OpenVaala config check: 2 problem(s)."], "the user is told how many problems");
+    assert.deepEqual(__test.state.messages[0]!.items, ["Show Problems"], "with a button to the Problems panel");
+    await waitUntil(() => __test.state.executed.some((e) => e.command === "workbench.actions.view.problems"), 2000, "the Problems panel to open");
+    const diags = __test.state.diagnostics.get("openvaala")!;
+    assert.equal(diags.get(cfg)![0]!.message, "bad key", "problems land in the Problems panel by file");
+    assert.equal(diags.get(path.join(dir, "rel.yaml"))![0]!.message, "worse", "relative paths are relative to the folder");
+    assert.match((__test.state.outputs.get("OpenVaala Server") ?? []).join(""), new RegExp(`config check in ${dir}: exit 1`), "the server log records the check");
+
+    __test.state.messages.length = 0;
+    __test.state.messageAnswers.push(undefined);
+    const n = __test.state.executed.length;
+    await run(COMMANDS.configCheck);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(__test.state.executed.slice(n).some((e) => e.command === "workbench.actions.view.problems"), false, "dismissing the summary opens nothing");
+
+    __test.state.messages.length = 0;
+    __test.setConfig("openvaala.path", fakeChecker(dir, JSON.stringify({ ok: true, errors: [] }), 0));
+    await run(COMMANDS.configCheck);
+    assert.deepEqual(messages("info"), ["OpenVaala config check: no problems."], "a clean check says so");
+    assert.equal(diags.size, 0, "and clears the Problems panel");
+
+    __test.state.messages.length = 0;
+    __test.setConfig("openvaala.path", fakeChecker(dir, "crashed", 3));
+    await run(COMMANDS.configCheck);
+    assert.deepEqual(messages("error"), ["OpenVaala config check failed (exit 3); see the server log."], "a failed check says so");
+
+    __test.state.messages.length = 0;
+    __test.setConfig("openvaala.path", path.join(dir, "missing"));
+    await run(COMMANDS.configCheck);
+    assert.match(messages("error")[0] ?? "", /Could not find the openvaala binary/, "a missing binary is reported");
+  });
+  __test.reset();
+  const home = tmp();
+  await withExtension([], async () => {
+    __test.setConfig("openvaala.path", fakeChecker(home, "{}", 0));
+    await run(COMMANDS.configCheck);
+    assert.equal(fs.readFileSync(path.join(home, "ran"), "utf8").trim().split(" ").pop(), os.homedir(), "without a folder the check runs for the home folder");
+  });
+});
+
+test("removing a folder stops its server; deactivate stops them all", async () => {
+  const one = tmp();
+  const two = tmp();
+  await withExtension([folder(one), folder(two)], async (api) => {
+    const a = api.agentFor(folder(one));
+    const b = api.agentFor(folder(two));
+    assert.equal(api.agentFor(folder(one)), a, "one agent per folder");
+    await a.prompt("hi");
+    await b.prompt("hi");
+    const childA = a.connection!.child;
+    const childB = b.connection!.child;
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [folder(two)];
+    __test.state.folderEvents.fire({ added: [], removed: [folder(one)] });
+    await waitUntil(() => childA.exitCode !== null || childA.signalCode !== null, 5000, "the removed folder's server to stop");
+    assert.equal(api.agents.has(folder(one).uri.toString()), false, "the removed folder's agent is gone");
+    assert.equal(b.running, true, "other folders keep their server");
+    await deactivate();
+    await waitUntil(() => childB.exitCode !== null || childB.signalCode !== null, 5000, "deactivate to stop every server");
+    assert.equal(api.agents.size, 0, "no agents after deactivate");
+  });
+});
+
+test("activation disposes what it registered", async () => {
+  await withExtension([], async (_api, ctx) => {
+    assert.ok(__test.state.commands.size > 0);
+    for (const d of ctx.subscriptions) d.dispose();
+    assert.equal(__test.state.commands.size, 0, "commands are unregistered on dispose");
+    assert.equal(__test.state.webviewProviders.size, 0, "the chat view is unregistered on dispose");
+  });
+});

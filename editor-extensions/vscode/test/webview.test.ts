@@ -1,0 +1,449 @@
+// The chat webview (src/webview/main.ts) in happy-dom: what the user sees for a view model, and
+// what the webview posts to the extension host for each click and key. Each test loads a fresh
+// copy of the script into a fresh window.
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { Window } from "happy-dom";
+import { initialChatState, reduce, type ChatEvent, type ChatState } from "../src/core/chatState.js";
+import type { FromWebview, ViewModel } from "../src/core/webviewProtocol.js";
+
+type El = HTMLElement & { [k: string]: any };
+let loaded = 0;
+let current: Window | undefined;
+
+interface Webview {
+  win: Window;
+  posted: FromWebview[];
+  $(sel: string): El;
+  $$(sel: string): El[];
+  show(m: Partial<ViewModel> & { chat?: ChatState }): void;
+  input: HTMLTextAreaElement;
+  type(text: string): void;
+  key(key: string, opts?: { shiftKey?: boolean }): boolean;
+  change(el: El, value?: string): void;
+}
+
+async function loadWebview(): Promise<Webview> {
+  const win = new Window({ url: "https://webview.test/" });
+  current = win;
+  const g = globalThis as Record<string, unknown>;
+  g.window = win;
+  g.document = win.document;
+  const posted: FromWebview[] = [];
+  g.acquireVsCodeApi = () => ({ postMessage: (m: FromWebview) => posted.push(m), getState: () => undefined, setState: () => {} });
+  win.document.body.innerHTML = '<div id="app"></div>';
+  await import(`../src/webview/main.js?copy=${++loaded}`);
+  const doc = win.document as unknown as Document;
+  const $ = (sel: string) => doc.querySelector(sel) as El;
+  const input = $("#input") as unknown as HTMLTextAreaElement;
+  return {
+    win,
+    posted,
+    $,
+    $$: (sel) => Array.from(doc.querySelectorAll(sel)) as El[],
+    show(m) {
+      const model: ViewModel = { folders: [{ uri: "file:///w", name: "w" }], currentFolder: "file:///w", running: true, supportsSessionList: false, sessions: [], chat: initialChatState(), terminals: [], ...m };
+      win.dispatchEvent(new win.MessageEvent("message", { data: { type: "state", model } }));
+    },
+    input,
+    type(text) {
+      input.value = text;
+      input.setSelectionRange(text.length, text.length);
+      input.dispatchEvent(new win.Event("input") as unknown as Event);
+    },
+    key(key, opts = {}) {
+      const e = new win.KeyboardEvent("keydown", { key, shiftKey: !!opts.shiftKey, cancelable: true, bubbles: true });
+      input.dispatchEvent(e as unknown as Event);
+      return e.defaultPrevented;
+    },
+    change(el, value) {
+      if (value !== undefined) el.value = value;
+      el.dispatchEvent(new win.Event("change") as unknown as Event);
+    },
+  };
+}
+
+afterEach(async () => {
+  await current?.happyDOM.close();
+  current = undefined;
+});
+
+const chat = (...events: ChatEvent[]) => events.reduce(reduce, initialChatState());
+const text = (el: Element | null | undefined) => (el?.textContent ?? "").replace(/\s+/g, " ").trim();
+
+test("the webview says it is ready, and an empty chat says how to start", async () => {
+  const w = await loadWebview();
+  assert.deepEqual(w.posted, [{ type: "ready" }], "the webview asks for the state when it loads");
+  w.show({ running: false });
+  assert.equal(text(w.$("#log")), "OpenVaala starts when you send your first message.", "an empty chat before the server runs says it starts on the first message");
+  w.show({ running: true });
+  assert.equal(text(w.$("#log")), "Ask anything. Type / for commands.", "an empty chat with a running server invites a question");
+  assert.equal(w.$("#error").hidden, true, "no error shown without one");
+  w.show({ error: "prompt: the server is gone" });
+  assert.equal(w.$("#error").hidden, false, "an error is shown");
+  assert.equal(w.$("#error").textContent, "prompt: the server is gone", "with its text");
+});
+
+test("sending: Enter or Send posts the trimmed text and clears the input; Shift+Enter, blank text and a busy turn do not", async () => {
+  const w = await loadWebview();
+  w.show({});
+  w.posted.length = 0;
+  w.type("  hello  ");
+  assert.equal(w.key("Enter"), true, "Enter is taken by the webview");
+  assert.deepEqual(w.posted, [{ type: "send", text: "hello" }], "Enter sends the trimmed text");
+  assert.equal(w.input.value, "", "the input is cleared after sending");
+  w.type("line one");
+  assert.equal(w.key("Enter", { shiftKey: true }), false, "Shift+Enter is left to the textarea (new line)");
+  assert.equal(w.posted.length, 1, "Shift+Enter does not send");
+  w.$("#send").click();
+  assert.deepEqual(w.posted[1], { type: "send", text: "line one" }, "the Send button sends");
+  w.type("   ");
+  w.$("#send").click();
+  assert.equal(w.posted.length, 2, "blank text is not sent");
+  w.key("a");
+  assert.equal(w.posted.length, 2, "other keys do not send");
+
+  w.show({ chat: chat({ type: "turnStarted" }) });
+  w.type("while busy");
+  w.key("Enter");
+  assert.equal(w.posted.length, 2, "nothing is sent while a turn runs");
+  assert.equal(w.input.value, "while busy", "the text is kept while a turn runs");
+  assert.equal(w.$("#stop").hidden, false, "Stop is shown while a turn runs");
+  assert.equal(w.$("#send").hasAttribute("disabled"), true, "Send is disabled while a turn runs");
+  assert.equal(w.$("#status").textContent, "Working…", "the status says the agent is working");
+  w.$("#stop").click();
+  assert.deepEqual(w.posted[2], { type: "stop" }, "Stop posts stop");
+
+  w.show({ chat: chat({ type: "update", update: { sessionUpdate: "usage_update", used: 1200, size: 200000 } }) });
+  assert.equal(w.$("#stop").hidden, true, "Stop is hidden when idle");
+  assert.equal(w.$("#send").hasAttribute("disabled"), false, "Send is enabled when idle");
+  assert.equal(w.$("#status").textContent, "1200/200000 tokens", "the status shows the context usage when idle");
+  w.show({ chat: chat() });
+  assert.equal(w.$("#status").textContent, "", "no status without usage");
+});
+
+test("messages: the user's text as typed, the agent's Markdown rendered, raw HTML never rendered", async () => {
+  const w = await loadWebview();
+  w.show({
+    chat: chat(
+      { type: "userPrompt", text: "<b>not bold</b> & more" },
+      { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "*hmm*" } } },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Use **bold** and <img src=x onerror=alert(1)> `code`" } } },
+      { type: "notice", severity: "warning", text: "<i>careful</i>" },
+    ),
+  });
+  const user = w.$(".msg.user");
+  assert.equal(user.querySelector("pre")?.textContent, "<b>not bold</b> & more", "the user's message shows as typed, HTML and all");
+  assert.equal(user.querySelector("b"), null, "the user's HTML is not rendered");
+  const agent = w.$(".msg.agent");
+  assert.equal(agent.querySelector("strong")?.textContent, "bold", "the agent's Markdown is rendered");
+  assert.equal(agent.querySelector("code")?.textContent, "code");
+  assert.equal(agent.querySelector("img"), null, "raw HTML from the agent is not rendered");
+  assert.match(agent.textContent ?? "", /<img src=x onerror=alert\(1\)>/, "raw HTML from the agent shows as text");
+  const thought = w.$("details.thought");
+  assert.equal(thought.querySelector("summary")?.textContent, "Thinking", "thoughts are folded under 'Thinking'");
+  assert.equal(thought.querySelector(".md em")?.textContent, "hmm", "thoughts are Markdown too");
+  const notice = w.$(".notice");
+  assert.ok(notice.classList.contains("warning"), "a notice carries its severity");
+  assert.equal(notice.textContent, "<i>careful</i>", "a notice is plain text");
+});
+
+test("the plan shows each entry with its status", async () => {
+  const w = await loadWebview();
+  w.show({
+    chat: chat({
+      type: "update",
+      update: {
+        sessionUpdate: "plan",
+        entries: [
+          { content: "read <code>", priority: "high", status: "completed" },
+          { content: "edit", priority: "high", status: "in_progress" },
+          { content: "test", priority: "low", status: "pending" },
+        ],
+      },
+    }),
+  });
+  assert.equal(text(w.$(".plan .plan-head")), "Plan");
+  assert.deepEqual(w.$$(".plan li").map((li) => [li.className, li.textContent]), [
+    ["plan-completed", "☑ read <code>"],
+    ["plan-in_progress", "◐ edit"],
+    ["plan-pending", "☐ test"],
+  ], "plan entries show a box per status and their text");
+});
+
+test("tool calls: title, kind and status; locations, diffs and terminals are clickable", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    {
+      type: "update",
+      update: {
+        sessionUpdate: "tool_call",
+        toolCallId: "t1",
+        title: "Edit <a.txt>",
+        kind: "edit",
+        status: "in_progress",
+        locations: [{ path: "/w/a.txt", line: 3 }, { path: "/w/b.txt" }],
+        content: [
+          { type: "diff", path: "/w/a.txt", oldText: "a", newText: "b" },
+          { type: "content", content: { type: "text", text: "done **well**" } },
+          { type: "terminal", terminalId: "term-1" },
+          { type: "terminal", terminalId: "term-gone" },
+        ],
+      },
+    },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "", kind: "execute", status: "completed" } },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t3", title: "Odd", kind: "weird" as never, status: "failed" } },
+  );
+  w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "a.txt\n<b>", truncated: true, exitStatus: null }] });
+  const [t1, t2, t3] = w.$$(".tool");
+  assert.ok(t1!.classList.contains("status-in_progress"), "a tool call carries its status");
+  assert.equal(text(t1!.querySelector(".tool-head")), "✏️ Edit <a.txt> edit in progress", "the head shows icon, title, kind and status");
+  assert.equal(text(t2!.querySelector(".tool-head")), "▶ execute execute completed", "a tool call without a title shows its kind");
+  assert.equal(text(t3!.querySelector(".tool-head")), "🔧 Odd weird failed", "an unknown kind gets the generic icon");
+  const links = Array.from(t1!.querySelectorAll(".locs a")) as El[];
+  assert.deepEqual(links.map((a) => a.textContent), ["/w/a.txt:3", "/w/b.txt"], "locations show path and line");
+  w.posted.length = 0;
+  links[0]!.click();
+  links[1]!.click();
+  assert.deepEqual(w.posted, [{ type: "openLocation", path: "/w/a.txt", line: 3 }, { type: "openLocation", path: "/w/b.txt", line: null }], "a location opens the file at the line");
+  assert.equal(t2!.querySelector(".locs"), null, "no location list without locations");
+  const diff = t1!.querySelector(".diff") as El;
+  assert.equal(diff.querySelector("span")?.textContent, "/w/a.txt", "a diff names its file");
+  w.posted.length = 0;
+  (diff.querySelector("button") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openDiff", toolCallId: "t1", index: 0 }], "Open diff posts which diff");
+  assert.equal(t1!.querySelector(".tool-out strong")?.textContent, "well", "text content is rendered as Markdown");
+  const [term, gone] = Array.from(t1!.querySelectorAll(".term")) as El[];
+  assert.equal(term!.querySelector("pre")?.textContent, "…a.txt\n<b>", "a terminal shows its output, marked when cut");
+  w.posted.length = 0;
+  (term!.querySelector("button") as El).click();
+  assert.deepEqual(w.posted, [{ type: "showTerminal", terminalId: "term-1" }], "Show in terminal posts the terminal");
+  assert.equal(gone!.querySelector("pre")?.textContent, "(terminal released)", "a released terminal says so");
+  assert.equal(gone!.querySelector("button"), null, "a released terminal cannot be shown");
+  w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "more", truncated: false, exitStatus: null }] });
+  assert.equal(w.$(".term pre").textContent, "more", "terminal output is refreshed on every state, and not marked when whole");
+});
+
+test("permission prompts: a button per option posts the choice; once answered, the answer is shown", async () => {
+  const w = await loadWebview();
+  const request = {
+    sessionId: "s",
+    toolCall: { toolCallId: "t1", title: "Run <rm>" },
+    options: [
+      { optionId: "o1", name: "Allow once", kind: "allow_once" as const },
+      { optionId: "o2", name: "Always allow", kind: "allow_always" as const },
+      { optionId: "o3", name: "Reject", kind: "reject_once" as const },
+    ],
+  };
+  let s = chat({ type: "permissionRequested", requestId: "r1", request }, { type: "permissionRequested", requestId: "r2", request: { ...request, toolCall: { toolCallId: "t2" } } });
+  w.show({ chat: s });
+  const [p1, p2] = w.$$(".perm");
+  assert.equal(p1!.querySelector("b")?.textContent, "Run <rm>", "the prompt names the tool call");
+  assert.equal(p2!.querySelector("b")?.textContent, "this tool call", "a tool call without a title is 'this tool call'");
+  const buttons = Array.from(p1!.querySelectorAll("button")) as El[];
+  assert.deepEqual(buttons.map((b) => [b.textContent, b.className, b.title]), [["Allow once", "allow", "allow_once"], ["Always allow", "allow", "allow_always"], ["Reject", "reject", "reject_once"]], "one button per option, allow and reject styled apart");
+  w.posted.length = 0;
+  buttons[2]!.click();
+  assert.deepEqual(w.posted, [{ type: "permission", requestId: "r1", optionId: "o3" }], "a click posts the chosen option of that prompt");
+  s = reduce(reduce(s, { type: "permissionResolved", requestId: "r1", outcome: "o2" }), { type: "permissionResolved", requestId: "r2", outcome: "cancelled" });
+  w.show({ chat: s });
+  const [a1, a2] = w.$$(".perm");
+  assert.equal(a1!.querySelector("button"), null, "an answered prompt has no buttons");
+  assert.equal(a1!.querySelector(".muted")?.textContent, "Always allow", "an answered prompt shows the answer");
+  assert.equal(a2!.querySelector(".muted")?.textContent, "Cancelled", "a cancelled prompt says so");
+});
+
+test("the bar: folders, modes and options post the user's choice; New posts newChat", async () => {
+  const w = await loadWebview();
+  const modes = { currentModeId: "edit", availableModes: [{ id: "ask", name: "Ask", description: "asks first" }, { id: "edit", name: "Accept <edits>" }] };
+  const configOptions = [
+    { id: "thinking", name: "Thinking", type: "boolean", currentValue: true, description: "think harder" },
+    {
+      id: "model",
+      name: "Model",
+      type: "select",
+      currentValue: "m2",
+      description: "which model",
+      options: [{ value: "m1", name: "One" }, { group: "g", name: "Fast ones", options: [{ value: "m2", name: "Two" }, { value: "m3", name: "Three" }] }],
+    },
+    { id: "other", name: "Other", type: "text", currentValue: "x" },
+  ] as never;
+  w.show({
+    folders: [{ uri: "file:///a", name: "a<1>" }, { uri: "file:///b", name: "b" }],
+    currentFolder: "file:///b",
+    chat: chat({ type: "sessionStarted", sessionId: "s", modes, configOptions }),
+  });
+  const [folderSel, modeSel, modelSel] = w.$$("#bar select");
+  assert.equal(folderSel!.title, "Workspace folder");
+  assert.deepEqual(Array.from(folderSel!.querySelectorAll("option")).map((o: any) => [o.value, o.textContent, o.selected]), [["file:///a", "a<1>", false], ["file:///b", "b", true]], "the folder picker lists the folders, the current one selected");
+  w.posted.length = 0;
+  w.change(folderSel!, "file:///a");
+  assert.deepEqual(w.posted, [{ type: "selectFolder", uri: "file:///a" }], "picking a folder posts it");
+
+  assert.equal(modeSel!.title, "Mode");
+  assert.deepEqual(Array.from(modeSel!.querySelectorAll("option")).map((o: any) => [o.value, o.textContent, o.title, o.selected]), [["ask", "Ask", "asks first", false], ["edit", "Accept <edits>", "", true]], "the mode picker lists the modes, the current one selected");
+  w.posted.length = 0;
+  w.change(modeSel!, "ask");
+  assert.deepEqual(w.posted, [{ type: "setMode", modeId: "ask" }], "picking a mode posts it");
+
+  const cb = w.$("#bar label input") as El;
+  assert.equal(text(w.$("#bar label")), "Thinking", "a boolean option is a labelled checkbox");
+  assert.equal(w.$("#bar label").title, "think harder");
+  assert.equal(cb.checked, true, "the checkbox shows the current value");
+  w.posted.length = 0;
+  cb.checked = false;
+  w.change(cb);
+  assert.deepEqual(w.posted, [{ type: "setConfig", configId: "thinking", value: false }], "toggling posts the new value");
+
+  assert.equal(modelSel!.title, "Model: which model", "a select option is titled with its name and description");
+  assert.equal(modelSel!.querySelector("optgroup")?.getAttribute("label"), "Fast ones", "grouped values are in an optgroup");
+  assert.deepEqual(Array.from(modelSel!.querySelectorAll("option")).map((o: any) => [o.value, o.textContent, o.selected]), [["m1", "One", false], ["m2", "Two", true], ["m3", "Three", false]], "all values are listed, the current one selected");
+  w.posted.length = 0;
+  w.change(modelSel!, "m3");
+  assert.deepEqual(w.posted, [{ type: "setConfig", configId: "model", value: "m3" }], "picking a value posts it");
+  assert.equal(w.$$("#bar select").length, 3, "an option of another type gets no control");
+
+  w.posted.length = 0;
+  const newBtn = w.$$("#bar button").find((b) => b.textContent === "New")!;
+  assert.equal(newBtn.title, "New chat");
+  newBtn.click();
+  assert.deepEqual(w.posted, [{ type: "newChat" }], "New posts newChat");
+
+  w.show({ chat: chat({ type: "sessionStarted", sessionId: "s", modes: { currentModeId: "a", availableModes: [] }, configOptions: [{ id: "m", name: "M", type: "select", currentValue: "x", options: [{ value: "x", name: "X" }] }] as never }) });
+  assert.equal(w.$$("#bar select").length, 1, "one folder: no folder picker; no modes: no mode picker");
+  assert.equal(w.$("#bar select").title, "M", "an option without a description is titled with its name");
+});
+
+test("session history: shown only when the server lists sessions; a click loads one", async () => {
+  const w = await loadWebview();
+  w.show({});
+  assert.equal(w.$$("#bar button").some((b) => b.textContent === "History"), false, "no History button without session listing");
+  const sessions = [{ sessionId: "s-1", cwd: "/w", title: "Fix <parser>", updatedAt: "yesterday" }, { sessionId: "s-2", cwd: "/w" }];
+  w.show({ supportsSessionList: true, sessions: [] });
+  const history = () => w.$$("#bar button").find((b) => b.textContent === "History")!;
+  assert.equal(history().title, "Previous sessions");
+  assert.equal(w.$("#sessions").hidden, true, "the history starts closed");
+  w.posted.length = 0;
+  history().click();
+  assert.deepEqual(w.posted, [{ type: "listSessions" }], "opening the history asks for the list");
+  assert.equal(w.$("#sessions").hidden, false, "the history opens");
+  assert.equal(text(w.$("#sessions")), "No previous sessions.", "an empty history says so");
+  w.show({ supportsSessionList: true, sessions });
+  const rows = w.$$("#sessions .session");
+  assert.deepEqual(rows.map((r) => text(r)), ["Fix <parser> yesterday", "s-2"], "each session shows its title (else its id) and when");
+  w.posted.length = 0;
+  rows[1]!.click();
+  assert.deepEqual(w.posted, [{ type: "loadSession", sessionId: "s-2" }], "a click loads that session");
+  assert.equal(w.$("#sessions").hidden, true, "and closes the history");
+  w.show({ supportsSessionList: true, sessions });
+  assert.equal(w.$("#sessions").hidden, true, "the history stays closed on the next state");
+  history().click();
+  w.posted.length = 0;
+  history().click();
+  assert.deepEqual(w.posted, [], "closing the history asks for nothing");
+  assert.equal(w.$("#sessions").hidden, true, "a second click closes it");
+});
+
+test("slash commands: typing / offers the agent's commands; arrows, Tab, Enter and a click pick one", async () => {
+  const w = await loadWebview();
+  const commands = [
+    { name: "review", description: "Review <changes>", input: { hint: "focus" } },
+    { name: "plan", description: "Write a plan" },
+    { name: "pr-review", description: "Review a PR" },
+  ];
+  w.show({ chat: chat({ type: "update", update: { sessionUpdate: "available_commands_update", availableCommands: commands } }) });
+  const box = w.$("#completion");
+  assert.equal(box.hidden, true, "no completion before typing");
+  w.type("/");
+  assert.equal(box.hidden, false, "typing / opens the completion");
+  assert.deepEqual(w.$$("#completion .sugg .name").map((e) => e.textContent), ["/plan", "/review", "/pr-review"], "every command is offered");
+  w.type("/rev");
+  const rows = () => w.$$("#completion .sugg");
+  assert.deepEqual(rows().map((r) => r.querySelector(".name")?.textContent), ["/review", "/pr-review"], "the list follows what is typed");
+  assert.equal(rows()[0]!.querySelector(".hint")?.textContent, "focus", "a command's input hint is shown");
+  assert.equal(rows()[1]!.querySelector(".hint"), null, "no hint element without a hint");
+  assert.equal(rows()[0]!.querySelector(".desc")?.textContent, "Review <changes>", "the description is shown as text");
+  assert.ok(rows()[0]!.classList.contains("sel"), "the first suggestion is selected");
+  assert.equal(w.key("ArrowDown"), true, "ArrowDown is taken by the completion");
+  assert.ok(rows()[1]!.classList.contains("sel") && !rows()[0]!.classList.contains("sel"), "ArrowDown selects the next suggestion");
+  w.key("ArrowDown");
+  assert.ok(rows()[0]!.classList.contains("sel"), "ArrowDown wraps around");
+  assert.equal(w.key("ArrowUp"), true, "ArrowUp is taken by the completion");
+  assert.ok(rows()[1]!.classList.contains("sel"), "ArrowUp wraps around backwards");
+  w.key("ArrowUp");
+  assert.ok(rows()[0]!.classList.contains("sel"), "ArrowUp selects the previous suggestion");
+  w.key("ArrowDown");
+  assert.equal(w.key("Tab"), true, "Tab is taken by the completion");
+  assert.equal(w.input.value, "/pr-review ", "Tab puts the selected command in the input");
+  assert.equal(box.hidden, true, "and closes the completion");
+  assert.equal(w.input.selectionStart, w.input.value.length, "the cursor goes to the end");
+
+  w.posted.length = 0;
+  w.type("/pl");
+  assert.equal(w.key("Enter"), true);
+  assert.equal(w.input.value, "/plan ", "Enter on a partly typed command completes it");
+  assert.deepEqual(w.posted, [], "instead of sending");
+  w.type("/plan now");
+  w.key("Enter");
+  assert.deepEqual(w.posted, [{ type: "send", text: "/plan now" }], "Enter on a complete command line sends it");
+
+  w.type("/re");
+  w.key("Escape");
+  assert.equal(box.hidden, true, "Escape closes the completion");
+  w.key("ArrowDown");
+  assert.equal(w.input.value, "/re", "arrows do nothing with the completion closed");
+
+  w.type("/p extra words");
+  w.input.setSelectionRange(2, 2);
+  w.input.dispatchEvent(new w.win.Event("input") as unknown as Event);
+  assert.equal(box.hidden, false, "the completion follows the cursor inside the command word");
+  const plan = rows().find((r) => r.querySelector(".name")?.textContent === "/plan")!;
+  const down = new w.win.MouseEvent("mousedown", { cancelable: true, bubbles: true });
+  plan.dispatchEvent(down as unknown as Event);
+  assert.equal(down.defaultPrevented, true, "a click on a suggestion keeps the focus in the input");
+  assert.equal(w.input.value, "/plan extra words", "a click replaces only the command word");
+
+  w.type("/zzz");
+  assert.equal(box.hidden, true, "no matching command: no completion");
+  w.type("hello /re");
+  assert.equal(box.hidden, true, "a / inside the text is not a command");
+});
+
+test("the completion follows the agent's command list as it changes", async () => {
+  const w = await loadWebview();
+  w.show({});
+  w.type("/pi");
+  assert.equal(w.$("#completion").hidden, true, "no commands yet: no completion");
+  w.show({ chat: chat({ type: "update", update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "ping", description: "p" }] } }) });
+  assert.equal(w.$("#completion").hidden, false, "a new command list updates an open completion");
+  assert.deepEqual(w.$$("#completion .name").map((e) => e.textContent), ["/ping"]);
+});
+
+test("rendering keeps what did not change: an opened thought stays open; removed items go", async () => {
+  const w = await loadWebview();
+  let s = chat(
+    { type: "userPrompt", text: "q" },
+    { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "thinking" } } },
+  );
+  w.show({ chat: s });
+  const user = w.$(".msg.user");
+  const thought = w.$("details.thought") as HTMLDetailsElement;
+  thought.open = true;
+  s = reduce(s, { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: " more" } } });
+  w.show({ chat: s });
+  assert.equal(w.$(".msg.user"), user, "an unchanged message is not redrawn");
+  const again = w.$("details.thought") as HTMLDetailsElement;
+  assert.equal(again.querySelector(".md")?.textContent?.trim(), "thinking more", "a changed thought is redrawn");
+  assert.equal(again.open, true, "an opened thought stays open when it grows");
+  w.show({ chat: reduce(s, { type: "reset" }) });
+  assert.equal(w.$$(".msg").length, 0, "a cleared chat shows no messages");
+  w.show({ chat: s });
+  assert.notEqual(w.$(".msg.user"), user, "an item that was removed is drawn anew when it comes back");
+});
+
+test("the extension host can focus the input", async () => {
+  const w = await loadWebview();
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "focusInput" } }));
+  assert.equal(w.win.document.activeElement, w.input as unknown, "focusInput puts the focus in the input");
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "other" } }));
+});
