@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "acp/connection.hpp"
+#include "support/terminal.hpp"
 
 namespace acp {
 
@@ -25,16 +26,8 @@ struct PermissionOption {
   std::string kind;  // allow_once | allow_always | reject_once | reject_always
 };
 
-struct TerminalExit {
-  std::optional<std::int64_t> exit_code;
-  std::optional<std::string> signal;
-};
-
-struct TerminalOutput {
-  std::string output;
-  bool truncated = false;
-  std::optional<TerminalExit> exit_status;
-};
+using support::TerminalExit;
+using support::TerminalOutput;
 
 class ClientApi {
  public:

@@ -12,6 +12,7 @@
 
 #include "runtime/protocol/events.hpp"
 #include "support/cancellation.hpp"
+#include "support/terminal.hpp"
 
 namespace runtime {
 
@@ -21,16 +22,8 @@ struct EditorError : std::runtime_error {
   int code;
 };
 
-struct TerminalExit {
-  std::optional<std::int64_t> exit_code;
-  std::optional<std::string> signal;
-};
-
-struct TerminalOutput {
-  std::string output;
-  bool truncated = false;
-  std::optional<TerminalExit> exit_status;
-};
+using support::TerminalExit;
+using support::TerminalOutput;
 
 // A question to the user before a tool runs.
 struct PermissionRequest {

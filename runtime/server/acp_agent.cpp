@@ -91,7 +91,7 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
   conn_.on_request(acp::methods::kInitialize,
                    [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
   conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {
-    if (initialized_ || method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate) return std::nullopt;
+    if (initialized_ || (method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate)) return std::nullopt;
     return acp::RpcError(acp::error_code::kInvalidRequest,
                          "The agent is not initialized: send `initialize` before " + std::string(method));
   });
@@ -108,13 +108,13 @@ void AcpAgent::bind_methods() {
   };
   bind(kAuthenticate, &AcpAgent::authenticate);
   bind(kSessionList, &AcpAgent::list_sessions);
-  bind(kSessionDelete, &AcpAgent::delete_session);
-  bind(kSessionClose, &AcpAgent::close_session);
   bind(kSessionSetMode, &AcpAgent::set_mode);
   bind(kSessionSetConfigOption, &AcpAgent::set_config_option);
   conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
   conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Load); });
   conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Resume); });
+  conn_.on_request(kSessionClose, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), false); });
+  conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), true); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
   conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
 }
@@ -161,9 +161,14 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   co_return reply;
 }
 
-acp::awaitable<json::value> AcpAgent::close_session(json::value params) {
+// session/close, and session/delete (`forget`: the saved session goes too).
+acp::awaitable<json::value> AcpAgent::end_session(json::value params, bool forget) {
   auto id = Params(params).required_string("sessionId");
-  auto body = [&]() -> acp::awaitable<void> { co_await sessions_.close(id); };
+  // An if, not ?: inside co_await: GCC 12 mishandles the temporaries of such an expression.
+  auto body = [&]() -> acp::awaitable<void> {
+    if (forget) co_await sessions_.remove(id);
+    else co_await sessions_.close(id);
+  };
   co_await mapping_errors(body);
   co_return json::object{};
 }
@@ -185,13 +190,6 @@ acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
   json::object reply{{"sessions", std::move(infos)}};
   if (page.next_cursor) reply["nextCursor"] = *page.next_cursor;
   co_return reply;
-}
-
-acp::awaitable<json::value> AcpAgent::delete_session(json::value params) {
-  auto id = Params(params).required_string("sessionId");
-  auto body = [&]() -> acp::awaitable<void> { co_await sessions_.remove(id); };
-  co_await mapping_errors(body);
-  co_return json::object{};
 }
 
 acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestContext ctx) {

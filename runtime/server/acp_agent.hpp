@@ -31,9 +31,8 @@ class AcpAgent {
   acp::awaitable<boost::json::value> initialize(boost::json::value params);
   acp::awaitable<boost::json::value> authenticate(boost::json::value params);
   acp::awaitable<boost::json::value> open_session(boost::json::value params, OpenRequest::Kind kind);
-  acp::awaitable<boost::json::value> close_session(boost::json::value params);
+  acp::awaitable<boost::json::value> end_session(boost::json::value params, bool forget);
   acp::awaitable<boost::json::value> list_sessions(boost::json::value params);
-  acp::awaitable<boost::json::value> delete_session(boost::json::value params);
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);

@@ -5,7 +5,6 @@
 namespace runtime::server {
 
 namespace {
-TerminalExit exit_from(const acp::TerminalExit& e) { return TerminalExit{e.exit_code, e.signal}; }
 
 // Runs a client call, turning the client's error into the engine's. Callers name the lambda
 // first: GCC 12 mishandles temporaries inside co_await expressions.
@@ -75,18 +74,14 @@ boost::asio::awaitable<std::string> AcpEditorHost::terminal_create(const std::st
 boost::asio::awaitable<TerminalOutput> AcpEditorHost::terminal_output(const std::string& session_id,
                                                                       const std::string& terminal_id) {
   auto call = [&] { return client_.terminal_output(session_id, terminal_id); };
-  auto out = co_await editor_call(call);
-  TerminalOutput result{std::move(out.output), out.truncated, std::nullopt};
-  if (out.exit_status) result.exit_status = exit_from(*out.exit_status);
-  co_return result;
+  co_return co_await editor_call(call);
 }
 
 boost::asio::awaitable<TerminalExit> AcpEditorHost::terminal_wait_for_exit(const std::string& session_id,
                                                                            const std::string& terminal_id,
                                                                            support::CancelSource* cancel) {
   auto call = [&] { return client_.terminal_wait_for_exit(session_id, terminal_id, cancel); };
-  auto e = co_await editor_call(call);
-  co_return exit_from(e);
+  co_return co_await editor_call(call);
 }
 
 boost::asio::awaitable<void> AcpEditorHost::terminal_kill(const std::string& session_id, const std::string& terminal_id) {

@@ -1,17 +1,14 @@
 #include "runtime/server/session_updates.hpp"
 
+#include "support/overloaded.hpp"
+
 namespace runtime::server {
 
 namespace json = boost::json;
 
 namespace {
 
-template <class... Ts>
-struct overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-overloaded(Ts...) -> overloaded<Ts...>;
+using support::overloaded;
 
 json::object text_block(const std::string& text) { return json::object{{"type", "text"}, {"text", text}}; }
 

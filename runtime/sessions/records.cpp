@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "runtime/sessions/session_store.hpp"
+#include "support/overloaded.hpp"
 
 namespace runtime::sessions {
 
@@ -11,12 +12,7 @@ namespace json = boost::json;
 
 namespace {
 
-template <class... Ts>
-struct overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-overloaded(Ts...) -> overloaded<Ts...>;
+using support::overloaded;
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
@@ -113,26 +109,34 @@ ToolContent content_from(const json::value& v) {
   return BlockContent{std::move(block)};
 }
 
+// Sets o[key] to encode(*value) when the value is set.
+template <class T, class Encode>
+void put(json::object& o, const char* key, const std::optional<T>& value, Encode encode) {
+  if (value) o[key] = encode(*value);
+}
+
+template <class T, class Encode>
+json::array each(const std::vector<T>& items, Encode encode) {
+  json::array a;
+  for (const auto& item : items) a.push_back(encode(item));
+  return a;
+}
+
+json::value location_json(const ToolLocation& l) {
+  json::object loc{{"path", l.path}};
+  if (l.line) loc["line"] = *l.line;
+  return loc;
+}
+
 void fields_to_json(const ToolCallFields& f, json::object& o) {
-  if (f.title) o["title"] = *f.title;
-  if (f.kind) o["kind"] = tool_kind_name(*f.kind);
-  if (f.status) o["status"] = tool_status_name(*f.status);
-  if (f.locations) {
-    json::array a;
-    for (const auto& l : *f.locations) {
-      json::object loc{{"path", l.path}};
-      if (l.line) loc["line"] = *l.line;
-      a.push_back(std::move(loc));
-    }
-    o["locations"] = std::move(a);
-  }
-  if (f.raw_input) o["rawInput"] = *f.raw_input;
-  if (f.raw_output) o["rawOutput"] = *f.raw_output;
-  if (f.content) {
-    json::array a;
-    for (const auto& c : *f.content) a.push_back(content_json(c));
-    o["content"] = std::move(a);
-  }
+  auto as_is = [](const auto& v) { return json::value(v); };
+  put(o, "title", f.title, as_is);
+  put(o, "kind", f.kind, [](ToolKind k) { return json::value(tool_kind_name(k)); });
+  put(o, "status", f.status, [](ToolStatus st) { return json::value(tool_status_name(st)); });
+  put(o, "locations", f.locations, [](const auto& v) { return json::value(each(v, location_json)); });
+  put(o, "rawInput", f.raw_input, as_is);
+  put(o, "rawOutput", f.raw_output, as_is);
+  put(o, "content", f.content, [](const auto& v) { return json::value(each(v, content_json)); });
 }
 
 ToolCallFields fields_from_json(const json::object& o) {

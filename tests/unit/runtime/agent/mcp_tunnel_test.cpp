@@ -6,7 +6,7 @@
 
 #include "acp/connection.hpp"
 #include "acp/methods.hpp"
-#include "acp/stdio_transport.hpp"
+#include "acp/transport.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "fakes.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
