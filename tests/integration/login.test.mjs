@@ -12,9 +12,18 @@ const KEY = "sk-login-SECRET-4f9a2c";
 function runLogin(home, args, { input = `${KEY}\n`, env = {} } = {}) {
   const e = { ...home.env, ...env };
   delete e.FAKE_MODEL_KEY;
-  const r = spawnSync(agentBinary(), ["login", ...args], { input, env: agentEnv(e), encoding: "utf8", timeout: 10000 });
-  if (r.error) throw r.error;
-  return r;
+  // stdin from a file, not a pipe: a usage error exits before reading it, and writing a pipe
+  // nobody reads fails with EPIPE at random.
+  const inputFile = path.join(home.root, `login-stdin-${process.hrtime.bigint()}`);
+  fs.writeFileSync(inputFile, input);
+  const fd = fs.openSync(inputFile, "r");
+  try {
+    const r = spawnSync(agentBinary(), ["login", ...args], { stdio: [fd, "pipe", "pipe"], env: agentEnv(e), encoding: "utf8", timeout: 10000 });
+    if (r.error) throw r.error;
+    return r;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 const modeOf = (p) => fs.statSync(p).mode & 0o777;
