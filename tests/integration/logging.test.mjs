@@ -26,14 +26,21 @@ scenario("acp mode: a session start, a turn and the exit write no info line to s
 });
 
 scenario("acp mode: warnings still reach stderr (and the log file)", async (ctx) => {
-  // An unknown config.yaml key is a configuration warning, logged when a session starts.
-  const { ws, home, h } = await ctx.setup({ extraYaml: "frobnicate_setting: 1\n" });
+  // A SessionStart hook that fails is a warning ("hook ... failed"), logged as the session starts.
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  fs.mkdirSync(path.join(home.configDir, "hooks"), { recursive: true });
+  fs.writeFileSync(path.join(home.configDir, "hooks", "start.yaml"),
+    "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          command: 'echo broken-start-hook >&2; exit 3'\n");
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
   await h.newSession(ws);
   await h.close();
-  assert.match(h.stderr, /\[warning\] config: .*frobnicate_setting/, "a config warning is on stderr");
+  assert.match(h.stderr, /\[warning\] .*broken-start-hook/, "the failed hook's warning is on stderr");
   assert.doesNotMatch(h.stderr, /\[info\]/, "no info line on stderr");
   const log = fs.readFileSync(path.join(home.dataDir, "logs", "openvaala.log"), "utf8");
-  assert.match(log, /\[warning\] config: .*frobnicate_setting/, "the warning is in the log file too");
+  assert.match(log, /\[warning\] .*broken-start-hook/, "the warning is in the log file too");
 });
 
 scenario("acp mode: OPENVAALA_LOG_STDERR=info brings info lines back to stderr", async (ctx) => {
