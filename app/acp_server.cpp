@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 
@@ -22,9 +23,17 @@ namespace app {
 
 namespace {
 
-// Logs go to stderr (the editor shows them) and to <data dir>/logs/; never to stdout.
+// Logs go to <data dir>/logs/openvaala.log (at OPENVAALA_LOG's level, default info) and to stderr,
+// never to stdout. stderr carries warnings and errors only (OPENVAALA_LOG_STDERR=<level> for
+// more): editors show every stderr line to the user, and acp.el turns each into an error.
 void setup_logging() {
+  const char* level = std::getenv("OPENVAALA_LOG");
+  const auto file_level = level && *level ? spdlog::level::from_str(level) : spdlog::level::info;
+  const char* stderr_env = std::getenv("OPENVAALA_LOG_STDERR");
+  const auto stderr_level = stderr_env && *stderr_env ? spdlog::level::from_str(stderr_env)
+                                                      : std::max(file_level, spdlog::level::warn);
   auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  stderr_sink->set_level(stderr_level);
   std::vector<spdlog::sink_ptr> sinks{stderr_sink};
   try {
     auto dir = runtime::config::data_dir() / "logs";
@@ -34,8 +43,9 @@ void setup_logging() {
     // A read-only home must not stop the server.
   }
   auto logger = std::make_shared<spdlog::logger>("openvaala", sinks.begin(), sinks.end());
-  const char* level = std::getenv("OPENVAALA_LOG");
-  logger->set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
+  // The logger passes what either sink wants; each sink keeps its own level.
+  logger->set_level(std::min(file_level, stderr_level));
+  if (sinks.size() > 1) sinks[1]->set_level(file_level);
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }

@@ -27,7 +27,7 @@ trap restore_native_yaml EXIT
 
 PKGS="g++-aarch64-linux-gnu qemu-user-static cmake pkg-config
 libboost1.81-dev:arm64 libboost-json1.81-dev:arm64 libboost-url1.81-dev:arm64
-libyaml-cpp-dev:arm64 libspdlog-dev:arm64 libre2-dev:arm64 libssl-dev:arm64
+libspdlog-dev:arm64 libre2-dev:arm64 libssl-dev:arm64
 libgtest-dev:arm64 libgmock-dev:arm64"
 missing=""
 for p in $PKGS; do
@@ -42,8 +42,20 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
 fi
 
+# libyaml-cpp-dev is not Multi-Arch: same in Debian 12: installing its :arm64 package removes the
+# amd64 one (and the native build with it). So it is only unpacked, with its runtime library,
+# into a private sysroot in the build directory; the other -dev packages coexist.
+SYSROOT="$(pwd)/$BUILD_DIR/sysroot"
+if [ ! -f "$SYSROOT/usr/lib/aarch64-linux-gnu/libyaml-cpp.a" ]; then
+  mkdir -p "$BUILD_DIR/debs" "$SYSROOT"
+  (cd "$BUILD_DIR/debs" && apt-get download libyaml-cpp-dev:arm64 libyaml-cpp0.7:arm64 >&2)
+  for deb in "$BUILD_DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$SYSROOT"; done
+fi
+
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_TOOLCHAIN_FILE="$(pwd)/cmake/aarch64-linux-gnu.toolchain.cmake" \
+      -DCMAKE_PREFIX_PATH="$SYSROOT/usr/lib/aarch64-linux-gnu/cmake" \
+      -DCMAKE_LIBRARY_PATH="$SYSROOT/usr/lib/aarch64-linux-gnu" \
       ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >&2
 [ "$#" -eq 0 ] && set -- --target openvaala acp_tests bridge_tests runtime_tests
 if [ -n "${OPENVAALA_BUILD_LOCK:-}" ]; then

@@ -10,7 +10,9 @@
 #   GIT_REF   the commit to test (default HEAD of this checkout)
 # Env: DEBIAN_MIRROR (default http://deb.debian.org/debian), FRESH=1 to debootstrap anew,
 #      OPENVAALA_BUILD_LOCK (default /tmp/cxx-build.lock when it exists): the C++ build holds
-#      flock on it (bind-mounted into the root) so that builds sharing the machine's cores queue.
+#      flock on it (bind-mounted into the root) so that builds sharing the machine's cores queue;
+#      STEPS="demo test" (default; e.g. STEPS=test), KEEP_CLONE=1 to move the root's existing
+#      clone to GIT_REF (keeping its build/, node_modules/ and .tools/) instead of a fresh clone.
 # Logs: ROOT_DIR/root/check-logs/{demo,test}.log (and the run's summary on stdout).
 set -eu
 [ "$(id -u)" -eq 0 ] || { echo "debian-clean-check: run as root (debootstrap, chroot)" >&2; exit 2; }
@@ -77,9 +79,14 @@ if [ -n "$LOCK" ]; then
 fi
 
 # The repository at REF, as a fresh clone (no build/, node_modules/ or .tools/ of this checkout).
-rm -rf "$ROOT/root/openvaala" "$ROOT/root/check-logs"
-git clone -q --no-local "$REPO" "$ROOT/root/openvaala"
-git -C "$ROOT/root/openvaala" checkout -q "$REF"
+if [ "${KEEP_CLONE:-0}" = 1 ] && [ -d "$ROOT/root/openvaala/.git" ]; then
+  git -C "$ROOT/root/openvaala" fetch -q "$REPO" "$REF"
+  git -C "$ROOT/root/openvaala" checkout -q "$REF"
+else
+  rm -rf "$ROOT/root/openvaala" "$ROOT/root/check-logs"
+  git clone -q --no-local "$REPO" "$ROOT/root/openvaala"
+  git -C "$ROOT/root/openvaala" checkout -q "$REF"
+fi
 mkdir -p "$ROOT/root/check-logs"
 
 run_in_root() { # name, command
@@ -100,8 +107,9 @@ run_in_root() { # name, command
 
 echo "== commit $REF; system node in the root before: $(chroot "$ROOT" sh -c 'command -v node && node --version' || echo none)"
 status=0
-run_in_root demo scripts/demo.sh || status=1
-run_in_root test scripts/test.sh || status=1
+for step in ${STEPS:-demo test}; do
+  run_in_root "$step" "scripts/$step.sh" || status=1
+done
 echo "== node in the root after: system $(chroot "$ROOT" sh -c 'node --version 2>/dev/null' || echo none)," \
      "repo-local $(chroot "$ROOT" sh -c '/root/openvaala/.tools/bin/node --version 2>/dev/null' || echo none)"
 # The runners' closing lines, for the record.

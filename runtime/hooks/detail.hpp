@@ -41,7 +41,7 @@ struct HookAnswer {
   std::string stop_reason;
   std::optional<std::string> system_message;
 };
-HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::seconds timeout);
+HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::milliseconds timeout);
 
 // Copies `script` to `<cache_root>/hooks/<hash of its path>/<file name>` unless an identical
 // copy (same content and mode) is there; returns the copy's path, or nullopt with `error`.

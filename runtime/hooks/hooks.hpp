@@ -103,7 +103,7 @@ struct Hook {
   std::optional<std::string> command;  // run as `bash -c <command>`
   std::optional<fs::path> script;      // absolute path of the source script
   std::vector<std::string> args;       // after the script, each shell-escaped
-  std::chrono::seconds timeout{60};
+  std::chrono::milliseconds timeout{60000};  // `timeout` seconds, fractions allowed (1.5)
   OnFailure on_failure = OnFailure::Allow;
   fs::path source_file;     // the hooks/*.yaml file or the plugin manifest
   int line = 0;             // line of this hook entry in source_file

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -180,12 +181,14 @@ std::optional<Hook> read_hook(YamlReader& r, Diagnostics& diags, const YAML::Nod
 
   const YAML::Node timeout = entry["timeout"];
   if (present(timeout)) {
-    long long secs = 0;
-    if (!timeout.IsScalar() || !YAML::convert<long long>::decode(timeout, secs) || secs <= 0) {
-      r.error(timeout, prefix + "'timeout' must be a positive whole number of seconds" +
+    // Seconds, a positive number: whole or not (1.5), kept to the millisecond (at least 1 ms).
+    double secs = 0;
+    if (!timeout.IsScalar() || !YAML::convert<double>::decode(timeout, secs) || !(secs > 0) || secs > 1e7) {
+      r.error(timeout, prefix + "'timeout' must be a positive number of seconds" +
                            (timeout.IsScalar() ? ", not '" + timeout.Scalar() + "'" : std::string()));
     } else {
-      h.timeout = std::chrono::seconds(secs);
+      h.timeout = std::max(std::chrono::milliseconds(1),
+                           std::chrono::milliseconds(static_cast<long long>(std::llround(secs * 1000.0))));
     }
   }
 

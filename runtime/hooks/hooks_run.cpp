@@ -88,7 +88,21 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   return dest;
 }
 
-HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::seconds timeout) {
+namespace {
+// A hook timeout as written in messages: "1", "1.5", "0.25" (seconds).
+std::string seconds_text(std::chrono::milliseconds d) {
+  const long long ms = d.count();
+  std::string out = std::to_string(ms / 1000);
+  if (ms % 1000 != 0) {
+    std::string frac = std::to_string(1000 + ms % 1000).substr(1);  // "500" / "050" / "005"
+    while (frac.back() == '0') frac.pop_back();
+    out += "." + frac;
+  }
+  return out;
+}
+}  // namespace
+
+HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::milliseconds timeout) {
   HookAnswer a;
   auto error = [&](std::string msg) {
     HookAnswer e;
@@ -98,7 +112,7 @@ HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, st
   };
   const std::string ev(to_string(event));
   if (!r.spawn_error.empty()) return error("could not start: " + r.spawn_error);
-  if (r.timed_out) return error("timed out after " + std::to_string(timeout.count()) + " s");
+  if (r.timed_out) return error("timed out after " + seconds_text(timeout) + " s");
   if (!r.exit_code) return error("was killed by signal " + std::to_string(r.term_signal.value_or(0)));
   const int code = *r.exit_code;
   if (code == 2) {
@@ -238,7 +252,7 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
       spec.cwd = input.cwd.string();
       if (!hook.plugin_root.empty()) spec.env_overlay.emplace_back("OPENVAALA_PLUGIN_ROOT", hook.plugin_root.string());
       spec.stdin_data = json::serialize(stdin_obj) + "\n";
-      spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(hook.timeout);
+      spec.timeout = hook.timeout;
       spec.max_output_bytes = kOutputCap;
       auto res = bridge::process::run_process(spec, cancel);
       if (res.cancelled) {

@@ -177,12 +177,28 @@ TEST_F(HooksLoad, TimeoutMustBePositive) {
   EXPECT_THAT(diags_for("hooks:\n  Stop:\n    - hooks:\n"
                         "        - type: command\n          command: 'true'\n          timeout: 0\n"
                         "        - type: command\n          command: 'true'\n          timeout: -5\n"
-                        "        - type: command\n          command: 'true'\n          timeout: 1.5\n"
-                        "        - type: command\n          command: 'true'\n          timeout: soon\n"),
-              ElementsAre(at(6) + "Stop hook: 'timeout' must be a positive whole number of seconds, not '0'",
-                          at(9) + "Stop hook: 'timeout' must be a positive whole number of seconds, not '-5'",
-                          at(12) + "Stop hook: 'timeout' must be a positive whole number of seconds, not '1.5'",
-                          at(15) + "Stop hook: 'timeout' must be a positive whole number of seconds, not 'soon'"));
+                        "        - type: command\n          command: 'true'\n          timeout: -0.5\n"
+                        "        - type: command\n          command: 'true'\n          timeout: soon\n"
+                        "        - type: command\n          command: 'true'\n          timeout: .nan\n"),
+              ElementsAre(at(6) + "Stop hook: 'timeout' must be a positive number of seconds, not '0'",
+                          at(9) + "Stop hook: 'timeout' must be a positive number of seconds, not '-5'",
+                          at(12) + "Stop hook: 'timeout' must be a positive number of seconds, not '-0.5'",
+                          at(15) + "Stop hook: 'timeout' must be a positive number of seconds, not 'soon'",
+                          at(18) + "Stop hook: 'timeout' must be a positive number of seconds, not '.nan'"));
+}
+
+TEST_F(HooksLoad, TimeoutAcceptsFractionalSeconds) {
+  // The seed says only "positive": 1.5 is a timeout of one and a half seconds, not an error.
+  yaml("t.yaml",
+       "hooks:\n  Stop:\n    - hooks:\n"
+       "        - type: command\n          command: 'true'\n          timeout: 1.5\n"
+       "        - type: command\n          command: 'true'\n          timeout: 0.25\n"
+       "        - type: command\n          command: 'true'\n          timeout: 2\n");
+  auto set = load_ok();
+  ASSERT_EQ(set.hooks.size(), 3u) << "timeout: 1.5 and 0.25 are accepted";
+  EXPECT_EQ(set.hooks[0].timeout, std::chrono::milliseconds(1500)) << "timeout: 1.5 is 1.5 s";
+  EXPECT_EQ(set.hooks[1].timeout, std::chrono::milliseconds(250)) << "timeout: 0.25 is 250 ms";
+  EXPECT_EQ(set.hooks[2].timeout, std::chrono::seconds(2));
 }
 
 TEST_F(HooksLoad, OnFailureOnlyOnPreToolUseAndUserPromptSubmit) {
@@ -380,7 +396,7 @@ TEST_F(HooksPluginLoad, ClonedNodeStillGetsManifestLines) {
   p.hooks = YAML::Clone(p.hooks);
   Diagnostics d;
   load(d, {p});
-  EXPECT_THAT(strings(d), ElementsAre(mat(7) + "Stop hook: 'timeout' must be a positive whole number of seconds, not '0'"));
+  EXPECT_THAT(strings(d), ElementsAre(mat(7) + "Stop hook: 'timeout' must be a positive number of seconds, not '0'"));
 }
 
 TEST_F(HooksPluginLoad, PluginHooksAreValidatedLikeFiles) {

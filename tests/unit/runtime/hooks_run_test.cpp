@@ -251,6 +251,18 @@ TEST_F(HooksRun, TimeoutIsAHookError) {
   EXPECT_EQ(out.reason, "hook sleep 30 failed (timed out after 1 s), and its on_failure is block");
 }
 
+TEST_F(HooksRun, FractionalTimeoutKillsTheHookInTime) {
+  // timeout: 0.5 (seconds, the seed allows any positive number): the hook dies after half a second.
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = answer(HookEvent::PreToolUse, "sleep 30", "timeout: 0.5");
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(took, std::chrono::milliseconds(450)) << "the hook had its half second";
+  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "a 0.5 s timeout ends the hook well before a whole second or more";
+  ASSERT_EQ(out.errors.size(), 1u) << "the timed-out hook is a hook error";
+  EXPECT_EQ(out.errors[0].to_string(), loc(4) + ": timed out after 0.5 s");
+  EXPECT_TRUE(out.runs[0].timed_out);
+}
+
 bool process_gone(pid_t pid) {
   if (::kill(pid, 0) != 0) return errno == ESRCH;
   // A zombie waiting for its (re)parent to reap it is dead too.
