@@ -19,7 +19,13 @@ file "$BUILD_DIR/openvaala" | grep -q "ARM aarch64" ||
 
 echo "== $("$QEMU" "$BUILD_DIR/openvaala" --version) (aarch64, under $(basename "$QEMU"))"
 # The unit tests, each case under qemu (the toolchain file made qemu ctest's emulator).
-ctest --test-dir "$BUILD_DIR" -L unit --output-on-failure -j"$(nproc)" "$@"
+# Left out: four cases that check how posix_spawn reports a failed exec/chdir. glibc's
+# posix_spawn runs the child with clone(CLONE_VM|CLONE_VFORK) and hands the error back through
+# the shared memory; qemu-user turns that clone into a plain fork, so under emulation the parent
+# always sees a started child that exits 127. They pass natively (x86_64, and aarch64 hardware);
+# QEMU_SKIP="" runs them too.
+QEMU_SKIP=${QEMU_SKIP-"^ChildProcess\.(MissingBinary|NotExecutable|BadCwd|OverlayPathIsUsedForLookup)\$"}
+ctest --test-dir "$BUILD_DIR" -L unit --output-on-failure -j"$(nproc)" ${QEMU_SKIP:+-E "$QEMU_SKIP"} "$@"
 
 # The aarch64 server speaks ACP: initialize over stdio, one line in, one line out.
 reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}' |
