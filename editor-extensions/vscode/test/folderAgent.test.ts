@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as vscode from "vscode";
+import { MemorySecrets } from "./memorySecrets.js";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { __test } from "./stubs/vscode.js";
 import { FolderAgent, type FolderAgentDeps } from "../src/vscode/folderAgent.js";
@@ -21,20 +22,6 @@ function tmp(prefix = "ovfa-") {
 
 function folder(p: string, name = path.basename(p)) {
   return { uri: vscode.Uri.file(p), name, index: 0 } as vscode.WorkspaceFolder;
-}
-
-class MemorySecrets {
-  readonly map = new Map<string, string>();
-  async get(k: string) {
-    return this.map.get(k);
-  }
-  async store(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  async delete(k: string) {
-    this.map.delete(k);
-  }
-  onDidChange = new vscode.EventEmitter<unknown>().event;
 }
 
 const agents: FolderAgent[] = [];

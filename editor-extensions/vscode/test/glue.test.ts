@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import * as vscode from "vscode";
+import { MemorySecrets } from "./memorySecrets.js";
 import { __test } from "./stubs/vscode.js";
 import { readTextFile, writeTextFile } from "../src/vscode/fsHost.js";
 import { collectMcpServers } from "../src/vscode/mcpSources.js";
@@ -19,20 +20,6 @@ const pkg = JSON.parse(fs.readFileSync(path.join(EXT_ROOT, "package.json"), "utf
 
 function tmp(prefix = "ovx-") {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-}
-
-class MemorySecrets {
-  readonly map = new Map<string, string>();
-  async get(k: string) {
-    return this.map.get(k);
-  }
-  async store(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  async delete(k: string) {
-    this.map.delete(k);
-  }
-  onDidChange = new vscode.EventEmitter<unknown>().event;
 }
 
 function fakeContext(globalStorage = path.join(tmp(), "User", "globalStorage", "openvaala.openvaala")) {

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as vscode from "vscode";
+import { MemorySecrets } from "./memorySecrets.js";
 import { __test } from "./stubs/vscode.js";
 import { readTextFile, writeTextFile } from "../src/vscode/fsHost.js";
 import { DiffContentProvider } from "../src/vscode/diff.js";
@@ -13,19 +14,6 @@ import { askInputOnce, forgetInputs, mcpSourcesFor } from "../src/vscode/mcpSour
 
 function tmp() {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ovhost-")));
-}
-
-class MemorySecrets {
-  readonly map = new Map<string, string>();
-  async get(k: string) {
-    return this.map.get(k);
-  }
-  async store(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  async delete(k: string) {
-    this.map.delete(k);
-  }
 }
 
 beforeEach(() => __test.reset());
