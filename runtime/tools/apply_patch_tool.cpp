@@ -58,6 +58,17 @@ std::string write_local(const fs::path& p, const std::string& text) {
   return {};
 }
 
+// Every file the patch adds, updates, deletes or moves to, absolute.
+std::vector<fs::path> touched_paths(const Patch& patch, const ToolEnv& env) {
+  std::vector<fs::path> out;
+  for (const auto& op : patch.ops) {
+    std::visit([&](const auto& o) { out.push_back(resolve_path(env, o.path)); }, op);
+    if (auto* update = std::get_if<UpdateFileOp>(&op); update && update->move_to)
+      out.push_back(resolve_path(env, *update->move_to));
+  }
+  return out;
+}
+
 class ApplyPatchTool : public Tool {
  public:
   std::string name() const override { return "apply_patch"; }
@@ -99,6 +110,9 @@ class ApplyPatchTool : public Tool {
     if (auto* err = std::get_if<PatchError>(&parsed)) co_return error_result("Invalid patch: " + err->message);
     const Patch& patch = std::get<Patch>(parsed);
     const ToolEnv& env = ctx.env();
+    // Checked before anything is read: the files it edits are read first, to show the diff.
+    auto touched = touched_paths(patch, env);
+    if (co_await ctx.forbidden(touched)) co_return forbidden_result();
 
     // Present contents of every file the patch reads, through the editor when it can.
     std::map<std::string, std::string> current;
@@ -137,8 +151,9 @@ class ApplyPatchTool : public Tool {
       auto target = resolve_path(env, c.move_to.value_or(c.path));
       diffs.push_back(DiffContent{target.string(), c.old_text, c.new_text.value_or("")});
     }
-    auto auth = co_await ctx.authorize(Permission::Edit, diffs);
+    auto auth = co_await ctx.authorize(Permission::Edit, diffs, std::move(touched));
     if (auth == Authorization::Cancelled) throw ToolCancelled();
+    if (auth == Authorization::Forbidden) co_return forbidden_result();
     if (auth == Authorization::Rejected) co_return refused_result(env.mode);
 
     std::string summary = "Success. Updated the following files:";

@@ -85,10 +85,12 @@ class ProbeContext : public runtime::tools::ToolContext {
   support::CancelSource& cancel() override { return cancel_; }
   asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
-  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>) override {
+  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>,
+                                                           std::vector<std::filesystem::path>) override {
     permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
     co_return runtime::tools::Authorization::Allowed;
   }
+  asio::awaitable<bool> forbidden(std::vector<std::filesystem::path>) override { co_return false; }
   void update(runtime::ToolCallFields fields) override {
     auto o = runtime::server::encode_tool_call(id_, fields);
     o.erase("toolCallId");

@@ -160,9 +160,11 @@ class AllowingContext : public runtime::tools::ToolContext {
   boost::asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
   boost::asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission,
-                                                                  std::vector<runtime::ToolContent>) override {
+                                                                  std::vector<runtime::ToolContent>,
+                                                                  std::vector<std::filesystem::path>) override {
     co_return runtime::tools::Authorization::Allowed;
   }
+  boost::asio::awaitable<bool> forbidden(std::vector<std::filesystem::path>) override { co_return false; }
   void update(runtime::ToolCallFields) override {}
   void show_plan(std::vector<runtime::PlanEntry>) override {}
 
