@@ -31,6 +31,10 @@ containment::Scope scope_of(const Session& session) {
   return scope;
 }
 
+containment::Access access_of(Permission p) {
+  return p == Permission::Read ? containment::Access::Read : containment::Access::Write;
+}
+
 // Why a prompt is asked although the mode would not ask, for its title and content.
 std::string why_asked(Place place) {
   switch (place) {
@@ -85,8 +89,7 @@ class ToolRouter::Context : public tools::ToolContext {
     auto it = remembered.find(c_.tool->name());
     approval::Request request{c_.session.mode, p, c_.hook_allowed,
                               it == remembered.end() ? std::nullopt : std::optional<bool>(it->second)};
-    auto access = p == Permission::Read ? containment::Access::Read : containment::Access::Write;
-    request.place = co_await place_of(access, std::move(paths));
+    request.place = co_await place_of(access_of(p), std::move(paths));
     Authorization a = Authorization::Allowed;
     switch (approval::decide(request)) {
       case approval::Verdict::Allow: break;
@@ -106,9 +109,13 @@ class ToolRouter::Context : public tools::ToolContext {
     co_return a;
   }
 
-  boost::asio::awaitable<bool> forbidden(std::vector<std::filesystem::path> paths) override {
-    auto place = co_await place_of(containment::Access::Write, std::move(paths));
-    co_return place == Place::Credentials;
+  boost::asio::awaitable<tools::PathCheck> check_paths(Permission p, std::vector<std::filesystem::path> paths) override {
+    auto place = co_await place_of(access_of(p), std::move(paths));
+    switch (place) {
+      case Place::Inside: co_return tools::PathCheck::Free;
+      case Place::Credentials: co_return tools::PathCheck::Forbidden;
+      default: co_return tools::PathCheck::Guarded;
+    }
   }
 
  private:

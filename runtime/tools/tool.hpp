@@ -25,6 +25,10 @@ namespace runtime::tools {
 enum class Permission { None, Read, Edit, Execute };
 // Forbidden: no tool may touch the path in any mode (the credentials file); nobody was asked.
 enum class Authorization { Allowed, Rejected, Cancelled, Forbidden };
+// Where the files a call touches lie: Free (inside the session's folders: the mode alone
+// decides), Guarded (outside them, or an edit in the config root: asks unless Full auto; Read
+// only refuses edits), Forbidden (the credentials file).
+enum class PathCheck { Free, Guarded, Forbidden };
 
 struct ToolDescription {
   std::string title;
@@ -58,9 +62,9 @@ class ToolContext {
   // in progress.
   virtual boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview,
                                                           std::vector<std::filesystem::path> paths) = 0;
-  // Whether any of `paths` is one no tool may read or write, checked before the tool reads
-  // anything (apply_patch reads the files it edits before it can ask).
-  virtual boost::asio::awaitable<bool> forbidden(std::vector<std::filesystem::path> paths) = 0;
+  // Where the files a Read or Edit touches lie, asked before touching them (apply_patch reads
+  // the files it edits to show the diff, so it learns first whether it must ask before that).
+  virtual boost::asio::awaitable<PathCheck> check_paths(Permission p, std::vector<std::filesystem::path> paths) = 0;
   // Shows progress in the editor's tool call (status, content, ...).
   virtual void update(ToolCallFields fields) = 0;
   // Shows the session's plan (replaces the previous one) and keeps it in the journal.

@@ -69,6 +69,8 @@ scenario("Accept edits: an update through a symlinked folder that leads outside 
   assert.match(titles(h)[0], /outside/i, `${promise}: the prompt says why it asks`);
   assert.equal(fs.readFileSync(path.join(ws, "elsewhere/notes.txt"), "utf8"), "old line\n", `${promise}: rejected, the file outside is unchanged`);
   assert.equal(h.requestsOf("fs/write_text_file").length, 0, `${promise}: nothing was written`);
+  assert.deepEqual(h.requestsOf("fs/read_text_file").map((r) => r.params.path), [],
+    `${promise}: it asks before the editor reads the file outside (to build the diff)`);
   assert.match(toolResultText(fake.requests[1], "call_link"), /reject/i);
   h.assertSchemaClean();
 });

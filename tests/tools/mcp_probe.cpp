@@ -90,7 +90,9 @@ class ProbeContext : public runtime::tools::ToolContext {
     permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
     co_return runtime::tools::Authorization::Allowed;
   }
-  asio::awaitable<bool> forbidden(std::vector<std::filesystem::path>) override { co_return false; }
+  asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
+    co_return runtime::tools::PathCheck::Free;
+  }
   void update(runtime::ToolCallFields fields) override {
     auto o = runtime::server::encode_tool_call(id_, fields);
     o.erase("toolCallId");

@@ -164,7 +164,9 @@ class AllowingContext : public runtime::tools::ToolContext {
                                                                   std::vector<std::filesystem::path>) override {
     co_return runtime::tools::Authorization::Allowed;
   }
-  boost::asio::awaitable<bool> forbidden(std::vector<std::filesystem::path>) override { co_return false; }
+  boost::asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
+    co_return runtime::tools::PathCheck::Free;
+  }
   void update(runtime::ToolCallFields) override {}
   void show_plan(std::vector<runtime::PlanEntry>) override {}
 
