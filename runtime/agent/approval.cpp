@@ -6,12 +6,17 @@ using tools::Authorization;
 using tools::Permission;
 
 Verdict decide(const Request& r) {
+  using containment::Place;
+  if (r.place == Place::Credentials) return Verdict::Forbid;
   if (r.permission == Permission::None) return Verdict::Allow;
+  if (r.permission == Permission::Read && r.place == Place::Inside) return Verdict::Allow;
   switch (r.mode) {
-    case Mode::ReadOnly: return Verdict::Reject;
+    case Mode::ReadOnly:
+      if (r.permission != Permission::Read) return Verdict::Reject;
+      break;
     case Mode::FullAuto: return Verdict::Allow;
     case Mode::AcceptEdits:
-      if (r.permission == Permission::Edit) return Verdict::Allow;
+      if (r.permission == Permission::Edit && r.place == Place::Inside) return Verdict::Allow;
       break;
     case Mode::Default: break;
   }

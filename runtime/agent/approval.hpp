@@ -3,24 +3,28 @@
 // (DESIGN §11), and what the user's answer means. Pure functions, tested as a table.
 #include <optional>
 
+#include "runtime/agent/containment.hpp"
 #include "runtime/protocol/editor_host.hpp"
 #include "runtime/protocol/modes.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::approval {
 
-enum class Verdict { Allow, Reject, Ask };
+// Forbid: refused in every mode without asking (the credentials file).
+enum class Verdict { Allow, Reject, Ask, Forbid };
 
 struct Request {
   Mode mode = Mode::Default;
   tools::Permission permission = tools::Permission::None;
   bool hook_allowed = false;             // a PreToolUse hook answered "allow"
   std::optional<bool> remembered;        // an earlier "always" answer for this tool
+  containment::Place place = containment::Place::Inside;  // where the files it reads or edits lie
 };
 
-// In order: a call that needs nothing runs; the mode decides what it can (Read only refuses,
-// Full auto allows, Accept edits allows edits); then a hook's allow; then an earlier "always"
-// answer; else the user is asked.
+// In order: the credentials file is forbidden; a call that needs nothing, or reads inside the
+// roots, runs; the mode decides what it can (Read only refuses edits and commands, Full auto
+// allows, Accept edits allows edits inside the roots but not in the config root); then a hook's
+// allow; then an earlier "always" answer; else the user is asked.
 Verdict decide(const Request& request);
 
 struct Answer {

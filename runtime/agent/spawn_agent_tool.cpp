@@ -48,7 +48,7 @@ class SpawnAgentTool : public tools::Tool {
     std::string agent_name(support::str_at(args, "agent", parent.agent_name));
     const engine::Agent* agent = c_.engine->find_agent(agent_name);
     if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
-    co_await ctx.authorize(tools::Permission::None, {});
+    co_await ctx.authorize(tools::Permission::None, {}, {});
 
     // The sub-conversation reports into the parent's session (same id): the editor shows its
     // messages and tool calls as progress of this call. It keeps no log of its own.

@@ -3,13 +3,48 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/approval.hpp"
+#include "runtime/agent/containment.hpp"
 #include "runtime/agent/journal.hpp"
+#include "runtime/config/credentials.hpp"
+#include "runtime/config/paths.hpp"
+#include "support/run_blocking.hpp"
 
 namespace runtime {
 
 namespace json = boost::json;
+using containment::Place;
 using tools::Authorization;
 using tools::Permission;
+
+namespace {
+
+// What the session may touch without asking (DESIGN §11): its folder; for reading, also the
+// folders of the skills and AGENTS.md files it sees (the model must read a skill to use it).
+containment::Scope scope_of(const Session& session) {
+  containment::Scope scope;
+  scope.roots.push_back(session.cwd);
+  for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill.file.parent_path());
+  for (const auto& f : session.view.agents_md) scope.read_roots.push_back(f.path.parent_path());
+  for (const auto& f : session.agents_md_included) scope.read_roots.push_back(f.parent_path());
+  scope.config_root = session.engine ? session.engine->options().config_root : config::config_root();
+  scope.credentials_file = config::credentials_file(scope.config_root);
+  return scope;
+}
+
+containment::Access access_of(Permission p) {
+  return p == Permission::Read ? containment::Access::Read : containment::Access::Write;
+}
+
+// Why a prompt is asked although the mode would not ask, for its title and content.
+std::string why_asked(Place place) {
+  switch (place) {
+    case Place::Outside: return "outside the session's folders";
+    case Place::ConfigRoot: return "in openvaala's config folder, whose hooks run code";
+    default: return {};
+  }
+}
+
+}  // namespace
 
 // Everything one call carries through the pipeline.
 struct ToolRouter::Call {
@@ -48,16 +83,23 @@ class ToolRouter::Context : public tools::ToolContext {
     host().emit(c_.session.id, PlanShown{std::move(entries)});
   }
 
-  boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview) override {
+  boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview,
+                                                  std::vector<std::filesystem::path> paths) override {
     const auto& remembered = c_.session.remembered_permissions;
     auto it = remembered.find(c_.tool->name());
     approval::Request request{c_.session.mode, p, c_.hook_allowed,
                               it == remembered.end() ? std::nullopt : std::optional<bool>(it->second)};
+    request.place = co_await place_of(access_of(p), std::move(paths));
     Authorization a = Authorization::Allowed;
     switch (approval::decide(request)) {
       case approval::Verdict::Allow: break;
       case approval::Verdict::Reject: a = Authorization::Rejected; break;
-      case approval::Verdict::Ask: a = co_await ask(std::move(preview)); break;
+      case approval::Verdict::Forbid: a = Authorization::Forbidden; break;
+      case approval::Verdict::Ask: {
+        const std::string why = why_asked(request.place);
+        a = co_await ask(std::move(preview), why);
+        break;
+      }
     }
     if (a == Authorization::Allowed) {
       ToolCallFields running;
@@ -67,14 +109,34 @@ class ToolRouter::Context : public tools::ToolContext {
     co_return a;
   }
 
+  boost::asio::awaitable<tools::PathCheck> check_paths(Permission p, std::vector<std::filesystem::path> paths) override {
+    auto place = co_await place_of(access_of(p), std::move(paths));
+    switch (place) {
+      case Place::Inside: co_return tools::PathCheck::Free;
+      case Place::Credentials: co_return tools::PathCheck::Forbidden;
+      default: co_return tools::PathCheck::Guarded;
+    }
+  }
+
  private:
-  boost::asio::awaitable<Authorization> ask(std::vector<ToolContent> preview) {
+  // Resolving paths touches the disk: off the connection's thread.
+  boost::asio::awaitable<Place> place_of(containment::Access access, std::vector<std::filesystem::path> paths) {
+    if (paths.empty()) co_return Place::Inside;
+    auto job = [scope = scope_of(c_.session), access, paths = std::move(paths)] {
+      return containment::classify(scope, access, paths);
+    };
+    auto resolving = support::run_blocking(router_.hooks_.pool(), std::move(job));
+    co_return co_await std::move(resolving);
+  }
+
+  boost::asio::awaitable<Authorization> ask(std::vector<ToolContent> preview, const std::string& why) {
     PermissionRequest request{c_.call.id, c_.tool->name(), {}};
-    request.call.title = c_.desc.title;
+    request.call.title = why.empty() ? c_.desc.title : c_.desc.title + " (" + why + ")";
     request.call.kind = c_.desc.kind;
     request.call.status = ToolStatus::Pending;
     request.call.locations = c_.desc.locations;
     request.call.raw_input = json::value(c_.args);
+    if (!why.empty()) preview.insert(preview.begin(), TextContent{"Asking because this is " + why + "."});
     if (!preview.empty()) request.call.content = std::move(preview);
     PermissionAnswer answer = PermissionAnswer::Cancelled;
     try {

@@ -6,8 +6,8 @@ namespace runtime {
 
 const std::vector<ModeInfo>& all_modes() {
   static const std::vector<ModeInfo> modes{
-      {Mode::Default, "default", "Ask", "Ask before editing files or running commands"},
-      {Mode::AcceptEdits, "accept_edits", "Accept edits", "Edit files without asking; ask before running commands"},
+      {Mode::Default, "default", "Ask", "Ask before editing files, running commands or reading outside the session's folder"},
+      {Mode::AcceptEdits, "accept_edits", "Accept edits", "Edit files in the session's folder without asking; ask before other edits and commands"},
       {Mode::ReadOnly, "read_only", "Read only", "Read and answer only: no edits, no commands"},
       {Mode::FullAuto, "full_auto", "Full auto", "Edit files and run commands without asking"},
   };

@@ -58,6 +58,54 @@ std::string write_local(const fs::path& p, const std::string& text) {
   return {};
 }
 
+// Every file the patch adds, updates, deletes or moves to, absolute.
+std::vector<fs::path> touched_paths(const Patch& patch, const ToolEnv& env) {
+  std::vector<fs::path> out;
+  for (const auto& op : patch.ops) {
+    std::visit([&](const auto& o) { out.push_back(resolve_path(env, o.path)); }, op);
+    if (auto* update = std::get_if<UpdateFileOp>(&op); update && update->move_to)
+      out.push_back(resolve_path(env, *update->move_to));
+  }
+  return out;
+}
+
+// What the model is told when the edit may not run; nothing when it may.
+std::optional<ToolResult> refusal_of(Authorization auth, Mode mode) {
+  switch (auth) {
+    case Authorization::Allowed: return std::nullopt;
+    case Authorization::Cancelled: throw ToolCancelled();
+    case Authorization::Forbidden: return forbidden_result();
+    case Authorization::Rejected: break;
+  }
+  return refused_result(mode);
+}
+
+// Present contents of every file the patch reads, through the editor when it can. A file that
+// is not there is left out (compute_patch_changes reports it); a read that fails is the error.
+boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx, const Patch& patch,
+                                                               std::map<std::string, std::string>& current) {
+  const ToolEnv& env = ctx.env();
+  for (const auto& path : paths_to_read(patch)) {
+    auto abs = resolve_path(env, path);
+    std::error_code ec;
+    if (!fs::is_regular_file(abs, ec)) continue;
+    if (ctx.host().can_read_files()) {
+      try {
+        current[path] = co_await ctx.host().read_text_file(env.session_id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
+      } catch (const EditorError& e) {
+        if (ctx.cancel().cancelled()) throw ToolCancelled();
+        co_return error_result("Cannot read " + abs.string() + ": " + e.what());
+      }
+    } else {
+      bool ok = false;
+      auto text = co_await support::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
+      if (!ok) co_return error_result("Cannot read " + abs.string());
+      current[path] = std::move(text);
+    }
+  }
+  co_return std::nullopt;
+}
+
 class ApplyPatchTool : public Tool {
  public:
   std::string name() const override { return "apply_patch"; }
@@ -99,27 +147,22 @@ class ApplyPatchTool : public Tool {
     if (auto* err = std::get_if<PatchError>(&parsed)) co_return error_result("Invalid patch: " + err->message);
     const Patch& patch = std::get<Patch>(parsed);
     const ToolEnv& env = ctx.env();
-
-    // Present contents of every file the patch reads, through the editor when it can.
-    std::map<std::string, std::string> current;
-    for (const auto& path : paths_to_read(patch)) {
-      auto abs = resolve_path(env, path);
-      std::error_code ec;
-      if (!fs::is_regular_file(abs, ec)) continue;  // reported by compute_patch_changes
-      if (ctx.host().can_read_files()) {
-        try {
-          current[path] = co_await ctx.host().read_text_file(env.session_id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
-        } catch (const EditorError& e) {
-          if (ctx.cancel().cancelled()) throw ToolCancelled();
-          co_return error_result("Cannot read " + abs.string() + ": " + e.what());
-        }
-      } else {
-        bool ok = false;
-        auto text = co_await support::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
-        if (!ok) co_return error_result("Cannot read " + abs.string());
-        current[path] = std::move(text);
-      }
+    // Judged before anything is read: the files it edits are read first, to show the diff. A
+    // guarded edit (outside the session's folders, or in the config root) asks before that read,
+    // with the patch as its preview, so neither the editor's read nor whether the patch applies
+    // comes before the user's answer.
+    auto touched = touched_paths(patch, env);
+    auto where = co_await ctx.check_paths(Permission::Edit, touched);
+    if (where == PathCheck::Forbidden) co_return forbidden_result();
+    const bool ask_first = where == PathCheck::Guarded;
+    if (ask_first) {
+      std::vector<ToolContent> preview{TextContent{std::string(patch_text->as_string())}};
+      auto auth = co_await ctx.authorize(Permission::Edit, std::move(preview), touched);
+      if (auto refusal = refusal_of(auth, env.mode)) co_return *refusal;
     }
+
+    std::map<std::string, std::string> current;
+    if (auto error = co_await read_current(ctx, patch, current)) co_return *error;
     // Adding a file that already exists is an error the pure layer needs to see.
     for (const auto& op : patch.ops) {
       if (auto* add = std::get_if<AddFileOp>(&op)) {
@@ -137,9 +180,10 @@ class ApplyPatchTool : public Tool {
       auto target = resolve_path(env, c.move_to.value_or(c.path));
       diffs.push_back(DiffContent{target.string(), c.old_text, c.new_text.value_or("")});
     }
-    auto auth = co_await ctx.authorize(Permission::Edit, diffs);
-    if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Rejected) co_return refused_result(env.mode);
+    if (!ask_first) {
+      auto auth = co_await ctx.authorize(Permission::Edit, diffs, std::move(touched));
+      if (auto refusal = refusal_of(auth, env.mode)) co_return *refusal;
+    }
 
     std::string summary = "Success. Updated the following files:";
     for (const auto& c : changes) {

@@ -61,7 +61,7 @@ class BashTool : public Tool {
     std::string command(support::str_at(args, "command"));
     if (command.empty()) co_return error_result("bash needs a 'command'.");
     auto timeout_ms = std::clamp<std::int64_t>(support::int_at(args, "timeout_ms").value_or(kDefaultTimeoutMs), 1, kMaxTimeoutMs);
-    auto auth = co_await ctx.authorize(Permission::Execute, {});
+    auto auth = co_await ctx.authorize(Permission::Execute, {}, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
     if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
     if (ctx.host().has_terminals()) co_return co_await run_in_terminal(ctx, command, timeout_ms);

@@ -41,7 +41,7 @@ class McpTool : public Tool {
   }
 
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    auto auth = co_await ctx.authorize(Permission::Execute, {});
+    auto auth = co_await ctx.authorize(Permission::Execute, {}, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
     if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
     bridge::mcp::Client::ProgressFn on_progress = [&ctx](const json::object& p) {

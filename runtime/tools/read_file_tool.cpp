@@ -78,7 +78,13 @@ class ReadFileTool : public Tool {
     auto limit = support::int_at(args, "limit").value_or(kDefaultLimit);
     if (offset < 1) offset = 1;
     if (limit < 1) limit = kDefaultLimit;
-    co_await ctx.authorize(Permission::None, {});
+    std::vector<std::filesystem::path> reads{path};
+    auto auth = co_await ctx.authorize(Permission::Read, {}, std::move(reads));
+    if (auth == Authorization::Cancelled) throw ToolCancelled();
+    if (auth == Authorization::Forbidden) co_return forbidden_result();
+    if (auth == Authorization::Rejected)
+      co_return error_result("The user did not allow reading " + path.string() +
+                             " (outside the session's folders). Do not retry it; ask the user how to proceed instead.");
 
     std::string text;
     if (ctx.host().can_read_files()) {

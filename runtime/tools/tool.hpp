@@ -20,9 +20,15 @@
 
 namespace runtime::tools {
 
-// What a tool is about to do, for the session's approval policy.
-enum class Permission { None, Edit, Execute };
-enum class Authorization { Allowed, Rejected, Cancelled };
+// What a tool is about to do, for the session's approval policy. Reads ask only outside the
+// session's folders.
+enum class Permission { None, Read, Edit, Execute };
+// Forbidden: no tool may touch the path in any mode (the credentials file); nobody was asked.
+enum class Authorization { Allowed, Rejected, Cancelled, Forbidden };
+// Where the files a call touches lie: Free (inside the session's folders: the mode alone
+// decides), Guarded (outside them, or an edit in the config root: asks unless Full auto; Read
+// only refuses edits), Forbidden (the credentials file).
+enum class PathCheck { Free, Guarded, Forbidden };
 
 struct ToolDescription {
   std::string title;
@@ -50,9 +56,15 @@ class ToolContext {
   virtual support::CancelSource& cancel() = 0;
   virtual boost::asio::thread_pool& blocking_pool() = 0;
   virtual const std::string& tool_call_id() = 0;
-  // Applies the session's approval policy, asking the user if needed. `preview` is shown with
-  // the question (the diff of an edit). On Allowed the call is marked in progress.
-  virtual boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview) = 0;
+  // Applies the session's approval policy, asking the user if needed. `paths` (absolute) are
+  // the files a Read or Edit touches: where they lie decides whether it asks (DESIGN §11).
+  // `preview` is shown with the question (the diff of an edit). On Allowed the call is marked
+  // in progress.
+  virtual boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview,
+                                                          std::vector<std::filesystem::path> paths) = 0;
+  // Where the files a Read or Edit touches lie, asked before touching them (apply_patch reads
+  // the files it edits to show the diff, so it learns first whether it must ask before that).
+  virtual boost::asio::awaitable<PathCheck> check_paths(Permission p, std::vector<std::filesystem::path> paths) = 0;
   // Shows progress in the editor's tool call (status, content, ...).
   virtual void update(ToolCallFields fields) = 0;
   // Shows the session's plan (replaces the previous one) and keeps it in the journal.
@@ -80,6 +92,8 @@ std::unique_ptr<Tool> make_update_plan_tool();
 std::filesystem::path resolve_path(const ToolEnv& env, const std::string& path);
 // Result text for a refused permission, as the model should read it.
 ToolResult refused_result(Mode mode);
+// Result text for a path no tool may touch (Authorization::Forbidden).
+ToolResult forbidden_result();
 ToolResult error_result(std::string message);
 
 }  // namespace runtime::tools

@@ -25,4 +25,10 @@ ToolResult refused_result(Mode mode) {
   return error_result("The user rejected this tool call. Do not retry it; ask the user how to proceed instead.");
 }
 
+ToolResult forbidden_result() {
+  return error_result(
+      "Refused: no tool may read or write openvaala's credentials file (it holds the user's API keys), "
+      "in any mode. Do not retry, and do not try to reach it another way.");
+}
+
 }  // namespace runtime::tools

@@ -58,7 +58,7 @@ class UpdatePlanTool : public Tool {
       entries.push_back(PlanEntry{step, status});
     }
     if (in_progress > 1) co_return error_result("At most one step may be in_progress; " + std::to_string(in_progress) + " are.");
-    co_await ctx.authorize(Permission::None, {});
+    co_await ctx.authorize(Permission::None, {}, {});
     const std::size_t count = entries.size();
     ctx.show_plan(std::move(entries));
     co_return ToolResult{"Plan updated (" + std::to_string(count) + " steps).", false, {}, nullptr};

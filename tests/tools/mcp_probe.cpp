@@ -85,9 +85,13 @@ class ProbeContext : public runtime::tools::ToolContext {
   support::CancelSource& cancel() override { return cancel_; }
   asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
-  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>) override {
+  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>,
+                                                           std::vector<std::filesystem::path>) override {
     permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
     co_return runtime::tools::Authorization::Allowed;
+  }
+  asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
+    co_return runtime::tools::PathCheck::Free;
   }
   void update(runtime::ToolCallFields fields) override {
     auto o = runtime::server::encode_tool_call(id_, fields);

@@ -22,7 +22,7 @@ class CountingTool : public tools::Tool {
     return {"Count once", ToolKind::Execute, {}};
   }
   boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object&) override {
-    auto auth = co_await ctx.authorize(tools::Permission::Execute, {});
+    auto auth = co_await ctx.authorize(tools::Permission::Execute, {}, {});
     if (auth == tools::Authorization::Cancelled) throw tools::ToolCancelled();
     if (auth == tools::Authorization::Rejected) co_return tools::refused_result(ctx.env().mode);
     ++runs;

@@ -1,8 +1,13 @@
 // The approval policy as a table: every mode × what the tool does × a hook's allow × an
 // earlier "always" answer, and what each answer of the user means.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "runtime/agent/approval.hpp"
+#include "runtime/agent/containment.hpp"
 
 using runtime::Mode;
 using runtime::PermissionAnswer;
@@ -21,7 +26,15 @@ struct Row {
   const char* promise;
 };
 
-const char* name(Verdict v) { return v == Verdict::Allow ? "allow" : v == Verdict::Reject ? "reject" : "ask"; }
+const char* name(Verdict v) {
+  switch (v) {
+    case Verdict::Allow: return "allow";
+    case Verdict::Reject: return "reject";
+    case Verdict::Ask: return "ask";
+    case Verdict::Forbid: return "forbid";
+  }
+  return "?";
+}
 
 }  // namespace
 
@@ -76,4 +89,103 @@ TEST(Approval, WhatEachAnswerMeans) {
   EXPECT_EQ(interpret(PermissionAnswer::Cancelled).authorization, Authorization::Cancelled)
       << "a cancelled prompt is not the user's rejection";
   EXPECT_FALSE(interpret(PermissionAnswer::Cancelled).remember);
+}
+
+// Containment (DESIGN §11) as a table: where a path lies, after resolving `..` and symlinks,
+// decides whether a read or an edit asks, in every mode. The tree is real, so the symlink and
+// `..` rows test resolution, not spelling:
+//   <tmp>/ws/                 the session's folder
+//   <tmp>/ws/link -> ../out   a symlinked folder inside it that leads out
+//   <tmp>/ws/cfg/             the config root, inside the session's folder
+//   <tmp>/ws/cfg/credentials.yaml, <tmp>/ws/keys -> cfg/credentials.yaml
+//   <tmp>/out/                outside every root
+//   <tmp>/skills/s/SKILL.md   a skill the session sees (a root for reading)
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::containment::Access;
+using runtime::containment::Place;
+
+class ContainmentTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = fs::temp_directory_path() / ("ov-contain-" + std::to_string(::getpid()));
+    fs::remove_all(tmp_);
+    for (auto d : {"ws/cfg", "out", "skills/s"}) fs::create_directories(tmp_ / d);
+    for (auto f : {"ws/a.txt", "ws/cfg/credentials.yaml", "ws/cfg/hooks.yaml", "out/x.txt", "skills/s/SKILL.md"})
+      std::ofstream(tmp_ / f) << "text\n";
+    fs::create_directory_symlink("../out", tmp_ / "ws/link");
+    fs::create_symlink("cfg/credentials.yaml", tmp_ / "ws/keys");
+    scope_.roots = {tmp_ / "ws"};
+    scope_.read_roots = {tmp_ / "skills/s"};
+    scope_.config_root = tmp_ / "ws/cfg";
+    scope_.credentials_file = tmp_ / "ws/cfg/credentials.yaml";
+  }
+  void TearDown() override { fs::remove_all(tmp_); }
+
+  // The path as a tool hands it over: absolute, lexically normal (runtime::tools::resolve_path).
+  fs::path at(const char* rel) const { return (tmp_ / "ws" / rel).lexically_normal(); }
+
+  fs::path tmp_;
+  runtime::containment::Scope scope_;
+};
+
+struct PathRow {
+  Permission permission;
+  const char* path;  // relative to the session's folder
+  Verdict in_ask, in_accept_edits, in_read_only, in_full_auto;
+  const char* promise;
+};
+
+}  // namespace
+
+TEST_F(ContainmentTable, WhereAPathLiesDecidesInEveryMode) {
+  constexpr auto A = Verdict::Allow, R = Verdict::Reject, Q = Verdict::Ask, F = Verdict::Forbid;
+  const auto Read = Permission::Read, Edit = Permission::Edit;
+  const PathRow rows[] = {
+      //                                     Ask Acc RO  Full
+      {Read, "a.txt", A, A, A, A, "a read inside the session's folder never asks"},
+      {Read, "../out/x.txt", Q, Q, Q, A, "a read outside the roots asks (Full auto asks nothing)"},
+      {Read, "link/x.txt", Q, Q, Q, A, "a read through a symlinked folder that leads out asks"},
+      {Read, "sub/../../out/x.txt", Q, Q, Q, A, "a `..` escape is judged after resolving it"},
+      {Read, "../skills/s/SKILL.md", A, A, A, A, "a skill's folder stays readable without asking"},
+      {Read, "cfg/hooks.yaml", A, A, A, A, "reading the config root inside the session's folder is a read inside"},
+      {Read, "cfg/credentials.yaml", F, F, F, F, "no tool reads the credentials file, in any mode"},
+      {Read, "keys", F, F, F, F, "nor through a symlink to it"},
+      {Edit, "a.txt", Q, A, R, A, "an edit inside asks only in Ask"},
+      {Edit, "new/b.txt", Q, A, R, A, "a new file inside is an edit inside"},
+      {Edit, "../../outside.txt", Q, Q, R, A, "Accept edits asks before an edit outside the roots"},
+      {Edit, "link/x.txt", Q, Q, R, A, "Accept edits asks before an edit through a symlinked folder"},
+      {Edit, "link/new.txt", Q, Q, R, A, "a new file through a symlinked folder is outside too"},
+      {Edit, "sub/../../out/x.txt", Q, Q, R, A, "an edit's `..` escape is judged after resolving it"},
+      {Edit, "../skills/s/SKILL.md", Q, Q, R, A, "a skill's folder is a root for reading only"},
+      {Edit, "cfg/hooks.yaml", Q, Q, R, A, "an edit in the config root asks even inside a root"},
+      {Edit, "cfg/credentials.yaml", F, F, F, F, "no tool writes the credentials file, in any mode"},
+      {Edit, "keys", F, F, F, F, "nor through a symlink to it"},
+  };
+  for (const auto& r : rows) {
+    auto access = r.permission == Permission::Read ? Access::Read : Access::Write;
+    Place place = runtime::containment::classify(scope_, access, {at(r.path)});
+    const std::pair<Mode, Verdict> modes[] = {{Mode::Default, r.in_ask},
+                                              {Mode::AcceptEdits, r.in_accept_edits},
+                                              {Mode::ReadOnly, r.in_read_only},
+                                              {Mode::FullAuto, r.in_full_auto}};
+    for (auto [mode, expected] : modes) {
+      auto got = runtime::approval::decide({mode, r.permission, false, std::nullopt, place});
+      EXPECT_EQ(got, expected) << r.promise << " (" << r.path << ", mode " << runtime::mode_id(mode) << "): got "
+                               << name(got) << ", expected " << name(expected);
+    }
+  }
+}
+
+TEST_F(ContainmentTable, ACallIsJudgedByItsMostGuardedPath) {
+  auto place = runtime::containment::classify(scope_, Access::Write, {at("a.txt"), at("../out/x.txt")});
+  EXPECT_EQ(place, Place::Outside) << "a patch that edits one file inside and one outside is an edit outside";
+  place = runtime::containment::classify(scope_, Access::Write, {at("../out/x.txt"), at("keys"), at("a.txt")});
+  EXPECT_EQ(place, Place::Credentials) << "one credentials path among others forbids the whole call";
+}
+
+TEST_F(ContainmentTable, HookAllowAndAlwaysAnswersNeverOpenTheCredentialsFile) {
+  auto got = runtime::approval::decide({Mode::FullAuto, Permission::Read, true, true, Place::Credentials});
+  EXPECT_EQ(got, Verdict::Forbid) << "neither a hook's allow nor 'always allow' reaches the credentials file";
 }

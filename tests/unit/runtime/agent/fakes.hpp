@@ -160,8 +160,12 @@ class AllowingContext : public runtime::tools::ToolContext {
   boost::asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
   boost::asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission,
-                                                                  std::vector<runtime::ToolContent>) override {
+                                                                  std::vector<runtime::ToolContent>,
+                                                                  std::vector<std::filesystem::path>) override {
     co_return runtime::tools::Authorization::Allowed;
+  }
+  boost::asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
+    co_return runtime::tools::PathCheck::Free;
   }
   void update(runtime::ToolCallFields) override {}
   void show_plan(std::vector<runtime::PlanEntry>) override {}
