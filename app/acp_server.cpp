@@ -37,7 +37,9 @@ void setup_logging() {
   std::vector<spdlog::sink_ptr> sinks{stderr_sink};
   try {
     auto dir = runtime::config::data_dir() / "logs";
-    std::filesystem::create_directories(dir);
+    std::error_code ec;
+    runtime::config::create_private_directories(dir, ec);
+    if (ec) throw std::system_error(ec);
     sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "openvaala.log").string()));
   } catch (const std::exception&) {
     // A read-only home must not stop the server.

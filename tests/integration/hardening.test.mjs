@@ -1,0 +1,132 @@
+// Hardening (issue 13): a hook that does not load, `serve reload`, private folders.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { agentBinary, agentEnv, expectRpcError, makeWorkspace, scenario, waitUntil, sleep } from "./harness.mjs";
+
+const GUARD_YAML =
+  "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          script: guard.sh\n";
+const GUARD_SH = "#!/bin/sh\necho 'commands are not allowed here' >&2\nexit 2\n";
+
+/** hooks/guard.yaml + hooks/guard.sh with the given mode. */
+function writeGuard(configDir, mode) {
+  const dir = path.join(configDir, "hooks");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "guard.sh"), GUARD_SH);
+  fs.chmodSync(path.join(dir, "guard.sh"), mode);
+  fs.writeFileSync(path.join(dir, "guard.yaml"), GUARD_YAML);
+}
+
+function serveReload(env) {
+  return spawnSync(agentBinary(), ["serve", "reload"], { env: agentEnv(env), encoding: "utf8", timeout: 10000 });
+}
+
+function logOf(home) {
+  try {
+    return fs.readFileSync(path.join(home.dataDir, "logs", "openvaala.log"), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+scenario("a hook script without the executable bit fails the load: no session runs the command unguarded", async (ctx) => {
+  const marker = `ran-${process.pid}-${Date.now()}`;
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: `touch ${marker}` } }] },
+    { text: "done" },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  writeGuard(home.configDir, 0o644);
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const err = await expectRpcError(h.newSession(ws), "session/new with a guard that does not load");
+  assert.match(err.message, /guard\.yaml:\d+: .*script 'guard\.sh' is not executable/, "the error names the hook file and the cause");
+  assert.equal(fs.existsSync(path.join(ws, marker)), false, "the command the guard should block never ran");
+
+  const check = spawnSync(agentBinary(), ["config", "check"], { env: agentEnv(home.env), encoding: "utf8", cwd: ws });
+  assert.equal(check.status, 1, "config check exits 1");
+  assert.match(check.stdout + check.stderr, /guard\.yaml:\d+: .*not executable/);
+});
+
+scenario("a running server keeps its guard when a reload brings a hook script that is not executable", async (ctx) => {
+  const marker = `ran-${process.pid}-${Date.now()}`;
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: `touch ${marker}` } }] },
+    { text: "done" },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  writeGuard(home.configDir, 0o755);
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  fs.chmodSync(path.join(home.configDir, "hooks", "guard.sh"), 0o755);
+  fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.sh"), GUARD_SH);  // not executable
+  fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.yaml"), GUARD_YAML.replace("guard.sh", "guard2.sh"));
+  process.kill(h.child.pid, "SIGHUP");
+  await waitUntil(() => /did not load; keeping the previous one/.test(logOf(home)), { label: "the reload to be refused" });
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "make a file");
+  assert.equal(fs.existsSync(path.join(ws, marker)), false, "the old guard still blocks the command");
+});
+
+scenario("serve reload with a broken config prints the problem, exits 1 and signals no server", async (ctx) => {
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: { ...home.env, OPENVAALA_LOG_STDERR: "info" }, cwd: ws });
+  await h.initialize();
+  writeGuard(home.configDir, 0o644);
+  const r = serveReload(home.env);
+  assert.equal(r.status, 1, `serve reload must exit 1 on a broken config; stdout: ${r.stdout} stderr: ${r.stderr}`);
+  assert.match(r.stderr, /guard\.yaml:\d+: .*not executable/, "the problem is printed");
+  assert.doesNotMatch(r.stdout, /Asked/, "no server was asked");
+  await sleep(300);
+  assert.doesNotMatch(h.stderr, /SIGHUP/, "the running server got no SIGHUP");
+});
+
+scenario("serve reload reaches only the servers of the same config root", async (ctx) => {
+  const fake = await ctx.fakeModel([]);
+  const ws = ctx.workspace({});
+  const mine = ctx.configHome({ modelUrl: fake.url });
+  const other = ctx.configHome({ modelUrl: fake.url });
+  const a = await ctx.agent({ env: { ...mine.env, OPENVAALA_LOG_STDERR: "info" }, cwd: ws });
+  const b = await ctx.agent({ env: { ...other.env, OPENVAALA_LOG_STDERR: "info" }, cwd: ws });
+  await a.initialize();
+  await b.initialize();
+  const r = serveReload(mine.env);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Asked 1 running server\(s\) to reload/, "exactly one server uses this config root");
+  await waitUntil(() => /SIGHUP/.test(a.stderr), { label: "the server of this root to reload" });
+  await sleep(300);
+  assert.doesNotMatch(b.stderr, /SIGHUP/, "a server of another config root was signalled");
+});
+
+scenario("the config, data and cache folders are created 0700 whatever the umask", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "hi" }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const fresh = path.join(home.root, "fresh");
+  const env = {
+    ...home.env,
+    OPENVAALA_CONFIG_DIR: path.join(fresh, "config", "openvaala"),
+    OPENVAALA_DATA_DIR: path.join(fresh, "data", "openvaala"),
+    OPENVAALA_CACHE_DIR: path.join(fresh, "cache", "openvaala"),
+  };
+  const plugin = makeWorkspace({ ".openvaala-plugin/plugin.yaml": "name: tiny\nversion: 1.0.0\ndescription: a tiny plugin\n" });
+  const umask0 = (args) =>
+    execFileSync("/bin/sh", ["-c", 'umask 000; exec "$0" "$@"', agentBinary(), ...args], { env: agentEnv(env), encoding: "utf8" });
+  umask0(["plugin", "install", plugin]);
+  fs.copyFileSync(home.configPath, path.join(env.OPENVAALA_CONFIG_DIR, "config.yaml"));
+  const h = await ctx.agent({ env, cwd: ws, bin: "/bin/sh", args: ["-c", 'umask 000; exec "$0" acp', agentBinary()] });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "hi");
+  const mode = (p) => (fs.statSync(p).mode & 0o777).toString(8);
+  for (const dir of [env.OPENVAALA_CONFIG_DIR, path.join(env.OPENVAALA_CONFIG_DIR, "plugins"), env.OPENVAALA_DATA_DIR,
+    path.join(env.OPENVAALA_DATA_DIR, "sessions"), path.join(env.OPENVAALA_DATA_DIR, "logs"), env.OPENVAALA_CACHE_DIR,
+    path.dirname(env.OPENVAALA_CONFIG_DIR)]) {
+    assert.equal(mode(dir), "700", `${dir} must be private to the user (mode 0700), not ${mode(dir)}`);
+  }
+});
