@@ -1,7 +1,9 @@
 // Hardening (issue 13): a hook that does not load, `serve reload`, private folders.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { agentBinary, agentEnv, expectRpcError, makeWorkspace, scenario, waitUntil, sleep } from "./harness.mjs";
 
@@ -129,4 +131,101 @@ scenario("the config, data and cache folders are created 0700 whatever the umask
     path.dirname(env.OPENVAALA_CONFIG_DIR)]) {
     assert.equal(mode(dir), "700", `${dir} must be private to the user (mode 0700), not ${mode(dir)}`);
   }
+});
+
+const NO_TERMINAL = Object.freeze({ fs: { readTextFile: true, writeTextFile: true }, terminal: false });
+
+function readTree(dir) {
+  let all = "";
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) all += fs.readFileSync(path.join(e.parentPath ?? e.path, e.name), "utf8");
+  }
+  return all;
+}
+
+scenario("a key echoed by the provider never reaches the editor, stderr, the log or the journal", async (ctx) => {
+  const key = `sk-live-${crypto.randomUUID()}`;
+  const fake = await ctx.fakeModel([
+    { text: `I was called with ${key}.` },
+    { status: 400, errorMessage: `Bad request for key ${key}: model not found` },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url, maxRetries: 0 });
+  const h = await ctx.agent({ env: { ...home.env, FAKE_MODEL_KEY: key, OPENVAALA_LOG: "debug", OPENVAALA_LOG_STDERR: "debug" }, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "one");
+  const err = await expectRpcError(h.prompt(sessionId, "two"), "a prompt the provider refuses");
+  assert.match(err.message, /HTTP 400/, "the provider's error is still told");
+  assert.match(err.message, /\[redacted\]/, "the key's place is marked");
+  assert.ok(!JSON.stringify(err).includes(key), `the error sent to the editor holds the key: ${err.message}`);
+  await h.close();
+  assert.ok(!h.stderr.includes(key), "stderr holds the key");
+  assert.ok(!readTree(path.join(home.dataDir, "logs")).includes(key), "the log file holds the key");
+  assert.ok(!readTree(path.join(home.dataDir, "sessions")).includes(key), "the session journal holds the key");
+});
+
+scenario("a key stored by `openvaala login` is not in a command's environment, nor in the journal", async (ctx) => {
+  const key = `sk-stored-${crypto.randomUUID()}`;
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_env", name: "bash", arguments: { command: "env" } }] },
+    { text: "seen" },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const creds = path.join(home.configDir, "credentials.yaml");
+  fs.writeFileSync(creds, `providers:\n  fake:\n    api_key: ${key}\n`, { mode: 0o600 });
+  const h = await ctx.agent({ env: { ...home.env, FAKE_MODEL_KEY: "" }, cwd: ws, clientCapabilities: NO_TERMINAL });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  await h.prompt(sessionId, "show the environment");
+  assert.equal(fake.requests[0].headers.authorization, `Bearer ${key}`, "the stored key is used for the model");
+  const envOutput = JSON.stringify(fake.requests[1].body);
+  assert.match(envOutput, /PATH=/, "the command ran and printed its environment");
+  assert.ok(!envOutput.includes(key), "the stored key is in the command's environment");
+  await h.close();
+  assert.ok(!readTree(path.join(home.dataDir, "sessions")).includes(key), "the journal holds the stored key");
+});
+
+/** A tmpfs of `size` at a fresh folder, or null when we may not mount (not root). */
+function tinyDisk(ctx, size) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-tiny-"));
+  if (spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir]).status !== 0) return null;
+  ctx.defer(() => spawnSync("umount", ["-l", dir]));
+  return dir;
+}
+
+scenario("disk full: the turn tells the editor, and the journal stays loadable with the turns after it", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "first answer" }, { text: "x".repeat(20000) }, { text: "third answer" }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const disk = tinyDisk(ctx, "128k");
+  if (!disk) return ctx.t.skip("needs root to mount a small tmpfs");
+  const env = { ...home.env, OPENVAALA_DATA_DIR: disk };
+  const h = await ctx.agent({ env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "first question");
+  // Fill the disk to the last page.
+  const filler = path.join(disk, "filler");
+  try {
+    fs.writeFileSync(filler, Buffer.alloc(1024 * 1024));
+  } catch (e) {
+    assert.equal(e.code, "ENOSPC");
+  }
+  await h.prompt(sessionId, "second question");
+  assert.match(h.textOf(sessionId), /could not be saved to the session history.*(No space left|ENOSPC)/s,
+    "the turn tells the editor its history was not saved");
+  fs.rmSync(filler);
+  await h.prompt(sessionId, "third question");
+  await h.close();
+
+  const h2 = await ctx.agent({ env, cwd: ws });
+  await h2.initialize();
+  await h2.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  const replayed = JSON.stringify(h2.updatesOf(sessionId));
+  assert.match(replayed, /first question/, "the turn before the disk filled is loaded");
+  assert.match(replayed, /third question/, "the turn after the disk was freed is loaded (no torn record swallowed it)");
+  assert.match(replayed, /third answer/);
 });
