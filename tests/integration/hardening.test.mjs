@@ -5,7 +5,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { agentBinary, agentEnv, expectRpcError, makeWorkspace, scenario, waitUntil, sleep } from "./harness.mjs";
+import { REPO_ROOT, agentBinary, agentEnv, assertProcessesGone, expectRpcError, makeWorkspace, pgrep, scenario, sleep, waitUntil } from "./harness.mjs";
 
 const GUARD_YAML =
   "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          script: guard.sh\n";
@@ -228,4 +228,41 @@ scenario("disk full: the turn tells the editor, and the journal stays loadable w
   assert.match(replayed, /first question/, "the turn before the disk filled is loaded");
   assert.match(replayed, /third question/, "the turn after the disk was freed is loaded (no torn record swallowed it)");
   assert.match(replayed, /third answer/);
+});
+
+scenario("server killed with SIGKILL: what a command, a hook or an MCP server detached (setsid, double fork) is gone too", async (ctx) => {
+  const tag = `${process.pid}${Date.now() % 100000}`;
+  const detached = `sleep 7${tag}1`, daemon = `sleep 7${tag}2`, fromHook = `sleep 7${tag}3`, fromMcp = `sleep 7${tag}4`;
+  const quiet = ">/dev/null 2>&1 </dev/null";
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_bg", name: "bash", arguments: { command: `setsid ${detached} ${quiet} & (sh -c '${daemon} ${quiet} &' &); echo started` } }] },
+    { text: "started them" },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const hooks = path.join(home.configDir, "hooks");
+  fs.mkdirSync(hooks, { recursive: true });
+  fs.writeFileSync(path.join(hooks, "start.sh"), `#!/bin/sh\nsetsid ${fromHook} ${quiet} &\nexit 0\n`, { mode: 0o755 });
+  fs.writeFileSync(path.join(hooks, "start.yaml"), "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          script: start.sh\n");
+  const marked = path.join(REPO_ROOT, "tests", "fixtures", "mcp", "marked-server.mjs");
+  const mcpCommand = `(setsid ${fromMcp} ${quiet} &); exec ${JSON.stringify(process.execPath)} ${JSON.stringify(marked)} mk${tag}`;
+  fs.mkdirSync(path.join(home.configDir, "mcp_servers"), { recursive: true });
+  fs.writeFileSync(path.join(home.configDir, "mcp_servers", "marked.yaml"),
+    `id: marked\ntype: stdio\ncommand: /bin/sh\nargs: ["-c", ${JSON.stringify(mcpCommand)}]\n`);
+  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: NO_TERMINAL });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  await h.prompt(sessionId, "start something in the background");
+  const find = () => [detached, daemon, fromHook, fromMcp, `mk${tag}`].flatMap((p) => pgrep(p));
+  try {
+    await waitUntil(() => [detached, daemon, fromHook, fromMcp].every((p) => pgrep(p).length === 1),
+      { label: "the four detached sleeps to run" });
+    await sleep(300);  // the guard looks at the server's tree every 100 ms
+    process.kill(h.pid, "SIGKILL");
+    await h.exited;
+    await assertProcessesGone(find, { promise: "the server killed with SIGKILL, the processes its command, hook and MCP server detached are gone within 2 s" });
+  } finally {
+    for (const pid of find()) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+  }
 });
