@@ -266,3 +266,33 @@ scenario("server killed with SIGKILL: what a command, a hook or an MCP server de
     for (const pid of find()) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
   }
 });
+
+/** The server's children that are zombies (exited, never reaped). */
+function zombieChildren(pid) {
+  const kids = fs.readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+    fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  return kids.filter((k) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${k}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+    } catch {
+      return false;
+    }
+  });
+}
+
+scenario("the detached processes the server adopts are reaped when they exit (no zombies pile up)", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_bg", name: "bash", arguments: { command: "for i in 1 2 3; do setsid sleep 0.2 >/dev/null 2>&1 </dev/null & done; echo ok" } }] },
+    { text: "done" },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: NO_TERMINAL });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  await h.prompt(sessionId, "start short background jobs");
+  await sleep(1800);  // they end after 0.2 s; the server reaps adopted orphans every second
+  assert.deepEqual(zombieChildren(h.pid), [], "exited processes the server adopted are left as zombies");
+});
