@@ -14,10 +14,12 @@
 #include "acp/connection.hpp"
 #include "acp/transport.hpp"
 #include "app/cli.hpp"
+#include "app/redacting_sink.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "bridge/process/orphan_guard.hpp"
 #include "runtime/server/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
+#include "runtime/config/secrets.hpp"
 
 namespace app {
 
@@ -34,18 +36,21 @@ void setup_logging() {
                                                       : std::max(file_level, spdlog::level::warn);
   auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   stderr_sink->set_level(stderr_level);
-  std::vector<spdlog::sink_ptr> sinks{stderr_sink};
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<RedactingSink>(stderr_sink)};
   try {
     auto dir = runtime::config::data_dir() / "logs";
-    std::filesystem::create_directories(dir);
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "openvaala.log").string()));
+    std::error_code ec;
+    runtime::config::create_private_directories(dir, ec);
+    if (ec) throw std::system_error(ec);
+    auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "openvaala.log").string());
+    file_sink->set_level(file_level);
+    sinks.push_back(std::make_shared<RedactingSink>(file_sink));
   } catch (const std::exception&) {
     // A read-only home must not stop the server.
   }
   auto logger = std::make_shared<spdlog::logger>("openvaala", sinks.begin(), sinks.end());
   // The logger passes what either sink wants; each sink keeps its own level.
   logger->set_level(std::min(file_level, stderr_level));
-  if (sinks.size() > 1) sinks[1]->set_level(file_level);
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
@@ -55,6 +60,7 @@ void setup_logging() {
 int run_acp_server() {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
+  runtime::config::remember_configured_keys(runtime::config::config_root());
   bridge::process::enable_orphan_guard();
   boost::asio::io_context ioc(1);
   boost::asio::thread_pool pool(4);
@@ -76,6 +82,7 @@ int run_acp_server() {
     if (ec) return;
     if (sig == SIGHUP) {
       spdlog::info("SIGHUP: reloading the configuration");
+      runtime::config::remember_configured_keys(runtime::config::config_root());
       agent.reload_config();
       signals.async_wait(on_signal);
       return;

@@ -52,7 +52,9 @@ int run_cli(const std::vector<std::string>& args) {
     return 0;
   }
   // Internal: started by `openvaala acp` itself (bridge/process/orphan_guard.hpp), not by users.
-  if (cmd == "__orphan-guard") return bridge::process::run_orphan_guard(STDIN_FILENO);
+  if (cmd == "__orphan-guard")
+    return bridge::process::run_orphan_guard(STDIN_FILENO, std::chrono::milliseconds(500),
+                                             args.size() > 1 ? static_cast<pid_t>(std::atol(args[1].c_str())) : 0);
   if (cmd == "acp") {
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "-h" || args[i] == "--help") {

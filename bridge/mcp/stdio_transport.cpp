@@ -278,6 +278,7 @@ class StdioTransport : public Transport {
       int st = 0;
       pid_t r = ::waitpid(pid_, &st, WNOHANG);
       if (r == pid_) {
+        process::child_reaped(pid_);
         if (WIFEXITED(st)) reason = "the server exited with code " + std::to_string(WEXITSTATUS(st));
         else if (WIFSIGNALED(st)) reason = "the server was killed by signal " + std::to_string(WTERMSIG(st));
         break;

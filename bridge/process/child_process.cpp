@@ -376,8 +376,9 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   }
   out_r.reset();
   err_r.reset();
+  child_reaped(pid);
   // Reaped; what the command left running in the background is the user's, as when it ends
-  // normally in a shell.
+  // normally in a shell (until the server ends: then the orphan guard ends it too).
   release_group(pgid);
 
   if (WIFEXITED(wait_status)) {

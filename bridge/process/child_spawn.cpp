@@ -3,8 +3,33 @@
 #include <signal.h>
 
 #include <initializer_list>
+#include <mutex>
+#include <set>
 
 namespace bridge::process {
+
+namespace {
+std::mutex& spawn_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<pid_t>& spawned() {
+  static std::set<pid_t> s;
+  return s;
+}
+}  // namespace
+
+bool spawned_child(pid_t pid) { return spawned().count(pid) > 0; }  // under without_spawns
+
+void child_reaped(pid_t pid) {
+  std::lock_guard lock(spawn_mutex());
+  spawned().erase(pid);
+}
+
+void without_spawns(const std::function<void()>& fn) {
+  std::lock_guard lock(spawn_mutex());
+  fn();
+}
 
 ChildSpawn::ChildSpawn(int stdin_fd, int stdout_fd, int stderr_fd, const char* cwd) {
   posix_spawn_file_actions_init(&actions_);
@@ -29,7 +54,10 @@ ChildSpawn::~ChildSpawn() {
 }
 
 int ChildSpawn::spawn(pid_t& pid, const char* path, char* const argv[], char* const envp[]) const {
-  return ::posix_spawn(&pid, path, &actions_, &attr_, argv, envp);
+  std::lock_guard lock(spawn_mutex());
+  const int rc = ::posix_spawn(&pid, path, &actions_, &attr_, argv, envp);
+  if (rc == 0) spawned().insert(pid);
+  return rc;
 }
 
 }  // namespace bridge::process

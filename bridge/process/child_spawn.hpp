@@ -10,6 +10,8 @@
 #include <spawn.h>
 #include <sys/types.h>
 
+#include <functional>
+
 namespace bridge::process {
 
 class ChildSpawn {
@@ -26,5 +28,12 @@ class ChildSpawn {
   posix_spawn_file_actions_t actions_;
   posix_spawnattr_t attr_;
 };
+
+// Whether `pid` was started by ChildSpawn and is still its owner's to reap (the reaper of adopted
+// orphans leaves those alone). `child_reaped` is called by the owner once it has reaped it.
+bool spawned_child(pid_t pid);
+void child_reaped(pid_t pid);
+// Runs `fn` while no ChildSpawn can start a child (so a fresh child is never taken for an orphan).
+void without_spawns(const std::function<void()>& fn);
 
 }  // namespace bridge::process

@@ -1,6 +1,9 @@
 #include "bridge/process/orphan_guard.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,8 +18,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
+#include <map>
 
 #include "bridge/process/child_spawn.hpp"
+#include "bridge/process/process_tree.hpp"
 
 extern char** environ;
 
@@ -44,7 +50,8 @@ void start_guard() {
   pid_t pid = -1;
   std::string arg0 = program_invocation_name;
   char arg1[] = "__orphan-guard";
-  char* argv[] = {arg0.data(), arg1, nullptr};
+  std::string arg2 = std::to_string(::getpid());  // whose process tree to watch
+  char* argv[] = {arg0.data(), arg1, arg2.data(), nullptr};
   // Not even our stderr: an editor that waits for the stream to close must not wait for it.
   const ChildSpawn spawn(p[0], devnull, devnull, nullptr);
   char self[] = "/proc/self/exe";
@@ -74,41 +81,99 @@ void tell_guard(char op, pid_t pgid) {
   }
 }
 
+// Adopted orphans that exit would stay zombies of ours: reap them, and only them.
+void reap_adopted_orphans() {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    without_spawns([] {
+      for (pid_t c : children_of(::getpid())) {
+        if (spawned_child(c)) continue;
+        int st = 0;
+        ::waitpid(c, &st, WNOHANG);
+      }
+    });
+  }
+}
+
 }  // namespace
 
-void enable_orphan_guard() { enabled.store(true); }
+void enable_orphan_guard() {
+  enabled.store(true);
+  // What a child of ours detaches is re-parented to us, not to init: the guard sees it.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) std::thread(reap_adopted_orphans).detach();
+}
+
 void guard_group(pid_t pgid) { tell_guard('+', pgid); }
 void release_group(pid_t pgid) { tell_guard('-', pgid); }
 
-int run_orphan_guard(int fd, std::chrono::milliseconds grace) {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
-  std::set<pid_t> groups;
-  std::string pending;
+namespace {
+
+using Seen = std::map<pid_t, StartTime>;
+
+// Reads the guard's pipe: false at EOF (the server is gone, however it went).
+bool read_list(int fd, std::string& pending, std::set<pid_t>& groups) {
   char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the server is gone, however it went
-    pending.append(buf, static_cast<std::size_t>(n));
-    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
-      const std::string line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      if (line.size() < 2) continue;
-      const pid_t pgid = static_cast<pid_t>(std::atoi(line.c_str() + 1));
-      if (pgid <= 1) continue;
-      if (line[0] == '+') groups.insert(pgid);
-      else if (line[0] == '-') groups.erase(pgid);
-    }
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  pending.append(buf, static_cast<std::size_t>(n));
+  for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+    const std::string line = pending.substr(0, nl);
+    pending.erase(0, nl + 1);
+    if (line.size() < 2) continue;
+    const pid_t pgid = static_cast<pid_t>(std::atoi(line.c_str() + 1));
+    if (pgid <= 1) continue;
+    if (line[0] == '+') groups.insert(pgid);
+    else if (line[0] == '-') groups.erase(pgid);
   }
+  return true;
+}
+
+// Every process of `seen` still running, after adding the children they started since.
+std::vector<pid_t> running(Seen& seen) {
+  Seen known = seen;
+  for (const auto& [pid, start] : known)
+    if (still_running(pid, start)) add_descendants(pid, seen, ::getpid());
+  std::vector<pid_t> out;
+  for (const auto& [pid, start] : seen)
+    if (still_running(pid, start)) out.push_back(pid);
+  return out;
+}
+
+// SIGTERM to the groups and the processes seen, SIGKILL to what is left after `grace`.
+void end_everything(const std::set<pid_t>& groups, Seen& seen, std::chrono::milliseconds grace) {
   std::set<pid_t> left;
   for (pid_t g : groups)
     if (::kill(-g, SIGTERM) == 0) left.insert(g);
+  for (pid_t p : running(seen)) ::kill(p, SIGTERM);
   const auto give_up = std::chrono::steady_clock::now() + grace;
-  while (!left.empty() && std::chrono::steady_clock::now() < give_up) {
+  std::vector<pid_t> procs = running(seen);
+  while ((!left.empty() || !procs.empty()) && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     for (auto it = left.begin(); it != left.end();) it = group_alive(*it) ? std::next(it) : left.erase(it);
+    procs = running(seen);  // also catches what they started while ending
   }
   for (pid_t g : left) ::kill(-g, SIGKILL);
+  for (pid_t p : running(seen)) ::kill(p, SIGKILL);
+}
+
+}  // namespace
+
+int run_orphan_guard(int fd, std::chrono::milliseconds grace, pid_t server) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
+  std::set<pid_t> groups;
+  Seen seen;  // every process seen in the server's tree
+  std::string pending;
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, server > 0 ? 100 : -1);
+    if (r < 0 && errno != EINTR) break;
+    if (server > 0) add_descendants(server, seen, ::getpid());
+    if (r > 0 && !read_list(fd, pending, groups)) break;
+  }
+  end_everything(groups, seen, grace);
   return 0;
 }
 

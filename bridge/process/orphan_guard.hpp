@@ -6,8 +6,14 @@
 // So `openvaala acp` starts a guard: a small process of our own binary whose stdin is a pipe
 // from us. We tell it each process group we start and end ("+<pgid>\n", "-<pgid>\n"); when the
 // pipe reaches EOF, which the kernel guarantees however we die, it sends SIGTERM to the groups
-// still listed, SIGKILL to what is left after a grace period, and exits. After a normal exit
-// those groups are already gone and it exits at once.
+// still listed, SIGKILL to what is left after a grace period, and exits.
+//
+// A process that left its group (`setsid`, a double-forked daemon) is not in any group we know.
+// For those the server is a child subreaper (PR_SET_CHILD_SUBREAPER): whatever a child of ours
+// detaches is re-parented to the server, never to init, so it stays in the server's process
+// tree; the guard looks at that tree every 100 ms and, when the server is gone, ends every
+// process it saw there (and their children), as it ends the groups. Left: a process that is
+// started, detached and whose parent exited within the last 100 ms before the server died.
 #include <sys/types.h>
 
 #include <chrono>
@@ -16,15 +22,18 @@ namespace bridge::process {
 
 // Turns the guard on for this process (`openvaala acp`; other commands and tests leave it off).
 // It is started (`<self> __orphan-guard`) by the first guard_group call, so a server that never
-// starts a process pays nothing and start-up is not slowed down.
+// starts a process pays nothing and start-up is not slowed down. Also makes this process a child
+// subreaper, with a thread that reaps the adopted orphans that exit (not our own children: their
+// owners reap those).
 void enable_orphan_guard();
 // Tell the guard about a process group we started / that has ended. No-ops while the guard is
 // off or could not be started (that is logged once).
 void guard_group(pid_t pgid);
 void release_group(pid_t pgid);
 
-// The guard itself: reads the list from `fd` until EOF, then ends the groups still listed.
-// Signals that would stop it early (SIGINT, SIGTERM, SIGHUP) are ignored: it has to outlive us.
-int run_orphan_guard(int fd, std::chrono::milliseconds grace = std::chrono::milliseconds(500));
+// The guard itself: reads the list from `fd` until EOF, then ends the groups still listed and,
+// when `server` is a pid, every process seen in its tree. Signals that would stop it early
+// (SIGINT, SIGTERM, SIGHUP) are ignored: it has to outlive us.
+int run_orphan_guard(int fd, std::chrono::milliseconds grace = std::chrono::milliseconds(500), pid_t server = 0);
 
 }  // namespace bridge::process

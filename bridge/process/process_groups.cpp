@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "bridge/process/child_spawn.hpp"
 #include "bridge/process/orphan_guard.hpp"
 
 namespace bridge::process {
@@ -39,8 +40,10 @@ void unregister_process_group(pid_t pgid) {
 
 bool process_group_gone(pid_t pgid) {
   int st = 0;
-  while (::waitpid(pgid, &st, WNOHANG) < 0 && errno == EINTR) {
+  pid_t r;
+  while ((r = ::waitpid(pgid, &st, WNOHANG)) < 0 && errno == EINTR) {
   }
+  if (r == pgid) child_reaped(pgid);
   return ::kill(-pgid, 0) != 0 && errno == ESRCH;
 }
 

@@ -10,6 +10,7 @@ void record(Session& session, sessions::RecordBody body) {
     session.log->append(std::move(body));
   } catch (const std::exception& e) {
     spdlog::error("session {}: cannot write the session log: {}", session.id, e.what());
+    if (session.log_error.empty()) session.log_error = e.what();
   }
 }
 

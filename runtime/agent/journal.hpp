@@ -1,6 +1,6 @@
 #pragma once
-// Appending to a session's journal from the agent: a failing disk is logged, never fatal to
-// the turn in flight.
+// Appending to a session's journal from the agent: a failing disk is logged and kept in
+// `session.log_error` for the end of the turn to tell the editor, never fatal to the turn in flight.
 #include "runtime/agent/session.hpp"
 #include "runtime/sessions/session_store.hpp"
 

@@ -53,6 +53,8 @@ struct Session {
   std::shared_ptr<mcp::McpManager> mcp;
   // Everything that happens is appended here as it happens (null when the disk refused).
   std::shared_ptr<sessions::SessionWriter> log;
+  // Why the last write to `log` failed, until the end of the turn tells the editor.
+  std::string log_error;
   std::string title_sent;
 };
 

@@ -133,6 +133,13 @@ void Task::end_turn(Session& session, const char* stop_reason) {
     session.log->turn_boundary();  // fsync: a finished turn survives a crash
   } catch (const std::exception& e) {
     spdlog::error("session {}: cannot sync the session log: {}", session.id, e.what());
+    if (session.log_error.empty()) session.log_error = e.what();
+  }
+  if (!session.log_error.empty()) {
+    // The user must know this turn may be missing after a restart, not only the log file.
+    sessions_.host().emit(session.id, Notice{"This turn could not be saved to the session history (" +
+                                             session.log_error + "); after a restart it may be missing."});
+    session.log_error.clear();
   }
   auto title = session.log->title();
   if (!title.empty() && title != session.title_sent) {

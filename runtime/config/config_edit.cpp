@@ -1,5 +1,6 @@
 // The one editor of config.yaml: in-place text edits checked against the parsed document.
 #include "runtime/config/config_edit.hpp"
+#include "runtime/config/paths.hpp"
 
 #include <sys/stat.h>
 
@@ -202,7 +203,7 @@ EditedConfig edit_config_text(const std::string& text, const std::vector<ConfigS
 
 void write_config_file(const fs::path& file, const std::string& text) {
   std::error_code ec;
-  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  if (file.has_parent_path()) create_private_directories(file.parent_path(), ec);
   mode_t mode = 0644;
   struct stat st{};
   if (::stat(file.c_str(), &st) == 0) mode = st.st_mode & 07777;  // a link's target's mode

@@ -1,4 +1,5 @@
 #include "runtime/config/credentials.hpp"
+#include "runtime/config/paths.hpp"
 
 #include "support/file_io.hpp"
 
@@ -84,7 +85,7 @@ void store_api_key(const fs::path& config_root, const std::string& provider_id, 
   if (api_key.empty()) throw std::runtime_error("the API key is empty");
   const fs::path file = credentials_file(config_root);
   std::error_code ec;
-  fs::create_directories(config_root, ec);
+  create_private_directories(config_root, ec);
   if (ec) throw std::runtime_error("cannot create " + config_root.string() + ": " + ec.message());
 
   YAML::Node root;

@@ -68,7 +68,7 @@ void materialize_builtin(const fs::path& dir, std::vector<Skill>& out, Diagnosti
   auto current = support::read_file(file);
   if (!current || *current != text) {
     std::error_code ec;
-    fs::create_directories(skill_dir, ec);
+    config::create_private_directories(skill_dir, ec);
     fs::path tmp = file;
     tmp += ".tmp" + std::to_string(::getpid());
     std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
@@ -267,10 +267,12 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
         return x.path == d.path && x.line == d.line && x.severity == d.severity;
       });
       if (dup) continue;
-      if (d.severity == Severity::Error && manifests.count(d.path)) {
+      if (d.severity == Severity::Error) {
+        // A hook that does not load would silently stop guarding: the whole load fails.
         e->failed_ = true;
-        for (auto& p : e->plugins_)
-          if (p.manifest.string() == d.path) p.valid = false;
+        if (manifests.count(d.path))
+          for (auto& p : e->plugins_)
+            if (p.manifest.string() == d.path) p.valid = false;
       }
       diags.push_back(std::move(d));
     }

@@ -12,8 +12,8 @@
 //
 // Every problem is a config::Diagnostic (`path:line: message`). Errors are what
 // `openvaala config check` exits 1 on; `failed()` is narrower: the errors the seed says make the
-// whole load fail (a broken plugin manifest or plugin hook section, a broken config.yaml, two
-// enabled plugins with one MCP id).
+// whole load fail (a broken plugin manifest, a hook that does not load — hooks/*.yaml or a plugin's
+// hook section —, a broken config.yaml, two enabled plugins with one MCP id).
 //
 // Threading: Engine::load and session_view block on file I/O (a large config: ~60 ms, see
 // docs/PERFORMANCE.md), so run them off the connection's thread. A loaded Engine is immutable and
@@ -217,8 +217,8 @@ class Engine {
   std::vector<McpServerConfig> mcp_servers_for(const Agent& agent) const;
   // `hooks:` sections of enabled OpenVaala-format plugins, sorted by plugin name.
   const std::vector<hooks::PluginHookSource>& plugin_hook_sources() const { return hook_sources_; }
-  // hooks/*.yaml and the enabled plugins' hooks, loaded with hooks::load_hooks (a problem in a
-  // plugin's `hooks:` section is a broken manifest: the load fails).
+  // hooks/*.yaml and the enabled plugins' hooks, loaded with hooks::load_hooks (any hook error
+  // fails the load; one in a plugin's `hooks:` section also marks the plugin invalid).
   const hooks::HookSet& hooks() const { return hooks_; }
   // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
   // every one found (name clashes are resolved in session_view).

@@ -1,6 +1,7 @@
 // The `openvaala plugin` commands: install, list, update, enable, disable, uninstall, each
 // checked by loading the whole configuration afterwards and undone when that load fails.
 #include "runtime/engine/plugin_manager.hpp"
+#include "runtime/config/paths.hpp"
 
 #include <unistd.h>
 
@@ -93,7 +94,7 @@ CommandResult PluginManager::install(const std::string& source, const std::strin
     return r;
   };
   std::error_code ec;
-  fs::create_directories(plugins_dir(), ec);
+  config::create_private_directories(plugins_dir(), ec);
   if (ec) return fail("cannot create " + plugins_dir().string() + ": " + ec.message());
   Staging staging{plugins_dir() / (".staging-" + std::to_string(::getpid()))};
   fs::remove_all(staging.dir, ec);

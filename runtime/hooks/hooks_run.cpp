@@ -76,7 +76,7 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   }
 
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  runtime::config::create_private_directories(dir, ec);
   if (ec) return fail("cannot create the script cache " + dir.string() + ": " + ec.message());
   // The one atomic writer: a private temporary file renamed over the copy, so a concurrent run
   // of the old copy keeps its inode, and nobody ever executes a half-written file.

@@ -15,6 +15,7 @@
 #include "bridge/http/sse_decoder.hpp"
 #include "runtime/protocol/conversation.hpp"
 #include "runtime/config/main_config.hpp"
+#include "runtime/config/secrets.hpp"
 
 namespace runtime::providers {
 
@@ -42,7 +43,10 @@ struct StreamCallbacks {
 class ModelError : public std::runtime_error {
  public:
   enum class Kind { Auth, Config, Timeout, Network, Server, RateLimit, BadRequest, Cancelled };
-  ModelError(Kind kind, std::string message) : std::runtime_error(std::move(message)), kind_(kind) {}
+  // Every provider error becomes text here: a key echoed by the provider (some gateways put it in
+  // their error body) never reaches the editor, the log or the journal.
+  ModelError(Kind kind, std::string_view message)
+      : std::runtime_error(config::redact_secrets(message)), kind_(kind) {}
   Kind kind() const { return kind_; }
   bool retryable() const {
     return kind_ == Kind::Timeout || kind_ == Kind::Network || kind_ == Kind::Server || kind_ == Kind::RateLimit;

@@ -105,6 +105,7 @@ ResolvedModel resolve_model(const config::MainConfig& cfg, const std::optional<s
       out.api_key_source = config::credentials_file(cfg.file.parent_path()).string();
     }
   }
+  config::remember_secret(out.api_key);
   const bool key_required = out.provider.api_type == "anthropic" ||
                             out.provider.base_url.find("api.openai.com") != std::string::npos;
   if (out.api_key.empty() && key_required)

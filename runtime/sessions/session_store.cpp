@@ -1,6 +1,7 @@
 // The session store: the files of a root folder, creating and opening a session's log, loading
 // it, listing sessions (from the sidecars, with cursors) and removing them.
 #include "runtime/sessions/session_store.hpp"
+#include "runtime/config/paths.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -135,8 +136,8 @@ SessionWriter SessionStore::create(const Header& header) {
   if (!valid_session_id(header.id)) throw std::invalid_argument("invalid session id \"" + header.id + "\"");
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) {
-    fs::create_directories(root_);
-    fs::permissions(root_, fs::perms::owner_all, ec);
+    config::create_private_directories(root_, ec);
+    if (ec) throw std::system_error(ec, "create " + root_.string());
   }
   const fs::path file = file_of(header.id);
   Fd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600));

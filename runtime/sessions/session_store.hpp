@@ -249,6 +249,7 @@ class SessionWriter {
   // What the sidecar says.
   std::string cwd_, title_, created_at_, updated_at_;
   bool title_explicit_ = false;
+  bool torn_ = false;  // a failed write left part of a line that could not be cut off
 };
 
 }  // namespace runtime::sessions

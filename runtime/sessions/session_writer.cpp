@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "runtime/config/secrets.hpp"
 #include "runtime/sessions/detail.hpp"
 #include "support/file_io.hpp"
 
@@ -42,7 +43,8 @@ SessionWriter::SessionWriter(SessionWriter&& o) noexcept
       title_(std::move(o.title_)),
       created_at_(std::move(o.created_at_)),
       updated_at_(std::move(o.updated_at_)),
-      title_explicit_(o.title_explicit_) {}
+      title_explicit_(o.title_explicit_),
+      torn_(o.torn_) {}
 
 SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
   if (this != &o) {
@@ -57,6 +59,7 @@ SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
     created_at_ = std::move(o.created_at_);
     updated_at_ = std::move(o.updated_at_);
     title_explicit_ = o.title_explicit_;
+    torn_ = o.torn_;
   }
   return *this;
 }
@@ -77,12 +80,26 @@ std::string SessionWriter::updated_at() const {
 
 void SessionWriter::write_line_locked(const std::string& line) {
   if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
-  write_all(fd_, line, file_);
+  if (torn_) {  // end the half line first, so this record is a line of its own
+    write_all(fd_, "\n", file_);
+    torn_ = false;
+  }
+  struct stat st {};
+  const bool sized = ::fstat(fd_, &st) == 0;
+  try {
+    write_all(fd_, line, file_);
+  } catch (const std::system_error&) {
+    // Disk full in the middle of a record: cut the part that was written, or the next record
+    // would be glued to it and both lost on load.
+    if (!sized || ::ftruncate(fd_, st.st_size) != 0) torn_ = true;
+    throw;
+  }
 }
 
 void SessionWriter::append(Record record) {
   if (record.time.empty()) record.time = iso8601(now_ms());
-  std::string line = json::serialize(to_json(record));
+  // A key value never reaches the journal, whatever printed it (a command's output, an error).
+  std::string line = config::redact_secrets(json::serialize(to_json(record)));
   line.push_back('\n');
   std::lock_guard lock(*mu_);
   write_line_locked(line);

@@ -1,6 +1,8 @@
 #include "bridge/process/orphan_guard.hpp"
+#include "bridge/process/process_tree.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -43,13 +45,13 @@ void say(int fd, const std::string& line) { ASSERT_EQ(::write(fd, line.data(), l
 
 // Runs the guard in a child process (it ignores SIGTERM and friends, which must not leak into
 // this test binary); returns its pid and the write end of its pipe.
-std::pair<pid_t, int> fork_guard(std::chrono::milliseconds grace) {
+std::pair<pid_t, int> fork_guard(std::chrono::milliseconds grace, pid_t server = 0) {
   int p[2];
   EXPECT_EQ(::pipe(p), 0);
   const pid_t guard = ::fork();
   if (guard == 0) {
     ::close(p[1]);
-    ::_exit(bridge::process::run_orphan_guard(p[0], grace));
+    ::_exit(bridge::process::run_orphan_guard(p[0], grace, server));
   }
   ::close(p[0]);
   return {guard, p[1]};
@@ -102,4 +104,46 @@ TEST(OrphanGuard, KillsWhatIgnoresSigterm) {
   EXPECT_TRUE(exits_cleanly(guard));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 150ms) << "SIGTERM was given its grace period";
   EXPECT_TRUE(group_ends_within(stubborn, 2s));
+}
+
+// A stand-in server: a child subreaper (as `openvaala acp` is) that starts a command which
+// detaches a `sleep` with setsid and exits, then waits to be killed.
+pid_t start_server_with_detached_sleep() {
+  const pid_t server = ::fork();
+  if (server == 0) {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (std::system("setsid sleep 100 >/dev/null 2>&1 </dev/null &") != 0) ::_exit(1);
+    for (;;) ::pause();
+  }
+  return server;
+}
+
+// What a child of the server detached (a new session, its parent gone) is in no group the guard
+// was told of; the guard finds it in the server's tree and ends it when the server dies by SIGKILL.
+TEST(OrphanGuard, EndsWhatTheServersChildrenDetachedWhenTheServerIsKilled) {
+  const pid_t server = start_server_with_detached_sleep();
+  ASSERT_GT(server, 0);
+  pid_t detached = 0;
+  for (int i = 0; i < 200 && !detached; ++i) {
+    std::this_thread::sleep_for(10ms);
+    for (pid_t c : bridge::process::children_of(server)) detached = c;  // the shell is gone: the sleep is adopted
+  }
+  ASSERT_GT(detached, 0) << "set-up: the detached sleep was not adopted by the server";
+  const auto started = bridge::process::start_time(detached);
+  auto [guard, fd] = fork_guard(200ms, server);
+  ASSERT_GT(guard, 0);
+  std::this_thread::sleep_for(300ms);  // the guard looks every 100 ms
+  ASSERT_TRUE(bridge::process::still_running(detached, started)) << "nothing happens while the server lives";
+  ::kill(server, SIGKILL);
+  int st = 0;
+  ::waitpid(server, &st, 0);
+  ::close(fd);  // as the kernel closes the server's end when it dies
+  EXPECT_TRUE(exits_cleanly(guard));
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = !bridge::process::still_running(detached, started);
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "the process the server's child detached outlived the server";
+  if (!gone) ::kill(detached, SIGKILL);
 }

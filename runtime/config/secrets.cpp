@@ -1,0 +1,61 @@
+#include "runtime/config/secrets.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "runtime/config/credentials.hpp"
+#include "runtime/config/main_config.hpp"
+
+namespace runtime::config {
+
+namespace {
+
+std::shared_mutex& secrets_mutex() {
+  static std::shared_mutex m;
+  return m;
+}
+// Longest first, so a key that contains another is replaced whole.
+std::vector<std::string>& secrets() {
+  static std::vector<std::string> s;
+  return s;
+}
+
+void remember_env(const std::string& name) {
+  if (const char* v = std::getenv(name.c_str())) remember_secret(v);
+}
+
+}  // namespace
+
+void remember_secret(std::string_view value) {
+  if (value.size() < 6) return;
+  std::unique_lock lock(secrets_mutex());
+  auto& all = secrets();
+  if (std::find(all.begin(), all.end(), value) != all.end()) return;
+  all.emplace_back(value);
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+}
+
+void remember_configured_keys(const std::filesystem::path& config_root) {
+  Diagnostics ignored;  // the loaders report their problems where they are used
+  const MainConfig cfg = load_main_config(config_root, ignored);
+  for (const auto& [_, p] : cfg.providers)
+    if (!p.api_key_env.empty()) remember_env(p.api_key_env);
+  remember_env("OPENAI_API_KEY");
+  remember_env("ANTHROPIC_API_KEY");
+  for (const auto& [_, key] : load_credentials(config_root, ignored).api_keys) remember_secret(key);
+}
+
+std::string redact_secrets(std::string_view text) {
+  std::string out(text);
+  std::shared_lock lock(secrets_mutex());
+  for (const auto& key : secrets()) {
+    for (std::size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + kRedacted.size()))
+      out.replace(at, key.size(), kRedacted);
+  }
+  return out;
+}
+
+}  // namespace runtime::config

@@ -1,0 +1,22 @@
+#pragma once
+// The API key values this process knows of, and the one function that takes them out of text
+// (DESIGN §11: a key value never appears in a log, an error sent to the editor, or the session
+// journal). Some gateways echo the key in an error body; a command may print its environment.
+// Thread-safe; the set only grows for the life of the process.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace runtime::config {
+
+inline constexpr std::string_view kRedacted = "[redacted]";
+
+// Values shorter than 6 characters are not keys worth hiding, and hiding them would mangle text.
+void remember_secret(std::string_view value);
+// Every key the configuration in `config_root` names: credentials.yaml, the variable named by
+// each provider's api_key_env, $OPENAI_API_KEY and $ANTHROPIC_API_KEY.
+void remember_configured_keys(const std::filesystem::path& config_root);
+// `text` with every remembered key value replaced by kRedacted.
+std::string redact_secrets(std::string_view text);
+
+}  // namespace runtime::config
