@@ -86,7 +86,7 @@ int run_acp_server() {
 
   transport->start({
       [&](acp::IncomingMessage&& message) { conn.handle_message(std::move(message)); },
-      [&] { stop("the client disconnected (stdin closed or stdout broken)"); },
+      [&] { stop("stdin closed or stdout broken: the client disconnected"); },
   });
   ioc.run();
   // Nothing we started may outlive us: MCP servers' process groups go before we exit.
