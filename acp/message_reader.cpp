@@ -70,7 +70,12 @@ class ValueBuilder {
   json::value take_root() { return std::move(root_); }
   // The top-level "id" when it may be answered: read, and the message is not a response (a
   // response's id is one of ours; answering it would look like the reply to our own call).
-  json::value reply_id() const { return id_seen_ && !is_response_ ? id_ : json::value(nullptr); }
+  // Only an id JSON-RPC allows (a string or an integer): found by the fuzzer, an id of 4e99999
+  // (a double, infinite) was echoed back as a number no peer can parse.
+  json::value reply_id() const {
+    const bool valid = id_.is_string() || id_.is_int64() || id_.is_uint64();
+    return id_seen_ && !is_response_ && valid ? id_ : json::value(nullptr);
+  }
 
   void reset() {
     frames_.clear();

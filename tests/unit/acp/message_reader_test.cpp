@@ -63,7 +63,12 @@ TEST(MessageReader, ReportsTheIdOfABrokenRequestButNotOfABrokenResponse) {
   auto garbage = acp::MessageReader::parse_line("not json");
   EXPECT_EQ(garbage.problem, Problem::Syntax);
   EXPECT_TRUE(garbage.reply_id.is_null());
-  auto trailing = acp::MessageReader::parse_line(R"({"id":1} {"id":2})");
+  // Found by the fuzzer: an id that is not a valid JSON-RPC id is not echoed back.
+  for (const char* bad_id : {"4e99999", "1.5", "[1]", "{\"a\":1}", "true"}) {
+    auto m = acp::MessageReader::parse_line(std::string(R"({"jsonrpc":"2.0","id":)") + bad_id + R"(,"method":"m","params":{"a":tru})");
+    EXPECT_TRUE(m.reply_id.is_null()) << "id " << bad_id << " was echoed as " << json::serialize(m.reply_id);
+  }
+    auto trailing = acp::MessageReader::parse_line(R"({"id":1} {"id":2})");
   EXPECT_EQ(trailing.problem, Problem::Syntax) << "two values on one line are not one message";
 }
 
