@@ -60,20 +60,28 @@ void Connection::notify(std::string_view method, json::object params) {
   send_object(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
 }
 
-void Connection::handle_oversized_line(std::size_t bytes) {
-  spdlog::warn("dropped an incoming line of {} bytes: over the size limit", bytes);
-  send_error(nullptr, error_code::kInvalidRequest,
-             "Message too large: " + std::to_string(bytes) + " bytes");
+void Connection::handle_message(IncomingMessage&& message) {
+  using Problem = IncomingMessage::Problem;
+  switch (message.problem) {
+    case Problem::None:
+      handle_value(std::move(message.value));
+      return;
+    case Problem::Syntax:
+      spdlog::debug("unparseable line ({} bytes): {}", message.bytes, message.error);
+      send_error(message.reply_id, error_code::kParseError, "Parse error: " + message.error);
+      return;
+    case Problem::TooDeep:
+      spdlog::warn("refused an incoming message of {} bytes: {}", message.bytes, message.error);
+      send_error(message.reply_id, error_code::kInvalidRequest, "Invalid request: " + message.error);
+      return;
+    case Problem::TooLarge:
+      spdlog::warn("dropped an incoming line of {} bytes: over the size limit", message.bytes);
+      send_error(message.reply_id, error_code::kInvalidRequest, message.error);
+      return;
+  }
 }
 
-void Connection::handle_line(std::string_view line) {
-  json::error_code ec;
-  json::value msg = json::parse(line, ec);
-  if (ec) {
-    spdlog::debug("unparseable line ({} bytes): {}", line.size(), ec.message());
-    send_error(nullptr, error_code::kParseError, "Parse error: " + ec.message());
-    return;
-  }
+void Connection::handle_value(json::value&& msg) {
   if (!msg.is_object()) {
     send_error(nullptr, error_code::kInvalidRequest,
                msg.is_array() ? "Invalid request: batches are not supported"
@@ -106,36 +114,41 @@ void Connection::handle_line(std::string_view line) {
     return;
   }
   std::string name(method->as_string());
-  // if_contains, not operator[]: the non-const operator[] may rehash and invalidate `id`.
-  const json::value* params_in = obj.if_contains("params");
-  json::value params = params_in ? *params_in : json::value(nullptr);
+  // if_contains, not operator[]: the non-const operator[] may rehash and invalidate `id`. The
+  // params are moved out, not copied: they may be most of a 200 MiB message.
+  json::value* params_in = obj.if_contains("params");
+  json::value params = params_in ? std::move(*params_in) : json::value(nullptr);
   if (!params.is_null() && !params.is_object() && !params.is_array()) {
     if (id) send_error(reply_id, error_code::kInvalidRequest, "Invalid request: params must be an object");
     return;
   }
   if (json_rpc::is_notification(obj)) {
-    if (name == methods::kCancelRequest) {
-      if (params.is_object()) {
-        if (auto* rid = params.as_object().if_contains("requestId")) {
-          auto [b, e] = running_.equal_range(json::serialize(*rid));
-          for (auto it = b; it != e; ++it) it->second->cancel();
-        }
-      }
-      return;
-    }
-    auto it = notifications_.find(name);
-    if (it == notifications_.end()) {
-      spdlog::debug("ignoring notification {}", name);
-      return;
-    }
-    try {
-      it->second(std::move(params));
-    } catch (const std::exception& e) {
-      spdlog::warn("notification {} failed: {}", name, e.what());
-    }
+    handle_notification(name, std::move(params));
     return;
   }
   dispatch_request(std::move(name), *id, std::move(params));
+}
+
+void Connection::handle_notification(const std::string& name, json::value&& params) {
+  if (name == methods::kCancelRequest) {
+    if (params.is_object()) {
+      if (auto* rid = params.as_object().if_contains("requestId")) {
+        auto [b, e] = running_.equal_range(json::serialize(*rid));
+        for (auto it = b; it != e; ++it) it->second->cancel();
+      }
+    }
+    return;
+  }
+  auto it = notifications_.find(name);
+  if (it == notifications_.end()) {
+    spdlog::debug("ignoring notification {}", name);
+    return;
+  }
+  try {
+    it->second(std::move(params));
+  } catch (const std::exception& e) {
+    spdlog::warn("notification {} failed: {}", name, e.what());
+  }
 }
 
 void Connection::dispatch_request(std::string method, json::value id, json::value params) {

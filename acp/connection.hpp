@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "support/cancellation.hpp"
+#include "acp/message_reader.hpp"
 #include "acp/rpc_error.hpp"
 #include "acp/transport.hpp"
 
@@ -46,15 +47,18 @@ class Connection {
   using UnboundMethodHandler = std::function<std::optional<RpcError>(std::string_view method)>;
   void on_unbound_method(UnboundMethodHandler handler) { unbound_ = std::move(handler); }
 
-  // Feed one received line (from the transport).
-  void handle_line(std::string_view line);
-  void handle_oversized_line(std::size_t bytes);
+  // One received message (from the transport), or one whole line (tests, the fuzzer).
+  void handle_message(IncomingMessage&& message);
+  void handle_line(std::string_view line) { handle_message(MessageReader::parse_line(line)); }
 
   void notify(std::string_view method, boost::json::object params);
   // Sends a request and waits for its reply. Throws RpcError for an error reply, and
   // RpcError(kRequestCancelled) when `cancel` fires first (the peer is told with $/cancel_request).
   awaitable<boost::json::value> call(std::string method, boost::json::object params,
                                      CancelSource* cancel = nullptr);
+
+  // Resumes once the peer has read most of what was sent (Transport::wait_until_writable).
+  awaitable<void> wait_until_writable(CancelSource* cancel) { return transport_.wait_until_writable(cancel); }
 
   // The peer is gone: every outgoing call fails, every running request is cancelled.
   void close();
@@ -64,6 +68,8 @@ class Connection {
 
  private:
   struct PendingCall;
+  void handle_value(boost::json::value&& msg);
+  void handle_notification(const std::string& name, boost::json::value&& params);
   void dispatch_request(std::string method, boost::json::value id, boost::json::value params);
   void dispatch_response(const boost::json::object& msg);
   void send_error(const boost::json::value& id, int code, std::string_view message,

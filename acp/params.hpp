@@ -10,9 +10,12 @@ namespace acp {
 
 class Params {
  public:
+  // Reads `v` in place (params may be most of a 200 MiB message: never copied); `v` must
+  // outlive the Params.
   explicit Params(const boost::json::value& v);
+  explicit Params(boost::json::value&&) = delete;
 
-  const boost::json::object& object() const { return obj_; }
+  const boost::json::object& object() const { return *obj_; }
   bool has(std::string_view key) const;
 
   std::string required_string(std::string_view key) const;
@@ -26,7 +29,7 @@ class Params {
 
  private:
   static const boost::json::object& empty();
-  boost::json::object obj_;
+  const boost::json::object* obj_;
 };
 
 }  // namespace acp

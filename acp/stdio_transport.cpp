@@ -1,50 +1,87 @@
 // The stdio transport: a blocking reader thread on the input and a batching writer thread.
+//
+// Flow control: the bytes queued for the output are counted. Past kThrottleBytes a bulk producer
+// waiting in wait_until_writable() is held until the writer has brought the queue down to
+// kResumeBytes. Producers that cannot wait (replies, single updates) only block, as a last
+// resort, past kHardLimitBytes: the server's memory stays bounded whatever the peer does.
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <thread>
 #include <unistd.h>
 
-#include "acp/line_framer.hpp"
+#include "acp/message_reader.hpp"
 #include "acp/transport.hpp"
 
 namespace acp {
 
+namespace asio = boost::asio;
+
 namespace {
+
+constexpr std::size_t kThrottleBytes = 4u << 20;
+constexpr std::size_t kResumeBytes = 1u << 20;
+constexpr std::size_t kHardLimitBytes = 64u << 20;
+// How often an idle writer checks that the output still has a reader.
+constexpr auto kOutputCheckInterval = std::chrono::milliseconds(500);
+constexpr auto kFlushTimeout = std::chrono::seconds(3);
+
+// True when `fd` reports an error or hang-up (a pipe whose read end is closed, a socket shut
+// down); a regular file or a tty reports neither.
+bool output_broken(int fd) {
+  pollfd p{fd, 0, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
 
 class StdioTransport : public Transport {
  public:
-  StdioTransport(boost::asio::any_io_executor executor, int in_fd, int out_fd);
+  StdioTransport(asio::any_io_executor executor, int in_fd, int out_fd);
   ~StdioTransport() override;
 
   void start(Handlers handlers) override;
   void send(std::string line) override;
+  asio::awaitable<void> wait_until_writable(support::CancelSource* cancel) override;
   void flush_and_stop() override;
 
  private:
   void reader_loop();
   void writer_loop();
+  bool write_all(const std::string& batch);
+  void output_failed(const char* why);
+  void report_disconnect();
+  void wake_producers(std::unique_lock<std::mutex>& lock);
 
-  boost::asio::any_io_executor executor_;
+  asio::any_io_executor executor_;
   int in_fd_;
   int out_fd_;
   Handlers handlers_;
   std::thread reader_;
   std::thread writer_;
+  asio::steady_timer drained_;  // its wait is the producers' queue; cancel() wakes them (executor only)
+
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable work_cv_;   // the writer waits for lines
+  std::condition_variable space_cv_;  // send() waits below the hard limit; flush waits for empty
   std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;  // in queue_ and in the batch being written
+  bool producers_waiting_ = false;
   bool stopping_ = false;
   bool write_failed_ = false;
+  bool input_closed_ = false;
+  bool disconnect_reported_ = false;
 };
 
 }  // namespace
 
-StdioTransport::StdioTransport(boost::asio::any_io_executor executor, int in_fd, int out_fd)
-    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd) {}
+StdioTransport::StdioTransport(asio::any_io_executor executor, int in_fd, int out_fd)
+    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_, asio::steady_timer::time_point::max()) {}
 
 StdioTransport::~StdioTransport() {
   flush_and_stop();
@@ -59,42 +96,106 @@ void StdioTransport::start(Handlers handlers) {
   reader_ = std::thread([this] { reader_loop(); });
 }
 
+void StdioTransport::report_disconnect() {
+  {
+    std::lock_guard lock(mu_);
+    if (disconnect_reported_) return;
+    disconnect_reported_ = true;
+  }
+  asio::post(executor_, [this] { handlers_.on_disconnect(); });
+}
+
 void StdioTransport::reader_loop() {
-  struct PostingSink : LineFramer::Sink {
+  struct PostingSink : MessageReader::Sink {
     StdioTransport* self;
-    void on_line(std::string&& line) override {
-      boost::asio::post(self->executor_, [self = self, l = std::move(line)]() mutable {
-        self->handlers_.on_line(std::move(l));
+    void on_message(IncomingMessage&& message) override {
+      asio::post(self->executor_, [self = self, m = std::move(message)]() mutable {
+        self->handlers_.on_message(std::move(m));
       });
-    }
-    void on_oversized_line(std::size_t n) override {
-      boost::asio::post(self->executor_, [self = self, n] { self->handlers_.on_oversized_line(n); });
     }
   } sink;
   sink.self = this;
-  LineFramer framer(sink);
+  MessageReader reader(sink);
   std::string buf(1 << 16, '\0');
   for (;;) {
     ssize_t n = ::read(in_fd_, buf.data(), buf.size());
     if (n > 0) {
-      framer.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      reader.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     break;
   }
-  framer.finish();
-  boost::asio::post(executor_, [this] { handlers_.on_eof(); });
+  reader.finish();
+  {
+    std::lock_guard lock(mu_);
+    input_closed_ = true;
+  }
+  space_cv_.notify_all();
+  report_disconnect();
 }
 
 void StdioTransport::send(std::string line) {
   line.push_back('\n');
   {
-    std::lock_guard lock(mu_);
-    if (stopping_ || write_failed_) return;
+    std::unique_lock lock(mu_);
+    space_cv_.wait(lock, [this] {
+      return queued_bytes_ < kHardLimitBytes || stopping_ || write_failed_ || input_closed_;
+    });
+    if (stopping_ || write_failed_ || queued_bytes_ >= kHardLimitBytes) return;
+    queued_bytes_ += line.size();
     queue_.push_back(std::move(line));
   }
-  cv_.notify_one();
+  work_cv_.notify_one();
+}
+
+asio::awaitable<void> StdioTransport::wait_until_writable(support::CancelSource* cancel) {
+  {
+    std::lock_guard lock(mu_);
+    if (queued_bytes_ <= kThrottleBytes || stopping_ || write_failed_) co_return;
+  }
+  support::CancelSource::Registration on_cancel;
+  if (cancel) on_cancel = cancel->on_cancel([this] { drained_.cancel(); });
+  while (!(cancel && cancel->cancelled())) {
+    {
+      std::lock_guard lock(mu_);
+      if (queued_bytes_ <= kResumeBytes || stopping_ || write_failed_) co_return;
+      producers_waiting_ = true;
+    }
+    // The writer posts drained_.cancel() after it clears producers_waiting_; that handler runs
+    // on this executor, so it cannot slip in between the check above and this wait.
+    co_await drained_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+// Called with the lock held, after the queue shrank or the output ended.
+void StdioTransport::wake_producers(std::unique_lock<std::mutex>& lock) {
+  const bool wake = producers_waiting_ && (queued_bytes_ <= kResumeBytes || stopping_ || write_failed_);
+  if (wake) producers_waiting_ = false;
+  lock.unlock();
+  space_cv_.notify_all();
+  if (wake) asio::post(executor_, [this] { drained_.cancel(); });
+}
+
+void StdioTransport::output_failed(const char* why) {
+  spdlog::warn("stdout {}: the client is gone", why);
+  std::unique_lock lock(mu_);
+  write_failed_ = true;
+  queue_.clear();
+  queued_bytes_ = 0;
+  wake_producers(lock);
+  report_disconnect();
+}
+
+bool StdioTransport::write_all(const std::string& batch) {
+  std::size_t off = 0;
+  while (off < batch.size()) {
+    ssize_t n = ::write(out_fd_, batch.data() + off, batch.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 void StdioTransport::writer_loop() {
@@ -102,7 +203,14 @@ void StdioTransport::writer_loop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) {
+        if (work_cv_.wait_for(lock, kOutputCheckInterval) == std::cv_status::timeout && queue_.empty() &&
+            !stopping_ && !write_failed_ && output_broken(out_fd_)) {
+          lock.unlock();
+          output_failed("was closed");
+          lock.lock();
+        }
+      }
       if (queue_.empty()) return;  // stopping and drained
       // Coalesce everything queued into one write: streaming chunks arrive in bursts.
       batch.clear();
@@ -112,32 +220,33 @@ void StdioTransport::writer_loop() {
         queue_.pop_front();
       }
     }
-    std::size_t off = 0;
-    while (off < batch.size()) {
-      ssize_t n = ::write(out_fd_, batch.data() + off, batch.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        spdlog::warn("stdout write failed: the client is gone");
-        std::lock_guard lock(mu_);
-        write_failed_ = true;
-        queue_.clear();
-        break;
-      }
-      off += static_cast<std::size_t>(n);
+    if (!write_all(batch)) {
+      output_failed("write failed");
+      continue;
     }
+    std::unique_lock lock(mu_);
+    queued_bytes_ = queued_bytes_ >= batch.size() ? queued_bytes_ - batch.size() : 0;
+    wake_producers(lock);
   }
 }
 
 void StdioTransport::flush_and_stop() {
+  bool drained;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    drained = space_cv_.wait_for(lock, kFlushTimeout, [this] { return queued_bytes_ == 0 || write_failed_; });
     stopping_ = true;
   }
-  cv_.notify_all();
-  if (writer_.joinable()) writer_.join();
+  work_cv_.notify_all();
+  space_cv_.notify_all();
+  if (!writer_.joinable()) return;
+  // A writer still blocked in write() to a peer that stopped reading is left behind: the
+  // process exits right after this.
+  if (drained) writer_.join();
+  else writer_.detach();
 }
 
-std::unique_ptr<Transport> make_stdio_transport(boost::asio::any_io_executor executor, int in_fd, int out_fd) {
+std::unique_ptr<Transport> make_stdio_transport(asio::any_io_executor executor, int in_fd, int out_fd) {
   return std::make_unique<StdioTransport>(std::move(executor), in_fd, out_fd);
 }
 

@@ -92,9 +92,8 @@ int run_acp_server() {
   signals.async_wait(on_signal);
 
   transport->start({
-      [&](std::string&& line) { conn.handle_line(line); },
-      [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
-      [&] { stop("stdin closed"); },
+      [&](acp::IncomingMessage&& message) { conn.handle_message(std::move(message)); },
+      [&] { stop("stdin closed or stdout broken: the client disconnected"); },
   });
   ioc.run();
   // Nothing we started may outlive us: MCP servers' process groups go before we exit.

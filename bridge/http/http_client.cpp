@@ -74,6 +74,11 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
 
   std::array<char, 16384> chunk;
   while (!parser.is_done()) {
+    if (options.before_read) {
+      auto ready = options.before_read();  // named: no temporaries inside co_await (GCC 12)
+      co_await std::move(ready);
+      if (cancelled()) co_return HttpFailure{FailureKind::Cancelled, "cancelled"};
+    }
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     lowest.expires_after(options.idle_timeout);

@@ -34,6 +34,10 @@ struct StreamOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(30)};
   // Longest silence allowed between two pieces of the response.
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
+  // Awaited before each read of the body: the consumer holds the stream here (nothing is read,
+  // so TCP flow control slows the sender) until it can take more. The idle timeout does not run
+  // meanwhile.
+  std::function<boost::asio::awaitable<void>()> before_read;
 };
 
 enum class FailureKind { Connect, Timeout, Reset, Cancelled, Tls, Protocol, BadUrl };

@@ -9,6 +9,18 @@ namespace runtime {
 namespace {
 constexpr int kMaxStopHookContinuations = 8;
 constexpr const char* kInterruptedMark = "\n\n[The user interrupted this answer.]";
+// The most one answer (text and reasoning) may stream. Models stop far below this (their output
+// limits are tens of thousands of tokens); a stream past it is broken or hostile. Like an answer
+// that hit the model's own output limit, it is cut there and the turn ends with max_tokens.
+constexpr std::size_t kMaxAnswerBytes = 8u << 20;
+constexpr const char* kCutOffMark = "\n\n[This answer was cut off: it exceeded the 8 MiB limit for one message.]";
+
+// The longest prefix of `text` within `room` bytes that does not split a UTF-8 character.
+std::string_view utf8_prefix(std::string_view text, std::size_t room) {
+  if (text.size() <= room) return text;
+  while (room > 0 && (static_cast<unsigned char>(text[room]) & 0xC0) == 0x80) --room;
+  return text.substr(0, room);
+}
 
 Message tool_message(const std::string& call_id, std::string text) {
   Message m;
@@ -31,6 +43,8 @@ struct AgentLoop::Turn {
   providers::ModelResponse response;
   std::string streamed_text;  // of the request in flight: kept when the user stops it
   std::string streamed_reasoning;
+  support::CancelSource* request = nullptr;  // stops the request in flight (the turn's cancel, or a cut)
+  bool answer_cut = false;  // the answer in flight went past kMaxAnswerBytes
   bool stop_hook_active = false;
   int stop_hook_continuations = 0;
 };
@@ -47,13 +61,19 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
   auto& host = hooks_.host();
   const std::string sid = session.id;
   t.callbacks.on_text = [&host, &t, sid](std::string_view text) {
+    text = within_answer_limit(t, text);
+    if (text.empty()) return;
     t.streamed_text.append(text);
     host.emit(sid, TextDelta{std::string(text)});
   };
   t.callbacks.on_reasoning = [&host, &t, sid](std::string_view text) {
+    text = within_answer_limit(t, text);
+    if (text.empty()) return;
     t.streamed_reasoning.append(text);
     host.emit(sid, ThoughtDelta{std::string(text)});
   };
+  // Backpressure: no more of the model's stream is read until the editor has read what we sent.
+  t.callbacks.wait_for_consumer = [&host, &t] { return host.wait_for_editor(t.request); };
   t.callbacks.on_retry = [&host, sid](int attempt, int max_attempts, const std::string& why) {
     host.emit(sid, Notice{"The model request failed (" + why + "); retrying " + std::to_string(attempt) + "/" +
                           std::to_string(max_attempts) + "…"});
@@ -72,16 +92,24 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.history, t.specs};
   t.streamed_text.clear();
   t.streamed_reasoning.clear();
+  t.answer_cut = false;
+  support::CancelSource request;
+  auto follow_turn = t.cancel.on_cancel([&request] { request.cancel(); });
+  t.request = &request;
   try {
-    t.response = co_await t.model.stream(req, t.callbacks, &t.cancel);
+    t.response = co_await t.model.stream(req, t.callbacks, &request);
   } catch (const providers::ModelError& e) {
+    t.request = nullptr;
+    if (t.answer_cut && !t.cancel.cancelled()) co_return cut_answer(t);
     if (e.kind() == providers::ModelError::Kind::Cancelled || t.cancel.cancelled()) {
-      keep_interrupted_answer(t);
+      keep_partial_answer(t, kInterruptedMark);
       co_return StopReason::Cancelled;
     }
     spdlog::warn("model request failed: {}", e.what());
     throw;
   }
+  t.request = nullptr;
+  if (t.answer_cut) co_return cut_answer(t);
   auto& r = t.response;
   session.context_tokens = r.usage.input_tokens + r.usage.output_tokens;
   session.total_usage.input_tokens += r.usage.input_tokens;
@@ -100,13 +128,34 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   co_return std::nullopt;
 }
 
-// The user stopped the answer: what they already saw stays in the history and the journal,
-// marked, so the model knows what it said and session/load shows it.
-void AgentLoop::keep_interrupted_answer(Turn& t) {
+// The part of a streamed piece that still fits in the answer; past the limit the request is
+// stopped (ask_model then keeps what was shown and ends the turn).
+std::string_view AgentLoop::within_answer_limit(Turn& t, std::string_view text) {
+  if (t.answer_cut) return {};
+  const std::size_t used = t.streamed_text.size() + t.streamed_reasoning.size();
+  if (used + text.size() <= kMaxAnswerBytes) return text;
+  t.answer_cut = true;
+  if (t.request) t.request->cancel();
+  return utf8_prefix(text, kMaxAnswerBytes - used);
+}
+
+// An answer over kMaxAnswerBytes: what was shown stays, marked; the user is told; the turn ends
+// as if the model had hit its output limit, with no tool call run.
+StopReason AgentLoop::cut_answer(Turn& t) {
+  spdlog::warn("the model's answer went past {} bytes: cut off, the turn ends", kMaxAnswerBytes);
+  keep_partial_answer(t, kCutOffMark);
+  host().emit(t.session.id, Notice{"The model's answer was cut off: it exceeded the 8 MiB limit for one message."});
+  return StopReason::MaxTokens;
+}
+
+// The answer stopped early (the user stopped it, or it was cut off): what was already shown
+// stays in the history and the journal, marked, so the model knows what it said and
+// session/load shows it.
+void AgentLoop::keep_partial_answer(Turn& t, std::string_view mark) {
   if (t.streamed_text.empty() && t.streamed_reasoning.empty()) return;
   Message partial;
   partial.role = Message::Role::Assistant;
-  partial.text = t.streamed_text + kInterruptedMark;
+  partial.text = t.streamed_text + std::string(mark);
   partial.reasoning = t.streamed_reasoning;
   record(t.session, sessions::AssistantMessage{partial});
   t.session.history.push_back(std::move(partial));

@@ -39,6 +39,9 @@ class EditorHost {
   virtual ~EditorHost() = default;
 
   virtual void emit(const std::string& session_id, SessionEvent event) = 0;
+  // Resumes once the editor has read most of what was emitted (at once while it keeps up, or
+  // when `cancel` fires). The turn waits here before reading more of the model's stream.
+  virtual boost::asio::awaitable<void> wait_for_editor(support::CancelSource* /*cancel*/) { co_return; }
 
   virtual bool can_read_files() const = 0;
   virtual bool can_write_files() const = 0;

@@ -46,6 +46,7 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
   bridge::http::StreamOptions options;
   options.idle_timeout = std::chrono::seconds(provider.idle_timeout_seconds);
   options.connect_timeout = std::min(options.connect_timeout, options.idle_timeout);
+  options.before_read = cb.wait_for_consumer;
 
   const int attempts = provider.max_retries + 1;
   for (int attempt = 1;; ++attempt) {
@@ -60,6 +61,7 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
     StreamCallbacks counting{
         [&](std::string_view t) { streamed = true; cb.on_text(t); },
         [&](std::string_view t) { streamed = true; cb.on_reasoning(t); },
+        nullptr,
         nullptr};
 
     spdlog::debug("model request {} ({} bytes) attempt {}/{}", http_req.url, http_req.body.size(), attempt, attempts);

@@ -38,6 +38,9 @@ struct StreamCallbacks {
   std::function<void(std::string_view)> on_text;
   std::function<void(std::string_view)> on_reasoning;
   std::function<void(int attempt, int max_attempts, const std::string& why)> on_retry;
+  // Awaited before more of the stream is read: resumes when whoever shows the text can take
+  // more (the editor reads what was sent). Unset: read as fast as the model sends.
+  std::function<boost::asio::awaitable<void>()> wait_for_consumer;
 };
 
 class ModelError : public std::runtime_error {

@@ -12,6 +12,9 @@ class AcpEditorHost : public EditorHost {
   explicit AcpEditorHost(acp::ClientApi& client) : client_(client) {}
 
   void emit(const std::string& session_id, SessionEvent event) override;
+  boost::asio::awaitable<void> wait_for_editor(support::CancelSource* cancel) override {
+    return client_.connection().wait_until_writable(cancel);
+  }
   bool can_read_files() const override { return client_.capabilities().fs_read; }
   bool can_write_files() const override { return client_.capabilities().fs_write; }
   bool has_terminals() const override { return client_.capabilities().terminal; }

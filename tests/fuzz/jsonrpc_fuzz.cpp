@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes through the stdio line framer and the JSON-RPC decoder and
+// libFuzzer target: arbitrary bytes through the stdio message reader and the JSON-RPC decoder and
 // dispatcher. Every line must get at most one reply, and nothing may crash or hang.
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "acp/connection.hpp"
-#include "acp/line_framer.hpp"
+#include "acp/message_reader.hpp"
 #include "acp/params.hpp"
 
 namespace {
@@ -36,15 +36,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto text = params.optional_string("text");
     co_return boost::json::object{{"text", text.value_or("")}};
   });
-  struct Sink : acp::LineFramer::Sink {
+  struct Sink : acp::MessageReader::Sink {
     acp::Connection* conn;
-    void on_line(std::string&& line) override { conn->handle_line(line); }
-    void on_oversized_line(std::size_t n) override { conn->handle_oversized_line(n); }
+    void on_message(acp::IncomingMessage&& m) override { conn->handle_message(std::move(m)); }
   } sink;
   sink.conn = &conn;
-  acp::LineFramer framer(sink, 1 << 16);
-  framer.feed(std::string_view(reinterpret_cast<const char*>(data), size));
-  framer.finish();
+  acp::MessageReader reader(sink, 1 << 16);
+  reader.feed(std::string_view(reinterpret_cast<const char*>(data), size));
+  reader.finish();
   ioc.run();
   return 0;
 }

@@ -441,14 +441,12 @@ int run_acp() {
     if (!support::bool_at(p, "keepOpen")) co_await mgr->close();
     co_return report;
   };
-  auto on_line = [&](std::string&& line) {
-    json::error_code ec;
-    auto msg = json::parse(line, ec);
-    const json::object* o = ec ? nullptr : msg.if_object();
+  auto on_message = [&](acp::IncomingMessage&& message) {
+    const json::object* o = message.problem == acp::IncomingMessage::Problem::None ? message.value.if_object() : nullptr;
     const json::value* method = o ? o->if_contains("method") : nullptr;
     const json::value* id = o ? o->if_contains("id") : nullptr;
     if (!method || !method->is_string() || !id || !handlers.count(std::string(method->as_string()))) {
-      conn.handle_line(line);
+      conn.handle_message(std::move(message));
       return;
     }
     auto handler = handlers[std::string(method->as_string())];
@@ -471,8 +469,7 @@ int run_acp() {
   };
   auto guard = asio::make_work_guard(ioc);  // the reader thread posts lines; keep run() alive
   transport->start({
-      on_line,
-      [&](std::size_t bytes) { conn.handle_oversized_line(bytes); },
+      on_message,
       [&] {
         guard.reset();
         for (auto& m : managers) m->kill_now();

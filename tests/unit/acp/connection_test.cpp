@@ -244,3 +244,27 @@ TEST_F(ConnectionTest, ClosingFailsPendingCalls) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ConnectionTest, DeeplyNestedParamsAreServedAndTooDeepOnesAnsweredUnderTheirId) {
+  int calls = 0;
+  conn.on_request("schema", [&](json::value, acp::RequestContext) -> acp::awaitable<json::value> {
+    ++calls;
+    co_return json::object{};
+  });
+  const std::string deep = std::string(1000, '[') + std::string(1000, ']');
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"d1","method":"schema","params":{"s":)" + deep + "}}");
+  run();
+  EXPECT_EQ(calls, 1) << "a schema nested 1000 deep must reach its handler";
+  EXPECT_TRUE(reply_to("d1").as_object().contains("result"));
+
+  const std::size_t too_deep = acp::kMaxMessageDepth + 5;
+  conn.handle_line(R"({"jsonrpc":"2.0","id":"d2","method":"schema","params":)" + std::string(too_deep, '[') +
+                   std::string(too_deep, ']') + "}");
+  run();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(reply_to("d2").at("error").at("code"), -32600) << "refused, under the request's own id";
+}
+
+}  // namespace

@@ -1,0 +1,125 @@
+// The stdio transport on real pipes: messages in, flow control out, and a broken output seen as
+// a disconnect.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include "acp/transport.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+struct Pipe {
+  int fds[2] = {-1, -1};
+  Pipe() {
+    if (::pipe2(fds, O_CLOEXEC) != 0) ADD_FAILURE() << "pipe2 failed";
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  int read_end() const { return fds[0]; }
+  int write_end() const { return fds[1]; }
+  void close_read() {
+    if (fds[0] >= 0) ::close(fds[0]);
+    fds[0] = -1;
+  }
+  void close_write() {
+    if (fds[1] >= 0) ::close(fds[1]);
+    fds[1] = -1;
+  }
+};
+
+class StdioTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { std::signal(SIGPIPE, SIG_IGN); }
+  // Runs the io_context until `done` or the deadline; returns whether `done` happened.
+  template <class Pred>
+  bool run_until(Pred done, std::chrono::milliseconds deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (!done() && std::chrono::steady_clock::now() < end) {
+      ioc.restart();
+      ioc.run_for(20ms);
+    }
+    return done();
+  }
+
+  asio::io_context ioc;
+  Pipe in, out;
+  std::vector<acp::IncomingMessage> received;
+  int disconnects = 0;
+  acp::Transport::Handlers handlers() {
+    return {[this](acp::IncomingMessage&& m) { received.push_back(std::move(m)); }, [this] { ++disconnects; }};
+  }
+};
+
+TEST_F(StdioTransportTest, DeliversParsedMessagesAndReportsTheEndOfInput) {
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  t->start(handlers());
+  const std::string lines = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n{oops\n";
+  ASSERT_EQ(::write(in.write_end(), lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  in.close_write();
+  ASSERT_TRUE(run_until([&] { return disconnects == 1; }, 3s)) << "the end of stdin must be reported";
+  ASSERT_EQ(received.size(), 2u);
+  EXPECT_EQ(received[0].value.at("id"), 1);
+  EXPECT_EQ(received[1].problem, acp::IncomingMessage::Problem::Syntax);
+}
+
+TEST_F(StdioTransportTest, AnOutputWhoseReaderIsGoneIsADisconnectEvenWhenIdle) {
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  t->start(handlers());
+  out.close_read();  // the editor closed our stdout; stdin stays open
+  EXPECT_TRUE(run_until([&] { return disconnects == 1; }, 3s))
+      << "a closed stdout must be reported as a disconnect within a second, without waiting for a write";
+  in.close_write();
+  run_until([&] { return false; }, 100ms);
+  EXPECT_EQ(disconnects, 1) << "reported once, even when stdin closes as well";
+}
+
+TEST_F(StdioTransportTest, ABulkProducerWaitsWhileThePeerDoesNotReadAndResumesWhenItDoes) {
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  t->start(handlers());
+  const std::string line = "\"" + std::string(64 * 1024, 'x') + "\"";
+  for (int i = 0; i < 128; ++i) t->send(line);  // 8 MiB: over the throttle bound
+  bool resumed = false;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        co_await t->wait_until_writable(nullptr);
+        resumed = true;
+      },
+      asio::detached);
+  EXPECT_FALSE(run_until([&] { return resumed; }, 300ms)) << "the producer must wait while nobody reads the output";
+
+  std::atomic<bool> stop_reading{false};
+  std::atomic<std::size_t> read_bytes{0};
+  std::thread reader([&] {
+    std::vector<char> buf(1 << 16);
+    while (!stop_reading) {
+      ssize_t n = ::read(out.read_end(), buf.data(), buf.size());
+      if (n <= 0) break;
+      read_bytes += static_cast<std::size_t>(n);
+    }
+  });
+  EXPECT_TRUE(run_until([&] { return resumed; }, 5s)) << "the producer must resume once the peer reads";
+  EXPECT_GT(read_bytes.load(), 4u << 20) << "it resumes only after most of the queue was read";
+  t->flush_and_stop();
+  stop_reading = true;
+  out.close_write();
+  reader.join();
+  in.close_write();
+}
+
+}  // namespace
