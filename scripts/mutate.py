@@ -283,6 +283,8 @@ def main():
     ap = argparse.ArgumentParser(description="Runs the C++ mutants of tests/mutants/*.txt.")
     ap.add_argument("ids", nargs="*", help="mutant ids or module names (default: all)")
     ap.add_argument("--list", action="store_true", help="list the mutants and whether each matches")
+    ap.add_argument("--baseline", action="store_true",
+                    help="run the tests (or, with ids, the hinted tests) on the unmutated tree and stop")
     ap.add_argument("--results", default=str(WORK / "results.txt"), help="where to write the results")
     args = ap.parse_args()
 
@@ -306,6 +308,9 @@ def main():
     if not build([], logs / "baseline.log"):
         sys.exit(f"mutate: the unmutated tree does not build (see {logs / 'baseline.log'})")
 
+    if args.baseline:
+        return run_baseline(chosen if args.ids else [], logs / "baseline.log")
+
     results = Path(args.results)
     counts = {k: 0 for k in ("killed", "survived", "timeout", "unmatched", "invalid")}
     started = time.time()
@@ -325,6 +330,22 @@ def main():
         out.write(summary + "\n")
     print(summary)
     print(f"mutate: results in {results}, logs in {logs}")
+    return 0
+
+
+def run_baseline(mutants, log):
+    """The unmutated tree must pass what would kill a mutant, or every mutant counts as killed."""
+    steps = [s for m in mutants for s in hinted_steps(m)] or full_steps(Mutant("", "", "", "", "", ""))
+    seen = set()
+    for name, cmd, timeout, *_ in steps:
+        if name in seen:
+            continue
+        seen.add(name)
+        result = run_test(cmd, timeout, log)
+        print(f"baseline {result:8} {name}", flush=True)
+        if result != "pass":
+            print(f"mutate: the unmutated tree fails {name} (see {log})")
+            return 1
     return 0
 
 
