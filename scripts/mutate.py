@@ -112,7 +112,9 @@ def sync_copy():
         if dst.is_file() and dst.read_bytes() == src.read_bytes():
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
+        # A fresh mtime, not the source's: a copy that undoes a mutant left by a killed run must
+        # be newer than the mutated object file, or make keeps the mutant in the build.
+        shutil.copy(src, dst)
     for dst in list(SRC.rglob("*")):
         rel = dst.relative_to(SRC).as_posix()
         if dst.is_file() and not dst.is_symlink() and rel not in wanted and not rel.startswith("node_modules"):
@@ -280,6 +282,9 @@ def select(mutants, args):
 
 
 def main():
+    # SIGTERM/SIGHUP unwind like Ctrl-C, so `finally` puts the mutated file back.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(130))
     ap = argparse.ArgumentParser(description="Runs the C++ mutants of tests/mutants/*.txt.")
     ap.add_argument("ids", nargs="*", help="mutant ids or module names (default: all)")
     ap.add_argument("--list", action="store_true", help="list the mutants and whether each matches")
