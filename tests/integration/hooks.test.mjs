@@ -146,3 +146,27 @@ scenario("a PostToolUse hook that answers continue: false ends the turn and the 
   assert.match(h.textOf(sessionId), /budget exhausted for today/, "the editor shows the hook's stopReason");
   h.assertSchemaClean();
 });
+
+scenario("what PreToolUse and PostToolUse hooks add reaches the model with the tool result", async (ctx) => {
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [
+      { toolCalls: [{ id: "call_r", name: "read_file", arguments: { path: "a.txt" } }] },
+      { text: "Noted." },
+    ],
+    files: { "a.txt": "one\n" },
+    hooks: {
+      "notes.yaml": "hooks:\n  PreToolUse:\n    - matcher: Read\n      hooks:\n        - type: command\n          script: pre.sh\n" +
+        "  PostToolUse:\n    - matcher: Read\n      hooks:\n        - type: command\n          script: post.sh\n",
+      "pre.sh": "#!/bin/sh\ncat >/dev/null\nprintf '%s' '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"additionalContext\":\"pre-note-4d1e\"}}'\n",
+      "post.sh": "#!/bin/sh\ncat >/dev/null\necho 'post-objection-9b2c' >&2\nexit 2\n",
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "read it")).stopReason, "end_turn");
+  const results = toolResults(fake.requests[1]);
+  assert.equal(results.length, 1);
+  assert.match(results[0].content, /one/, "the tool's own output is there");
+  assert.match(results[0].content, /pre-note-4d1e/, "promise: a PreToolUse hook's additionalContext reaches the model with the result");
+  assert.match(results[0].content, /post-objection-9b2c/, "promise: a PostToolUse hook's objection (exit 2) is told to the model");
+  h.assertSchemaClean();
+});

@@ -145,6 +145,54 @@ scenario("a long conversation is compacted: the next request carries the summary
   h.assertSchemaClean();
 });
 
+scenario("after /compact the context is the summary's size: the next prompt is not compacted again", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { text: "Big answer.", usage: { input: 900, output: 50 } },          // 950 of a 1000-token window
+    { text: "SUMMARY of the big answer", usage: { input: 960, output: 20 } },  // the /compact request
+    { text: "Next answer." },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url, providerYaml: "context_window: 1000" });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "hello");
+  assert.equal((await h.prompt(sessionId, "/compact")).stopReason, "end_turn");
+  assert.equal((await h.prompt(sessionId, "go on")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 3, "promise: after compaction the context is the summary, so the next prompt " +
+    `goes straight to the model; got ${fake.requests.length} model requests (a second compaction?)`);
+  assert.doesNotMatch(JSON.stringify(fake.requests[2].body.messages), /Summarise this conversation/);
+  assert.match(JSON.stringify(fake.requests[2].body.messages), /SUMMARY of the big answer/);
+  h.assertSchemaClean();
+});
+
+scenario("a compacted session, loaded after a restart, continues from the summary, not the old turns", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { text: "Old answer about apples." },
+    { text: "SUMMARY-5e1a: the user asked about apples." },  // the /compact request
+    { text: "After the restart." },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "tell me about apples");
+  assert.equal((await h.prompt(sessionId, "/compact")).stopReason, "end_turn");
+  process.kill(h.pid, "SIGKILL");
+  await h.exited;
+
+  const h2 = await ctx.agent({ env: home.env, cwd: ws });
+  await h2.initialize();
+  await h2.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  assert.equal((await h2.prompt(sessionId, "go on")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 3);
+  const text = JSON.stringify(fake.requests[2].body.messages);
+  assert.match(text, /SUMMARY-5e1a/, "promise: a loaded session continues from the compaction summary");
+  assert.doesNotMatch(text, /Old answer about apples/, "promise: the turns before the compaction are not sent again after a load");
+  h2.assertSchemaClean();
+});
+
 scenario("/compact compacts on demand and is offered as a slash command", async (ctx) => {
   const fake = await ctx.fakeModel([{ text: "first" }, { text: "SUMMARY of first" }]);
   const ws = ctx.workspace({});

@@ -52,3 +52,13 @@ TEST(LineFramer, AcceptsLinesUpToTheLimit) {
 }
 
 }  // namespace
+
+// Promise: the size limit is inclusive: a line of exactly the limit is a message, one byte more is
+// reported as oversized.
+TEST(LineFramer, ALineOfExactlyTheLimitIsAcceptedOneMoreIsNot) {
+  Collect c;
+  acp::LineFramer f(c, 10);
+  f.feed("0123456789\n0123456789A\nok\n");
+  EXPECT_EQ(c.lines, (std::vector<std::string>{"0123456789", "ok"})) << "a 10-byte line under a 10-byte limit is accepted";
+  EXPECT_EQ(c.oversized, (std::vector<std::size_t>{11}));
+}

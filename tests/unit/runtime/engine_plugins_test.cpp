@@ -173,6 +173,26 @@ TEST(EnginePlugins, CodexAndClaudeManifests) {
   EXPECT_EQ(e->find_plugin("both")->format, PluginInfo::Format::Codex);
 }
 
+// Promise: a plugin can be disabled by the name it declares (the name `openvaala plugin list` shows
+// and its skills carry), also when its folder is named otherwise.
+TEST(EnginePlugins, AVendorPluginIsDisabledByTheNameItDeclares) {
+  Tree t;
+  t.write("config/plugins/tools-1.2/.claude-plugin/plugin.json", R"({"name": "tools"})");
+  t.skill("config/plugins/tools-1.2/skills/fmt", "fmt", "formats");
+  {
+    Diagnostics d;
+    auto e = t.load(d);
+    ASSERT_FALSE(e->failed()) << join(d);
+    ASSERT_TRUE(has_skill(*e, t.project(), "tools:fmt")) << "set-up: the plugin's skill is offered";
+  }
+  t.write("config/config.yaml", "plugins:\n  disabled: [tools]\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  ASSERT_FALSE(e->failed()) << join(d);
+  EXPECT_FALSE(has_skill(*e, t.project(), "tools:fmt"))
+      << "plugins.disabled: [tools] must disable the plugin that declares the name tools (folder tools-1.2)";
+}
+
 // ---- Agent Plugins 1.0
 
 TEST(EnginePlugins, OpenVikingAgentPluginPasses) {

@@ -167,6 +167,31 @@ TEST(AnthropicMessages, OverloadedErrorEventIsRetryable) {
   }
 }
 
+// Promise: Anthropic's stop reasons become the turn's stopReason, and a stream that ends without
+// message_stop is an error the user sees, never a silently shortened answer.
+TEST(AnthropicMessages, StopReasonsMapAndAStreamCutShortIsAnError) {
+  auto fmt = make_anthropic_messages_format();
+  auto stream_ending = [](const char* stop_reason) {
+    return std::string("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"") +
+           stop_reason + "\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  };
+  Streamed seen;
+  EXPECT_EQ(decode(*fmt, stream_ending("max_tokens"), seen).finish, FinishReason::MaxTokens)
+      << "stop_reason max_tokens must end the turn with max_tokens";
+  EXPECT_EQ(decode(*fmt, stream_ending("refusal"), seen).finish, FinishReason::Refusal);
+  EXPECT_EQ(decode(*fmt, stream_ending("end_turn"), seen).finish, FinishReason::Stop);
+  try {
+    decode(*fmt,
+           "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+           "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+           seen);
+    FAIL() << "an Anthropic stream without message_stop must be an error, not a shortened answer";
+  } catch (const ModelError& e) {
+    EXPECT_EQ(e.kind(), ModelError::Kind::Network);
+    EXPECT_STREQ(e.what(), "the model stream ended before the response was complete");
+  }
+}
+
 TEST(ModelResolution, ConfiguredProviderAndModel) {
   config::MainConfig cfg;
   cfg.model = "local/qwen";

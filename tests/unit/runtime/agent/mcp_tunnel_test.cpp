@@ -41,6 +41,9 @@ class McpTunnelTest : public ::testing::Test {
     editor.on_request(acp::methods::kMcpMessage, [this](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
       const auto& o = p.as_object();
       seen_methods.push_back(std::string(o.at("method").as_string()));
+      const json::object* params = o.contains("params") ? o.at("params").if_object() : nullptr;
+      const json::value* meta = params ? params->if_contains("_meta") : nullptr;
+      seen_meta.push_back(meta && meta->is_object() ? meta->as_object() : json::object{});
       co_return serve(std::string(o.at("method").as_string()), o.contains("params") ? o.at("params").as_object() : json::object{});
     });
   }
@@ -86,6 +89,7 @@ class McpTunnelTest : public ::testing::Test {
   bridge::mcp::AcpTunnelRouter router{agent};
   fakes::FakeEditor host;
   std::vector<std::string> seen_methods;
+  std::vector<json::object> seen_meta;  // the MCP request's _meta of each mcp/message
 };
 
 }  // namespace
@@ -129,6 +133,28 @@ TEST_F(McpTunnelTest, ARequiredServerTheEditorCannotReachFailsTheTurnNamingIt) {
   } catch (const runtime::mcp::RequiredServerUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("'ed'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no such server in the editor"), std::string::npos) << e.what();
+  }
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+// The editor's MCP server never sees an MCP initialize in the stateless form: each request says
+// which MCP version and client it comes from in its _meta.
+TEST_F(McpTunnelTest, EachStatelessRequestCarriesTheMcpVersionAndClient) {
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  ASSERT_EQ(tools.size(), 2u);
+  call(*tools[0], json::object{{"word", "hi"}});
+  ASSERT_EQ(seen_meta.size(), seen_methods.size());
+  ASSERT_FALSE(seen_meta.empty());
+  for (std::size_t i = 0; i < seen_meta.size(); ++i) {
+    const auto* version = seen_meta[i].if_contains(bridge::mcp::kMetaProtocolVersion);
+    EXPECT_TRUE(version && version->is_string() && !version->as_string().empty())
+        << seen_methods[i] << " must carry the MCP protocol version in _meta, got " << json::serialize(seen_meta[i]);
+    const auto* client = seen_meta[i].if_contains(bridge::mcp::kMetaClientInfo);
+    EXPECT_TRUE(client && client->is_object() && client->as_object().contains("name"))
+        << seen_methods[i] << " must name the MCP client in _meta, got " << json::serialize(seen_meta[i]);
   }
   fakes::run(ioc, mcp->close());
   pool.join();
