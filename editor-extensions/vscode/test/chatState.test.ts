@@ -245,3 +245,16 @@ test("agentText joins only the agent's messages", () => {
   ]);
   assert.equal(agentText(s), "AB");
 });
+
+test("permissions: the diff a permission request carries is shown even when its tool call already exists", () => {
+  const diff = { type: "diff" as const, path: "/w/a.txt", oldText: "old\n", newText: "new\n" };
+  const s = run([
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit a.txt", kind: "edit", status: "pending" } },
+    { type: "permissionRequested", requestId: "r1", request: { sessionId: "s", toolCall: { toolCallId: "t1", content: [diff] }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] } },
+  ]);
+  assert.deepEqual(s.toolCalls.t1!.content, [diff], "the proposed diff reaches the tool call the user is asked about");
+  assert.equal(s.toolCalls.t1!.title, "Edit a.txt", "the tool call keeps what it had");
+  assert.deepEqual(s.items.map((i) => i.kind), ["tool", "permission"], "no second tool item");
+  const toolItem = s.items[0]!;
+  assert.ok(toolItem.rev > 1, "the tool item is re-rendered");
+});

@@ -218,8 +218,8 @@ test("tool calls: title, kind and status; locations, diffs and terminals are cli
   w.posted.length = 0;
   (term!.querySelector("button") as El).click();
   assert.deepEqual(w.posted, [{ type: "showTerminal", terminalId: "term-1" }], "Show in terminal posts the terminal");
-  assert.equal(gone!.querySelector("pre")?.textContent, "(terminal released)", "a released terminal says so");
-  assert.equal(gone!.querySelector("button"), null, "a released terminal cannot be shown");
+  assert.equal(gone!.querySelector("pre")?.textContent, "(no output recorded)", "a terminal this window never saw says it has no output");
+  assert.equal(gone!.querySelector("button"), null, "a terminal this window never saw cannot be shown");
   w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "more", truncated: false, exitStatus: null }] });
   assert.equal(w.$(".term pre").textContent, "more", "terminal output is refreshed on every state, and not marked when whole");
 });
@@ -446,4 +446,42 @@ test("the extension host can focus the input", async () => {
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "focusInput" } }));
   assert.equal(w.win.document.activeElement, w.input as unknown, "focusInput puts the focus in the input");
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "other" } }));
+});
+
+test("a released terminal keeps its output; a replayed one shows the output its tool call reported", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", kind: "execute", status: "completed", content: [{ type: "terminal", terminalId: "term-1" }] } },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "pwd", kind: "execute", status: "completed", content: [{ type: "terminal", terminalId: "term-old" }], rawOutput: { output: "/w\n" } } },
+  );
+  w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "a.txt\n", truncated: false, exitStatus: { exitCode: 0, signal: null }, released: true }] });
+  const [live, replayed] = w.$$(".term pre");
+  assert.equal(live!.textContent, "a.txt\n", "a released terminal's output stays displayed");
+  assert.equal(replayed!.textContent, "/w\n", "a replayed command shows the output recorded in its tool call");
+});
+
+test("a permission prompt for an edit shows the proposed change line by line, with a button for the diff editor", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit a.txt", kind: "edit", status: "pending" } },
+    {
+      type: "permissionRequested",
+      requestId: "r1",
+      request: { sessionId: "s", toolCall: { toolCallId: "t1", content: [{ type: "diff", path: "/w/a.txt", oldText: "one\ntwo\nthree\n", newText: "one\n2\nthree\n" }] }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] },
+    },
+  );
+  w.show({ chat: s });
+  const perm = w.$(".perm");
+  assert.deepEqual(Array.from(perm.querySelectorAll(".inline-diff pre div")).map((d) => (d as El).textContent), ["  one", "- two", "+ 2", "  three", "  "], "the prompt shows removed and added lines with context");
+  assert.equal(text(perm.querySelector(".diff-path")), "/w/a.txt", "the prompt names the file");
+  w.posted.length = 0;
+  (perm.querySelector(".inline-diff button") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openDiff", toolCallId: "t1", index: 0 }], "the prompt opens the full diff");
+});
+
+test("the chat's stylesheet takes every colour from the VS Code theme (light and dark themes both stay readable)", async () => {
+  const fs = await import("node:fs");
+  const css = fs.readFileSync(new URL("../../media/chat.css", import.meta.url), "utf8");
+  const fixed = css.match(/#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|:\s*(black|white)\b/g) ?? [];
+  assert.deepEqual(fixed, [], "no hard-coded colour, not even as a fallback of a theme variable");
 });

@@ -207,10 +207,12 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
     case "permissionRequested": {
       const p: PermissionState = { requestId: e.requestId, toolCall: e.request.toolCall, options: e.request.options };
       let st: ChatState = { ...s, permissions: { ...s.permissions, [e.requestId]: p } };
-      // the permission carries a tool call: make sure it is shown
-      if (e.request.toolCall?.toolCallId && !st.toolCalls[e.request.toolCall.toolCallId]) {
-        st = applyToolCall(st, e.request.toolCall, true);
-      }
+      // the permission carries a tool call (often with the proposed diff): show it, and merge what
+      // it adds into a tool call that already exists, so the user never approves an edit blind
+      // (its title and status stay as the tool call's own updates set them)
+      const tc = e.request.toolCall;
+      if (tc?.toolCallId && !st.toolCalls[tc.toolCallId]) st = applyToolCall(st, tc, true);
+      else if (tc?.toolCallId) st = applyToolCall(st, { toolCallId: tc.toolCallId, content: tc.content, locations: tc.locations, rawInput: tc.rawInput }, false);
       return push(st, { kind: "permission", requestId: e.requestId, id: `perm-${e.requestId}` });
     }
     case "permissionResolved": {

@@ -14,7 +14,7 @@ export interface ViewModel {
   supportsSessionList: boolean;
   sessions: SessionInfo[];
   chat: ChatState;
-  terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null }[];
+  terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null; released?: boolean }[];
   error?: string | undefined;
 }
 

@@ -17,6 +17,7 @@ export interface TerminalView {
   output: string;
   truncated: boolean;
   exitStatus: acp.TerminalExitStatus | null;
+  released?: boolean;
 }
 
 export interface FolderAgentDeps {
@@ -92,12 +93,13 @@ export class FolderAgent implements vscode.Disposable {
   }
 
   terminalViews(): TerminalView[] {
-    return this.terminals.all().map((t) => ({
+    return this.terminals.shown().map((t) => ({
       id: t.id,
       command: t.commandLine,
       output: t.output.slice(-8192),
       truncated: t.truncated || t.output.length > 8192,
       exitStatus: t.exitStatus,
+      ...(t.released ? { released: true } : {}),
     }));
   }
 

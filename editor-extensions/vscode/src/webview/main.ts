@@ -4,6 +4,7 @@ import { marked } from "marked";
 import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
 import type { ChatItem, ToolCallState } from "../core/chatState.js";
 import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
+import { lineDiff } from "../core/lineDiff.js";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -230,7 +231,8 @@ function renderTool(m: ViewModel, t: ToolCallState): HTMLElement {
     } else if (c.type === "terminal") {
       const term = m.terminals.find((x) => x.id === c.terminalId);
       const box = h("div", { class: "term" });
-      box.appendChild(h("pre", {}, esc(term ? (term.truncated ? "…" : "") + term.output : "(terminal released)")));
+      const shown = term ? (term.truncated ? "…" : "") + term.output : (reportedOutput(t) ?? "(no output recorded)");
+      box.appendChild(h("pre", {}, esc(shown)));
       if (term) {
         const b = h("button", {}, "Show in terminal");
         b.addEventListener("click", () => post({ type: "showTerminal", terminalId: c.terminalId }));
@@ -243,6 +245,30 @@ function renderTool(m: ViewModel, t: ToolCallState): HTMLElement {
     }
   });
   return el;
+}
+
+/** a proposed edit, line by line, with a button for the full diff editor */
+function renderInlineDiff(toolCallId: string, index: number, c: { path: string; oldText?: string | null; newText: string }): HTMLElement {
+  const box = h("div", { class: "inline-diff" }, `<div class="diff-path">${esc(c.path)}</div>`);
+  const lines = lineDiff(c.oldText ?? "", c.newText);
+  const shown = lines.slice(0, 200);
+  const pre = h("pre");
+  for (const l of shown) pre.appendChild(h("div", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx" }, esc(`${l.op} ${l.text}`)));
+  if (lines.length > shown.length) pre.appendChild(h("div", { class: "ctx" }, esc(`… ${lines.length - shown.length} more lines`)));
+  box.appendChild(pre);
+  const b = h("button", {}, "Open diff");
+  b.addEventListener("click", () => post({ type: "openDiff", toolCallId, index }));
+  box.appendChild(b);
+  return box;
+}
+
+/** a released terminal is gone from the manager; a replayed one never existed here: show what the tool call reported */
+function reportedOutput(t: ToolCallState): string | undefined {
+  const r = t.rawOutput as { output?: unknown; stdout?: unknown } | string | undefined | null;
+  if (typeof r === "string") return r;
+  if (r && typeof r.output === "string") return r.output;
+  if (r && typeof r.stdout === "string") return r.stdout;
+  return undefined;
 }
 
 function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
@@ -271,6 +297,10 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
     case "permission": {
       const p = m.chat.permissions[item.requestId]!;
       const el = h("div", { class: "perm" }, `<div>Allow <b>${esc(p.toolCall.title ?? "this tool call")}</b>?</div>`);
+      const tc = p.toolCall.toolCallId ? m.chat.toolCalls[p.toolCall.toolCallId] : undefined;
+      if (p.outcome === undefined) tc?.content.forEach((c, index) => {
+        if (c.type === "diff") el.appendChild(renderInlineDiff(tc.toolCallId, index, c));
+      });
       if (p.outcome === undefined) {
         const row = h("div", { class: "perm-buttons" });
         for (const o of p.options) {
