@@ -3,13 +3,13 @@
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { AgentConnection, type AgentExit, type ClientHost } from "../core/acpClient.js";
-import { findBinary } from "../core/binary.js";
 import { initialChatState, reduce, type ChatEvent, type ChatState } from "../core/chatState.js";
 import { McpHub, type LegacyMcpRouter } from "../core/mcpRelay.js";
 import { toAcpMcpServer, type McpServerConfig } from "../core/mcpConfig.js";
 import { TerminalManager, type ManagedTerminal } from "../core/terminals.js";
 import { readTextFile, writeTextFile } from "./fsHost.js";
 import { collectMcpServers } from "./mcpSources.js";
+import { serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
 
 export interface TerminalView {
   id: string;
@@ -158,14 +158,11 @@ export class FolderAgent implements vscode.Disposable {
 
   binaryPath(): string {
     if (this.deps.binary) return this.deps.binary;
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    return findBinary({ setting: cfg.get<string>("path"), extensionPath: this.deps.extensionPath, workspaceFolder: this.folder.uri.fsPath }).path;
+    return serverBinary(this.deps.extensionPath, this.folder, this.agentEnv());
   }
 
   agentEnv(): NodeJS.ProcessEnv {
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    const extra = cfg.get<Record<string, string>>("env") ?? {};
-    return { ...(this.deps.env ?? process.env), ...extra };
+    return serverEnv(this.deps.env ?? process.env, this.folder);
   }
 
   /** Starts the process (once) and initializes it. */
@@ -180,8 +177,7 @@ export class FolderAgent implements vscode.Disposable {
   private async start(): Promise<AgentConnection> {
     if (this.disposed) throw new Error("folder closed");
     const binary = this.binaryPath();
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    const args = cfg.get<string[]>("args") ?? ["acp"];
+    const args = serverArgs(this.folder);
     this.deps.log.appendLine(`[openvaala-vscode] starting ${binary} ${args.join(" ")} in ${this.folder.uri.fsPath}`);
     const conn = await AgentConnection.start({
       command: binary,
