@@ -188,12 +188,23 @@ test("errors of an action are shown in the view and logged; the next action clea
   __test.setConfig("openvaala.path", path.join(dir, "no-such-binary"));
   view.send({ type: "newChat" });
   await waitUntil(() => view.lastModel().error, 5000, "an error");
-  assert.match(view.lastModel().error!, /^new chat: Could not find the openvaala binary/, "the error names the action and the cause");
-  assert.match((__test.state.outputs.get("chat log") ?? []).join(""), /\[openvaala-vscode\] new chat: Could not find/, "the error is logged");
+  assert.match(view.lastModel().error!, /^Could not start a new chat: Could not find the openvaala binary/, "the error names the action and the cause");
+  assert.match((__test.state.outputs.get("chat log") ?? []).join(""), /\[openvaala-vscode\] Could not start a new chat: Could not find/, "the error is logged");
   __test.setConfig("openvaala.path", process.execPath);
   view.send({ type: "send", text: "hi" });
   await waitUntil(() => chat.currentAgent()!.state.items.length === 2, 5000, "the answer");
   await waitUntil(() => view.lastModel().error === undefined, 2000, "the error to clear");
+});
+
+test("a message that cannot be sent (server fails to start) says so in words and goes back into the input", async () => {
+  const dir = tmp();
+  const { view, resolve } = setup([folder(dir)]);
+  resolve();
+  __test.setConfig("openvaala.path", path.join(dir, "no-such-binary"));
+  view.send({ type: "send", text: "explain this repo" });
+  await waitUntil(() => view.lastModel().error, 5000, "an error");
+  assert.match(view.lastModel().error!, /^Could not send your message: Could not find the openvaala binary/, "the error says what failed, without an internal prefix");
+  assert.ok(view.posted.some((m) => m.type === "restoreInput" && m.text === "explain this repo"), "the typed message is handed back to the input");
 });
 
 test("which folder the chat talks to: the chosen one, else the active editor's, else the first", async () => {

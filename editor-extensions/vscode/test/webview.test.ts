@@ -485,3 +485,12 @@ test("the chat's stylesheet takes every colour from the VS Code theme (light and
   const fixed = css.match(/#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|:\s*(black|white)\b/g) ?? [];
   assert.deepEqual(fixed, [], "no hard-coded colour, not even as a fallback of a theme variable");
 });
+
+test("a message handed back by the host fills an empty input, and never overwrites a new one", async () => {
+  const w = await loadWebview();
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
+  assert.equal(w.input.value, "lost message", "the unsent message is back in the input");
+  w.input.value = "typed since";
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
+  assert.equal(w.input.value, "typed since", "what the user typed since is kept");
+});

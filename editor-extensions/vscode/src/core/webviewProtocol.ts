@@ -34,4 +34,4 @@ export type FromWebview =
   | { type: "showTerminal"; terminalId: string }
   | { type: "showLog" };
 
-export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" };
+export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" } | { type: "restoreInput"; text: string };

@@ -97,15 +97,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     void this.view?.webview.postMessage({ type: "focusInput" } satisfies ToWebview);
   }
 
-  private async run(what: string, fn: () => Promise<unknown>) {
+  /** runs a user action; a failure is shown above the input as "<what failed>: <why>" */
+  private async run(failure: string, fn: () => Promise<unknown>): Promise<boolean> {
+    let ok = true;
     try {
       this.error = undefined;
       await fn();
     } catch (e) {
-      this.error = `${what}: ${(e as Error).message}`;
+      ok = false;
+      this.error = `${failure}: ${(e as Error).message}`;
       this.deps.log.appendLine(`[openvaala-vscode] ${this.error}`);
     }
     this.post();
+    return ok;
   }
 
   async onMessage(m: FromWebview): Promise<void> {
@@ -128,28 +132,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     switch (m.type) {
       case "send":
-        await this.run("prompt", () => a.prompt(m.text));
+        // a message that never reached the server goes back into the input, not lost
+        if (!(await this.run("Could not send your message", () => a.prompt(m.text)))) void this.view?.webview.postMessage({ type: "restoreInput", text: m.text } satisfies ToWebview);
         return;
       case "stop":
-        await this.run("stop", () => a.cancel());
+        await this.run("Could not stop", () => a.cancel());
         return;
       case "newChat":
-        await this.run("new chat", () => a.newChat());
+        await this.run("Could not start a new chat", () => a.newChat());
         return;
       case "permission":
         a.answerPermission(m.requestId, m.optionId);
         return;
       case "setMode":
-        await this.run("set mode", () => a.setMode(m.modeId));
+        await this.run("Could not change the mode", () => a.setMode(m.modeId));
         return;
       case "setConfig":
-        await this.run("set option", () => a.setConfigOption(m.configId, m.value));
+        await this.run("Could not change the setting", () => a.setConfigOption(m.configId, m.value));
         return;
       case "listSessions":
-        await this.run("list sessions", () => a.listSessions());
+        await this.run("Could not list the previous sessions", () => a.listSessions());
         return;
       case "loadSession":
-        await this.run("load session", () => a.loadSession(m.sessionId));
+        await this.run("Could not open the session", () => a.loadSession(m.sessionId));
         return;
       case "openLocation": {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.path));

@@ -353,5 +353,9 @@ function render(m: ViewModel) {
 window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
   if (e.data.type === "state") render(e.data.model);
   else if (e.data.type === "focusInput") input.focus();
+  else if (e.data.type === "restoreInput" && !input.value.trim()) {
+    input.value = e.data.text;
+    input.focus();
+  }
 });
 post({ type: "ready" });
