@@ -318,7 +318,11 @@ test("session history: shown only when the server lists sessions; a click loads 
   const w = await loadWebview();
   w.show({});
   assert.equal(w.$$("#bar button").some((b) => b.textContent === "History"), false, "no History button without session listing");
-  const sessions = [{ sessionId: "s-1", cwd: "/w", title: "Fix <parser>", updatedAt: "yesterday" }, { sessionId: "s-2", cwd: "/w" }];
+  const sessions = [
+    { sessionId: "s-1", cwd: "/w", title: "Fix <parser>", updatedAt: new Date(Date.now() - 5 * 60_000).toISOString() },
+    { sessionId: "s-2", cwd: "/w", title: "Older", updatedAt: "2020-01-02T10:00:00Z" },
+    { sessionId: "s-empty", cwd: "/w", updatedAt: new Date().toISOString() },
+  ];
   w.show({ supportsSessionList: true, sessions: [] });
   const history = () => w.$$("#bar button").find((b) => b.textContent === "History")!;
   assert.equal(history().title, "Previous sessions");
@@ -330,7 +334,10 @@ test("session history: shown only when the server lists sessions; a click loads 
   assert.equal(text(w.$("#sessions")), "No previous sessions.", "an empty history says so");
   w.show({ supportsSessionList: true, sessions });
   const rows = w.$$("#sessions .session");
-  assert.deepEqual(rows.map((r) => text(r)), ["Fix <parser> yesterday", "s-2"], "each session shows its title (else its id) and when");
+  assert.equal(rows.length, 2, "a session nobody wrote in (no title) is not listed");
+  assert.equal(text(rows[0]), "Fix <parser> 5 min ago", "the newest first, by title, with a readable time");
+  assert.match(text(rows[1]), /^Older \S.*2020/, "an old session shows its date, not a raw timestamp");
+  assert.ok(!rows.some((r) => /T\d\d:\d\d|s-\d/.test(text(r))), "no raw ids or ISO timestamps");
   w.posted.length = 0;
   rows[1]!.click();
   assert.deepEqual(w.posted, [{ type: "loadSession", sessionId: "s-2" }], "a click loads that session");

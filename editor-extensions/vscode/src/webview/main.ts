@@ -5,6 +5,7 @@ import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.
 import type { ChatItem, ToolCallState } from "../core/chatState.js";
 import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
 import { lineDiff } from "../core/lineDiff.js";
+import { historyEntries } from "../core/history.js";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -191,9 +192,10 @@ function renderBar(m: ViewModel) {
 function renderSessions(m: ViewModel) {
   sessionsEl.hidden = !showSessions;
   if (!showSessions) return;
-  sessionsEl.innerHTML = m.sessions.length ? "" : "<div class='muted'>No previous sessions.</div>";
-  for (const s of m.sessions) {
-    const row = h("div", { class: "session" }, `${esc(s.title || s.sessionId)}<span class="muted"> ${esc(s.updatedAt ?? "")}</span>`);
+  const entries = historyEntries(m.sessions, new Date(), m.chat.sessionId);
+  sessionsEl.innerHTML = entries.length ? "" : "<div class='muted'>No previous sessions.</div>";
+  for (const s of entries) {
+    const row = h("div", { class: "session" }, `${esc(s.title)}<span class="muted"> ${esc(s.when)}</span>`);
     row.addEventListener("click", () => {
       showSessions = false;
       sessionsEl.hidden = true;
