@@ -181,6 +181,24 @@ test("the webview's messages reach the server; the view model follows", async ()
   assert.deepEqual(await receivedOf(conn(), "session/cancel"), [{ sessionId: "old" }], "stop -> session/cancel");
 });
 
+test("the view's Stop button shows only while a turn runs (the openvaala.busy context key)", async () => {
+  const dir = tmp();
+  const { view, chat, resolve } = setup([folder(dir)]);
+  resolve();
+  const busy = () => __test.state.executed.filter((e) => e.command === "setContext" && e.args[0] === "openvaala.busy").map((e) => e.args[1]);
+  const pkg = JSON.parse(fs.readFileSync(path.join(EXT_ROOT, "package.json"), "utf8"));
+  const stopMenu = pkg.contributes.menus["view/title"].find((m: { command: string }) => m.command === "openvaala.stop");
+  assert.match(stopMenu.when, /&& openvaala\.busy\b/, "the Stop button of the view title needs openvaala.busy");
+  assert.deepEqual(busy(), [false], "idle at first");
+  const a = chat.currentAgent()!;
+  const turn = a.prompt(script({ waitCancel: true }));
+  await waitUntil(() => busy().at(-1) === true, 5000, "openvaala.busy to be set during the turn");
+  await a.cancel();
+  await turn;
+  await waitUntil(() => busy().at(-1) === false, 5000, "openvaala.busy to be cleared after the turn");
+  void view;
+});
+
 test("errors of an action are shown in the view and logged; the next action clears them", async () => {
   const dir = tmp();
   const { view, chat, resolve } = setup([folder(dir)]);

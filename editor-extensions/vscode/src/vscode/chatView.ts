@@ -88,9 +88,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     };
   }
 
+  private busyContext: boolean | undefined;
+
   private post() {
     const msg: ToWebview = { type: "state", model: this.model() };
     void this.view?.webview.postMessage(msg);
+    // the view's Stop button (package.json menus) shows only while a turn runs
+    if (msg.model.chat.busy !== this.busyContext) {
+      this.busyContext = msg.model.chat.busy;
+      void vscode.commands.executeCommand("setContext", "openvaala.busy", this.busyContext);
+    }
   }
 
   focusInput() {
