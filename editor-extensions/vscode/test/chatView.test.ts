@@ -199,6 +199,13 @@ test("the view's Stop button shows only while a turn runs (the openvaala.busy co
   void view;
 });
 
+test("copyText from a code block's Copy button goes to the clipboard", async () => {
+  const { view, resolve } = setup([folder(tmp())]);
+  resolve();
+  view.send({ type: "copyText", text: "npm test" });
+  await waitUntil(() => (vscode.env as unknown as { clipboard: { text: string } }).clipboard.text === "npm test", 2000, "the clipboard to hold the code");
+});
+
 test("errors of an action are shown in the view and logged; the next action clears them", async () => {
   const dir = tmp();
   const { view, chat, resolve } = setup([folder(dir)]);

@@ -501,3 +501,18 @@ test("a message handed back by the host fills an empty input, and never overwrit
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
   assert.equal(w.input.value, "typed since", "what the user typed since is kept");
 });
+
+test("code blocks are highlighted by language and have a Copy button that copies the code", async () => {
+  const w = await loadWebview();
+  const s = chat({ type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Run:\n\n```python\ndef f(x):\n    return \"<b>\" # hi\n```\n" } } });
+  w.show({ chat: s });
+  const code = w.$(".codeblock code");
+  assert.ok(code.classList.contains("language-python"), "the block knows its language");
+  assert.ok(code.querySelector(".hljs-keyword"), "keywords are marked for the theme's colours");
+  assert.ok(code.querySelector(".hljs-string"), "strings too");
+  assert.equal(code.querySelector("b"), null, "code stays text, never HTML");
+  w.posted.length = 0;
+  (w.$(".codeblock .copy") as El).click();
+  assert.deepEqual(w.posted, [{ type: "copyText", text: 'def f(x):\n    return "<b>" # hi' }], "Copy sends the code as written");
+  assert.equal(text(w.$(".codeblock .copy")), "Copied", "the button confirms");
+});

@@ -32,6 +32,7 @@ export type FromWebview =
   | { type: "openLocation"; path: string; line?: number | null }
   | { type: "openDiff"; toolCallId: string; index: number }
   | { type: "showTerminal"; terminalId: string }
-  | { type: "showLog" };
+  | { type: "showLog" }
+  | { type: "copyText"; text: string };
 
 export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" } | { type: "restoreInput"; text: string };

@@ -131,6 +131,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "showLog":
         this.deps.log.show(true);
         return;
+      case "copyText":
+        await vscode.env.clipboard.writeText(m.text);
+        return;
     }
     if (!a) {
       this.error = "Open a folder to chat with OpenVaala.";

@@ -1,6 +1,7 @@
 // The chat webview (browser side). Receives the view model from the extension host, renders it,
 // and posts user actions back. Markdown through `marked` with raw HTML escaped.
 import { marked } from "marked";
+import hljs from "highlight.js/lib/common";
 import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
 import type { ChatItem, ToolCallState } from "../core/chatState.js";
 import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
@@ -12,7 +13,17 @@ const vscode = acquireVsCodeApi();
 const post = (m: FromWebview) => vscode.postMessage(m);
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-marked.use({ gfm: true, breaks: false, renderer: { html: (t: { text: string }) => esc(t.text) } });
+/** a fenced code block: highlighted (tokens coloured by the theme in chat.css) with a Copy button */
+function codeBlock(t: { text: string; lang?: string }): string {
+  const lang = (t.lang ?? "").trim().split(/\s/)[0] ?? "";
+  let body: string;
+  if (lang && hljs.getLanguage(lang)) body = hljs.highlight(t.text, { language: lang, ignoreIllegals: true }).value;
+  else if (t.text.length <= MAX_AUTO_HIGHLIGHT) body = hljs.highlightAuto(t.text).value;
+  else body = esc(t.text);
+  return `<div class="codeblock"><button class="copy" title="Copy to the clipboard">Copy</button><pre><code class="hljs${lang ? ` language-${esc(lang)}` : ""}">${body}</code></pre></div>`;
+}
+const MAX_AUTO_HIGHLIGHT = 20_000;
+marked.use({ gfm: true, breaks: false, renderer: { html: (t: { text: string }) => esc(t.text), code: codeBlock } });
 const md = (s: string) => marked.parse(s, { async: false }) as string;
 
 let model: ViewModel | undefined;
@@ -57,6 +68,14 @@ function send() {
   post({ type: "send", text });
 }
 sendBtn.addEventListener("click", send);
+// Copy buttons of code blocks (rendered as HTML strings, so one listener for all of them)
+log.addEventListener("click", (e) => {
+  const btn = (e.target as HTMLElement).closest?.(".codeblock .copy");
+  const code = btn?.parentElement?.querySelector("code");
+  if (!btn || !code) return;
+  post({ type: "copyText", text: code.textContent ?? "" });
+  btn.textContent = "Copied";
+});
 stopBtn.addEventListener("click", () => post({ type: "stop" }));
 
 function updateCompletion() {

@@ -305,4 +305,13 @@ export const languages = {
   },
 };
 
-export const env = { openExternal: async () => true, remoteName: undefined as string | undefined };
+export const env = {
+  openExternal: async () => true,
+  remoteName: undefined as string | undefined,
+  clipboard: {
+    text: "",
+    async writeText(t: string) {
+      env.clipboard.text = t;
+    },
+  },
+};
