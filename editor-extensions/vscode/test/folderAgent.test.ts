@@ -147,6 +147,7 @@ test("a server that dies during a turn: the turn ends with an error, the server 
   assert.equal(a.state.busy, false, "the turn is over");
   const errors = a.state.items.filter((i) => i.kind === "notice" && i.severity === "error");
   assert.equal(errors.length, 1, `the turn ends with one error in the chat: ${JSON.stringify(notices(a))}`);
+  assert.equal((errors[0] as { text: string }).text, "The OpenVaala server stopped during the turn.", "the error says the server stopped, not an RPC detail");
   await waitUntil(() => notices(a).includes("The OpenVaala server exited (code 9); restarting."), 5000, "the chat to say the server is restarting");
   assert.ok(__test.state.messages.some((m) => m.level === "warning" && m.text.includes("exited (code 9); restarting it.")), "a warning pops up");
   assert.match(logText(), /server exited \(code 9, signal null\) unexpectedly/, "the server log records the crash");
@@ -168,6 +169,32 @@ test("after a crash, a server without session/load starts a new session", async 
   assert.deepEqual(await receivedOf(a.connection!, "session/load"), [], "no session/load without the capability");
   await a.prompt("next");
   assert.equal((await receivedOf(a.connection!, "session/new")).length, 1, "the next prompt opens a new session");
+});
+
+test("after a crash the chat's revision counter goes on (the webview redraws by revision), it never starts over", async () => {
+  const a = makeAgent(tmp(), { args: scriptedArgs({ caps: {} }) });
+  await a.prompt("first");
+  a.state = { ...a.state, rev: 5000 }; // a long chat
+  const pid = a.connection!.pid;
+  await a.prompt(script({ exit: 3 }));
+  const before = a.state.rev;
+  await waitUntil(() => a.running && a.connection!.pid !== pid && a.connection!.initializeResponse, 10000, "restart");
+  await a.prompt("next");
+  assert.ok(a.state.items.length > 0 && a.state.items.every((i) => i.rev > before), `every item of the new chat has a newer revision than the old chat (${before}): ${JSON.stringify(a.state.items.map((i) => i.rev))}`);
+  const last = a.state.rev;
+  await a.restart();
+  assert.ok(a.state.rev > last, "Restart Server does not start the counter over either");
+});
+
+test("nothing is sent to a starting server before it has answered initialize", async () => {
+  const a = makeAgent(tmp(), { args: scriptedArgs({ initDelayMs: 400 }) });
+  const starting = a.ensureStarted();
+  await waitUntil(() => a.connection, 5000, "the server process");
+  await a.newChat();
+  await starting;
+  const log = await agentLog(a.connection!);
+  const early = log.received.filter((r) => (r as { beforeInitialized?: boolean }).beforeInitialized).map((r) => r.method);
+  assert.deepEqual(early, [], "session/new waited for the initialize answer");
 });
 
 test("a server that keeps crashing is not restarted forever", async () => {

@@ -37,6 +37,8 @@ export interface FolderAgentDeps {
 
 const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS = 3;
+const EXIT_GRACE_MS = 300;
+const SERVER_STOPPED = "The OpenVaala server stopped during the turn.";
 
 export class FolderAgent implements vscode.Disposable {
   private conn: AgentConnection | undefined;
@@ -167,6 +169,9 @@ export class FolderAgent implements vscode.Disposable {
 
   /** Starts the process (once) and initializes it. */
   ensureStarted(): Promise<AgentConnection> {
+    // a start under way first: its connection exists before `initialize` is answered, and nothing
+    // may be sent on it until then
+    if (this.starting) return this.starting;
     if (this.conn?.isRunning) return Promise.resolve(this.conn);
     this.starting ??= this.start().finally(() => {
       this.starting = undefined;
@@ -233,7 +238,7 @@ export class FolderAgent implements vscode.Disposable {
   private onExit(info: AgentExit) {
     this.deps.log.appendLine(`[openvaala-vscode] server exited (code ${info.code}, signal ${info.signal})${info.expected ? "" : " unexpectedly"}`);
     for (const w of [...this.permissionWaiters.values()]) w(undefined);
-    if (this.state.busy) this.emit({ type: "turnEnded", error: "The OpenVaala server stopped during the turn." });
+    if (this.state.busy) this.emit({ type: "turnEnded", error: SERVER_STOPPED });
     void this.hub?.dispose();
     this.hub = undefined;
     if (info.expected || this.disposed) return;
@@ -264,12 +269,19 @@ export class FolderAgent implements vscode.Disposable {
 
   private restarting: Promise<void> | undefined;
 
+  /**
+   * An empty chat whose revision goes on from the old one: the webview redraws an item only when
+   * its revision changes, so a counter that started over would show stale items.
+   */
+  private clearedChat(): ChatState {
+    return reduce(this.state, { type: "reset" });
+  }
+
   /** A new session (the old chat is cleared). */
   async newChat(): Promise<void> {
     const conn = await this.ensureStarted();
     const s = await conn.newSession(this.folder.uri.fsPath, this.mcpServers);
-    this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
-    this.state = { ...this.state, rev: this.state.rev + 1000 };
+    this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
     this.fire();
   }
 
@@ -288,9 +300,24 @@ export class FolderAgent implements vscode.Disposable {
       this.emit({ type: "turnEnded", stopReason: r.stopReason });
       return r;
     } catch (e) {
-      this.emit({ type: "turnEnded", error: (e as Error).message });
+      const serverGone = await this.exitsSoon(this.conn);
+      // when the server died, onExit has ended the turn with SERVER_STOPPED already
+      if (this.state.busy) this.emit({ type: "turnEnded", error: serverGone ? SERVER_STOPPED : (e as Error).message });
       return undefined;
     }
+  }
+
+  /** whether the server process is gone or goes within a moment (a prompt fails before the exit is seen) */
+  private async exitsSoon(conn: AgentConnection | undefined): Promise<boolean> {
+    if (!conn) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), EXIT_GRACE_MS);
+    });
+    const exited = conn.exited.then(() => true as const);
+    const r = await Promise.race([exited, soon]);
+    clearTimeout(timer);
+    return r;
   }
 
   async cancel(): Promise<void> {
@@ -326,8 +353,7 @@ export class FolderAgent implements vscode.Disposable {
   async loadSession(sessionId: string, keepChat = false): Promise<void> {
     const conn = await this.ensureStarted();
     if (!keepChat) {
-      this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId });
-      this.state = { ...this.state, rev: this.state.rev + 1000 };
+      this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId });
       this.fire();
     } else {
       // replayed history would duplicate what is shown: ignore updates until the load returns
@@ -348,7 +374,7 @@ export class FolderAgent implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
-    this.state = initialChatState();
+    this.state = this.clearedChat();
     await this.ensureStarted();
     this.fire();
   }
