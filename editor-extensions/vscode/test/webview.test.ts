@@ -516,3 +516,21 @@ test("code blocks are highlighted by language and have a Copy button that copies
   assert.deepEqual(w.posted, [{ type: "copyText", text: 'def f(x):\n    return "<b>" # hi' }], "Copy sends the code as written");
   assert.equal(text(w.$(".codeblock .copy")), "Copied", "the button confirms");
 });
+
+test("one mode picker when the server sends both modes and a mode config option; mode and model pickers come first", async () => {
+  const w = await loadWebview();
+  const modes = { currentModeId: "default", availableModes: [{ id: "default", name: "Ask" }, { id: "full_auto", name: "Full auto" }] };
+  const configOptions = [
+    { id: "agent", name: "Agent", type: "select", currentValue: "a", options: [{ value: "a", name: "A" }, { value: "b", name: "B" }] },
+    { id: "llm", name: "Model", type: "select", category: "model", currentValue: "m1", options: [{ value: "m1", name: "Fast" }, { value: "m2", name: "Smart" }] },
+    { id: "mode", name: "Mode", type: "select", category: "mode", currentValue: "default", options: [{ value: "default", name: "Ask" }, { value: "full_auto", name: "Full auto" }] },
+  ] as never;
+  w.show({ chat: chat({ type: "sessionStarted", sessionId: "s", modes, configOptions }) });
+  const selects = w.$$("#bar select");
+  assert.equal(selects.filter((s) => Array.from(s.querySelectorAll("option")).some((o: any) => o.textContent === "Full auto")).length, 1, "exactly one picker offers the modes");
+  assert.deepEqual(selects.map((s) => s.getAttribute("data-option")), ["mode", "llm", "agent"], "mode, then model, then the rest");
+  w.posted.length = 0;
+  w.change(selects[0]!, "full_auto");
+  w.change(selects[1]!, "m2");
+  assert.deepEqual(w.posted, [{ type: "setConfig", configId: "mode", value: "full_auto" }, { type: "setConfig", configId: "llm", value: "m2" }], "the pickers set the config options (session/set_config_option)");
+});

@@ -154,7 +154,9 @@ function renderBar(m: ViewModel) {
     bar.appendChild(sel);
   }
   const modes = m.chat.modes;
-  if (modes && modes.availableModes.length) {
+  // ACP: a client that shows config options ignores the older `modes` when a mode option exists
+  const modeOption = m.chat.configOptions.some((o) => (o as { category?: string }).category === "mode" || o.id === "mode");
+  if (modes && modes.availableModes.length && !modeOption) {
     const sel = h("select", { title: "Mode" }) as HTMLSelectElement;
     for (const md of modes.availableModes) {
       const o = h("option", { value: md.id, title: md.description ?? "" }, esc(md.name)) as HTMLOptionElement;
@@ -164,7 +166,7 @@ function renderBar(m: ViewModel) {
     sel.addEventListener("change", () => post({ type: "setMode", modeId: sel.value }));
     bar.appendChild(sel);
   }
-  for (const opt of m.chat.configOptions) {
+  for (const opt of orderedOptions(m.chat.configOptions)) {
     if (opt.type === "boolean") {
       const lab = h("label", { title: opt.description ?? "" });
       const cb = h("input", { type: "checkbox" }) as HTMLInputElement;
@@ -175,7 +177,8 @@ function renderBar(m: ViewModel) {
       continue;
     }
     if (opt.type !== "select") continue;
-    const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}` }) as HTMLSelectElement;
+    const category = (opt as { category?: string | null }).category;
+    const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}`, "data-option": opt.id, ...(category ? { "data-category": category } : {}) }) as HTMLSelectElement;
     const groups = opt.options as unknown as ({ value: string; name: string } | { group: string; name: string; options: { value: string; name: string }[] })[];
     const addOpt = (parent: HTMLElement, o: { value: string; name: string }) => {
       const el = h("option", { value: o.value }, esc(o.name)) as HTMLOptionElement;
@@ -206,6 +209,12 @@ function renderBar(m: ViewModel) {
   const nb = h("button", { title: "New chat" }, "New");
   nb.addEventListener("click", () => post({ type: "newChat" }));
   bar.appendChild(nb);
+}
+
+/** mode and model pickers first (ACP categories), the rest in the agent's order */
+function orderedOptions(options: ViewModel["chat"]["configOptions"]) {
+  const rank = (o: { category?: string | null }) => ({ mode: 0, model: 1, model_config: 2, thought_level: 3 })[o.category ?? ""] ?? 4;
+  return options.map((o, i) => ({ o, i })).sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i).map((x) => x.o);
 }
 
 function renderSessions(m: ViewModel) {
