@@ -374,3 +374,27 @@ test("VS Code's MCP servers: tunnelled when the server takes `acp` servers, plai
   await off.newChat();
   assert.deepEqual((await receivedOf(off.connection!, "session/new"))[0].mcpServers, [], "openvaala.mcp.forwardVsCodeServers=false offers none");
 });
+
+test("Undo of a turn puts its files back on disk: edited ones restored, created ones deleted, ones edited since left alone", async () => {
+  const dir = tmp();
+  const a = makeAgent(dir);
+  const f = (n: string) => path.join(dir, n);
+  fs.writeFileSync(f("a.txt"), "after a\n");
+  fs.writeFileSync(f("new.txt"), "created\n");
+  fs.writeFileSync(f("b.txt"), "edited by hand\n");
+  const edit = (id: string, p: string, oldText: string | null, newText: string) => ({
+    update: { sessionUpdate: "tool_call", toolCallId: id, title: `Edit ${p}`, kind: "edit", status: "completed", content: [{ type: "diff", path: p, oldText, newText }] },
+  });
+  await a.prompt(script(edit("t1", f("a.txt"), "before a\n", "after a\n"), edit("t2", f("new.txt"), null, "created\n"), edit("t3", f("b.txt"), "b0\n", "b1\n")));
+  const item = a.state.items.find((i) => i.kind === "changes");
+  assert.ok(item, "the turn lists its changed files");
+  assert.deepEqual(a.changedFile(item.id, f("a.txt")), { path: f("a.txt"), before: "before a\n", after: "after a\n" }, "a file's change is there for the diff editor");
+  await a.undoTurn(item.id);
+  assert.equal(fs.readFileSync(f("a.txt"), "utf8"), "before a\n", "an edited file is restored");
+  assert.equal(fs.existsSync(f("new.txt")), false, "a file the turn created is deleted");
+  assert.equal(fs.readFileSync(f("b.txt"), "utf8"), "edited by hand\n", "a file changed after the turn is not overwritten");
+  const undone = a.state.items.find((i) => i.id === item.id) as { undo?: { path: string; result: string }[] };
+  assert.deepEqual(undone.undo?.map((o) => o.result), ["restored", "deleted", "changed-since"], "the chat says what Undo did per file");
+  await a.undoTurn(item.id);
+  assert.equal(fs.readFileSync(f("a.txt"), "utf8"), "before a\n", "a second Undo does nothing");
+});

@@ -534,3 +534,26 @@ test("one mode picker when the server sends both modes and a mode config option;
   w.change(selects[1]!, "m2");
   assert.deepEqual(w.posted, [{ type: "setConfig", configId: "mode", value: "full_auto" }, { type: "setConfig", configId: "llm", value: "m2" }], "the pickers set the config options (session/set_config_option)");
 });
+
+test("a turn's changed files: each opens its diff, Undo posts the turn, and the outcome replaces the button", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "turnStarted" },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: "/w/a.txt", oldText: "a", newText: "b" }, { type: "diff", path: "/w/new.txt", oldText: null, newText: "n" }] } },
+    { type: "turnEnded", stopReason: "end_turn" },
+  );
+  w.show({ chat: s });
+  const box = w.$(".changes");
+  assert.equal(text(box.querySelector(".changes-head")), "Changed 2 files");
+  const links = Array.from(box.querySelectorAll(".change a")) as El[];
+  assert.deepEqual(links.map((a) => a.textContent), ["/w/a.txt", "/w/new.txt"]);
+  assert.match(text(box.querySelectorAll(".change")[1] as El), /\(new\)/, "a created file is marked new");
+  const itemId = s.items.find((i) => i.kind === "changes")!.id;
+  w.posted.length = 0;
+  links[0]!.click();
+  (box.querySelector("button.undo") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openChangeDiff", itemId, path: "/w/a.txt" }, { type: "undoTurn", itemId }]);
+  w.show({ chat: reduce(s, { type: "turnUndone", itemId, outcomes: [{ path: "/w/a.txt", result: "restored" }, { path: "/w/new.txt", result: "changed-since" }] }) });
+  assert.equal(w.$(".changes button.undo"), null, "no second Undo");
+  assert.match(text(w.$$(".change")[1]), /not restored: changed after the turn/, "a file edited since says why it was left alone");
+});

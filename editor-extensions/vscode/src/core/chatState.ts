@@ -1,6 +1,7 @@
 // Chat state of one session as a pure reducer over ACP session updates and UI events. The webview
 // renders this state; the extension host owns it. No `vscode` import.
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js";
 
 export type ChatItem =
   | { kind: "user"; id: string; rev: number; text: string }
@@ -9,7 +10,8 @@ export type ChatItem =
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
   | { kind: "permission"; id: string; rev: number; requestId: string }
   | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string }
-  | { kind: "plan"; id: string; rev: number };
+  | { kind: "plan"; id: string; rev: number }
+  | { kind: "changes"; id: string; rev: number; files: FileChange[]; undo?: UndoOutcome[] | undefined };
 
 export interface ToolCallState {
   toolCallId: string;
@@ -44,6 +46,8 @@ export interface ChatState {
   busy: boolean;
   lastStopReason?: string | undefined;
   usage?: { used: number; size: number } | undefined;
+  /** index in `items` where the running turn began */
+  turnStart?: number | undefined;
   nextId: number;
   rev: number;
 }
@@ -59,7 +63,8 @@ export type ChatEvent =
   | { type: "turnEnded"; stopReason?: string; error?: string }
   | { type: "modeSet"; modeId: string }
   | { type: "configOptions"; configOptions: acp.SessionConfigOption[] }
-  | { type: "notice"; severity: "info" | "warning" | "error"; text: string };
+  | { type: "notice"; severity: "info" | "warning" | "error"; text: string }
+  | { type: "turnUndone"; itemId: string; outcomes: UndoOutcome[] };
 
 export function initialChatState(): ChatState {
   return { items: [], toolCalls: {}, permissions: {}, plan: [], configOptions: [], commands: [], busy: false, nextId: 1, rev: 0 };
@@ -222,9 +227,11 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return bumpItem(st, (i) => i.kind === "permission" && i.requestId === e.requestId);
     }
     case "turnStarted":
-      return { ...s, busy: true, lastStopReason: undefined, rev: s.rev + 1 };
+      return { ...s, busy: true, lastStopReason: undefined, turnStart: s.items.length, rev: s.rev + 1 };
     case "turnEnded": {
-      let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, rev: s.rev + 1 };
+      let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, turnStart: undefined, rev: s.rev + 1 };
+      const files = turnChanges(turnToolCalls(s));
+      if (files.length) st = push(st, { kind: "changes", files });
       // pending permission prompts of a finished turn are moot
       for (const [id, p] of Object.entries(st.permissions)) {
         if (p.outcome === undefined) st = reduce(st, { type: "permissionResolved", requestId: id, outcome: "cancelled" });
@@ -247,7 +254,17 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return { ...s, configOptions: e.configOptions, rev: s.rev + 1 };
     case "notice":
       return push(s, { kind: "notice", severity: e.severity, text: e.text });
+    case "turnUndone": {
+      const rev = s.rev + 1;
+      return { ...s, rev, items: s.items.map((i) => (i.kind === "changes" && i.id === e.itemId ? { ...i, undo: e.outcomes, rev } : i)) };
+    }
   }
+}
+
+/** the tool calls shown since the running turn began */
+function turnToolCalls(s: ChatState): ToolCallState[] {
+  if (s.turnStart === undefined) return [];
+  return s.items.slice(s.turnStart).flatMap((i) => (i.kind === "tool" && s.toolCalls[i.toolCallId] ? [s.toolCalls[i.toolCallId]!] : []));
 }
 
 /** All agent text of the state (tests, copy). */

@@ -33,6 +33,8 @@ export type FromWebview =
   | { type: "openDiff"; toolCallId: string; index: number }
   | { type: "showTerminal"; terminalId: string }
   | { type: "showLog" }
-  | { type: "copyText"; text: string };
+  | { type: "copyText"; text: string }
+  | { type: "openChangeDiff"; itemId: string; path: string }
+  | { type: "undoTurn"; itemId: string };
 
 export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" } | { type: "restoreInput"; text: string };

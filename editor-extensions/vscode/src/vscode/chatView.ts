@@ -182,6 +182,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "showTerminal":
         a.showTerminal(m.terminalId);
         return;
+      case "openChangeDiff": {
+        const f = a.changedFile(m.itemId, m.path);
+        if (f) await this.deps.diffs.open(f.path, f.before ?? "", f.after, "changes of the turn");
+        return;
+      }
+      case "undoTurn":
+        await this.run("Could not undo the turn", () => a.undoTurn(m.itemId));
+        return;
     }
   }
 

@@ -7,7 +7,8 @@ import { initialChatState, reduce, type ChatEvent, type ChatState } from "../cor
 import { McpHub, type LegacyMcpRouter } from "../core/mcpRelay.js";
 import { toAcpMcpServer, type McpServerConfig } from "../core/mcpConfig.js";
 import { TerminalManager, type ManagedTerminal } from "../core/terminals.js";
-import { readTextFile, writeTextFile } from "./fsHost.js";
+import { readTextFile, writeTextFile, undoFile } from "./fsHost.js";
+import type { FileChange, UndoOutcome } from "../core/turnChanges.js";
 import { collectMcpServers } from "./mcpSources.js";
 import { serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
 
@@ -318,6 +319,20 @@ export class FolderAgent implements vscode.Disposable {
     const r = await Promise.race([exited, soon]);
     clearTimeout(timer);
     return r;
+  }
+
+  changedFile(itemId: string, path: string): FileChange | undefined {
+    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
+    return item?.kind === "changes" ? item.files.find((f) => f.path === path) : undefined;
+  }
+
+  /** puts the files a turn changed back as they were before it; a file edited since is left alone */
+  async undoTurn(itemId: string): Promise<void> {
+    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
+    if (item?.kind !== "changes" || item.undo) return;
+    const outcomes: UndoOutcome[] = [];
+    for (const f of item.files) outcomes.push(await undoFile(f));
+    this.emit({ type: "turnUndone", itemId, outcomes });
   }
 
   async cancel(): Promise<void> {

@@ -292,6 +292,32 @@ function renderInlineDiff(toolCallId: string, index: number, c: { path: string; 
   return box;
 }
 
+const UNDO_WORDS: Record<string, string> = { restored: "restored", deleted: "deleted (the turn created it)", "changed-since": "not restored: changed after the turn", failed: "not restored" };
+
+/** the files a turn changed: each opens its diff; "Undo" puts them all back as they were before the turn */
+function renderChanges(item: Extract<ChatItem, { kind: "changes" }>): HTMLElement {
+  const el = h("div", { class: "changes" }, `<div class="changes-head">Changed ${item.files.length} file${item.files.length === 1 ? "" : "s"}</div>`);
+  for (const f of item.files) {
+    const row = h("div", { class: "change" });
+    const a = h("a", { href: "#", title: "Open the diff of this turn" }, esc(f.path));
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      post({ type: "openChangeDiff", itemId: item.id, path: f.path });
+    });
+    row.appendChild(a);
+    if (f.before === null) row.appendChild(h("span", { class: "muted" }, " (new)"));
+    const outcome = item.undo?.find((o) => o.path === f.path);
+    if (outcome) row.appendChild(h("span", { class: `undo-${outcome.result}` }, ` — ${esc(UNDO_WORDS[outcome.result] ?? outcome.result)}${outcome.message ? `: ${esc(outcome.message)}` : ""}`));
+    el.appendChild(row);
+  }
+  if (!item.undo) {
+    const b = h("button", { class: "undo", title: "Restore these files as they were before this turn" }, "Undo");
+    b.addEventListener("click", () => post({ type: "undoTurn", itemId: item.id }));
+    el.appendChild(b);
+  }
+  return el;
+}
+
 /** a released terminal is gone from the manager; a replayed one never existed here: show what the tool call reported */
 function reportedOutput(t: ToolCallState): string | undefined {
   const r = t.rawOutput as { output?: unknown; stdout?: unknown } | string | undefined | null;
@@ -324,6 +350,8 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
       const t = m.chat.toolCalls[item.toolCallId];
       return t ? renderTool(m, t) : h("div");
     }
+    case "changes":
+      return renderChanges(item);
     case "permission": {
       const p = m.chat.permissions[item.requestId]!;
       const el = h("div", { class: "perm" }, `<div>Allow <b>${esc(p.toolCall.title ?? "this tool call")}</b>?</div>`);

@@ -198,6 +198,9 @@ export const workspace = {
     async stat(u: Uri) {
       return fs.statSync(u.fsPath);
     },
+    async delete(u: Uri) {
+      fs.rmSync(u.fsPath);
+    },
   },
   async applyEdit(edit: WorkspaceEdit) {
     state.appliedEdits.push(edit);
