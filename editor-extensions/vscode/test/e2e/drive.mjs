@@ -235,10 +235,11 @@ try {
   check(/problem\(s\)/.test(toast), "Check Configuration uses the config root from openvaala.env", toast);
   await shot("light-config-check");
 
-  // 7. dark theme
-  writeSettings("Default Dark Modern");
-  await page.reload();
-  await until(() => chat().locator("#input").isVisible(), 60000, "the chat webview after the reload");
+  // 7. the same chat in a dark theme (switched as a user does, so the chat stays)
+  await page.keyboard.press("Escape");
+  await runCommand("Preferences: Color Theme");
+  await page.locator(".quick-input-widget input").fill("Dark Modern");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Dark Modern" }).first().click();
   await until(async () => (await page.locator(".monaco-workbench").getAttribute("class"))?.includes("vs-dark"), 20000, "the dark theme");
   await sleep(1000);
   await shot("dark-chat");
