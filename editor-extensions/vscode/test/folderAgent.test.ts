@@ -398,3 +398,20 @@ test("Undo of a turn puts its files back on disk: edited ones restored, created 
   await a.undoTurn(item.id);
   assert.equal(fs.readFileSync(f("a.txt"), "utf8"), "before a\n", "a second Undo does nothing");
 });
+
+test("with openvaala.traceTraffic on, every JSON-RPC line both ways goes to the traffic output; off, nothing", async () => {
+  const traffic = vscode.window.createOutputChannel("traffic test");
+  const on = makeAgent(tmp(), { traffic });
+  __test.setConfig("openvaala.traceTraffic", true);
+  await on.prompt("hello");
+  const lines = (__test.state.outputs.get("traffic test") ?? []).join("");
+  assert.match(lines, / → \{"jsonrpc":"2.0","id":\d+,"method":"initialize"/, "requests to the server are recorded");
+  assert.match(lines, / ← .*"stopReason":"end_turn"/, "answers from the server are recorded");
+  assert.match(lines, / ← .*echo: hello/, "and its notifications");
+  await on.stop();
+  const before = (__test.state.outputs.get("traffic test") ?? []).length;
+  __test.setConfig("openvaala.traceTraffic", false);
+  const off = makeAgent(tmp(), { traffic });
+  await off.prompt("quiet");
+  assert.equal((__test.state.outputs.get("traffic test") ?? []).length, before, "nothing is recorded when tracing is off");
+});

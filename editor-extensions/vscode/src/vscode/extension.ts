@@ -14,6 +14,7 @@ export const COMMANDS = {
   newChat: "openvaala.newChat",
   stop: "openvaala.stop",
   showLog: "openvaala.showLog",
+  showTraffic: "openvaala.showTraffic",
   openConfigFolder: "openvaala.openConfigFolder",
   configCheck: "openvaala.configCheck",
   restart: "openvaala.restartServer",
@@ -61,6 +62,7 @@ let api: ExtensionApi | undefined;
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const log = vscode.window.createOutputChannel("OpenVaala Server");
+  const traffic = vscode.window.createOutputChannel("OpenVaala ACP Traffic");
   const diagnostics = vscode.languages.createDiagnosticCollection("openvaala");
   const mcpProvider = new acp.McpOverAcpProvider();
   const diffs = new DiffContentProvider();
@@ -77,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
         globalStoragePath: context.globalStorageUri.fsPath,
         secrets: context.secrets,
         log,
+        traffic,
         mcpProvider,
         reveal: () => chat.reveal(),
         clientVersion: version,
@@ -92,6 +95,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
 
   context.subscriptions.push(
     log,
+    traffic,
     diagnostics,
     chat,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -111,6 +115,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
       await current()?.cancel();
     }),
     vscode.commands.registerCommand(COMMANDS.showLog, () => log.show(true)),
+    vscode.commands.registerCommand(COMMANDS.showTraffic, () => {
+      traffic.show(true);
+      if (!vscode.workspace.getConfiguration("openvaala").get<boolean>("traceTraffic"))
+        void vscode.window.showInformationMessage('Turn on "openvaala.traceTraffic" and restart the server (OpenVaala: Restart Server) to record the ACP traffic.');
+    }),
     vscode.commands.registerCommand(COMMANDS.restart, async () => {
       await current()?.restart();
     }),

@@ -26,6 +26,8 @@ export interface FolderAgentDeps {
   globalStoragePath: string;
   secrets: vscode.SecretStorage;
   log: vscode.OutputChannel;
+  /** where the JSON-RPC traffic goes when `openvaala.traceTraffic` is on */
+  traffic?: vscode.OutputChannel;
   /** the shared MCP-over-ACP provider */
   mcpProvider: acp.McpOverAcpProvider;
   /** injectable for tests */
@@ -136,7 +138,12 @@ export class FolderAgent implements vscode.Disposable {
       onStderr: (s) => this.deps.log.append(s),
       onExit: (info) => this.onExit(info),
       onUnknownRequest: (m) => this.deps.log.appendLine(`[openvaala-vscode] the agent called ${m}, which this extension does not implement`),
+      ...(this.tracing() ? { onTraffic: (d: "send" | "recv", line: string) => this.deps.traffic!.appendLine(`${new Date().toISOString()} ${this.folder.name} ${d === "send" ? "→" : "←"} ${line}`) } : {}),
     };
+  }
+
+  private tracing(): boolean {
+    return !!this.deps.traffic && vscode.workspace.getConfiguration("openvaala", this.folder.uri).get<boolean>("traceTraffic") === true;
   }
 
   private askPermission(p: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
