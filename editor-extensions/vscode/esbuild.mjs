@@ -15,7 +15,9 @@ await Promise.all([
     // prefer ESM entry points (jsonc-parser's UMD build requires its own files at run time)
     mainFields: ["module", "main"],
     // the SDKs are ESM; in the CJS bundle `import.meta.url` is derived from __filename
-    define: { "import.meta.url": "importMetaUrl" },
+    // VS Code >= 1.101 logs a "navigator is now a global in nodejs" migration error whenever an
+    // extension reads `navigator`; zod probes it for Cloudflare. The extension host is Node: no navigator.
+    define: { "import.meta.url": "importMetaUrl", navigator: "undefined" },
     banner: { js: "const importMetaUrl = require('url').pathToFileURL(__filename).href;" },
   }),
   build({

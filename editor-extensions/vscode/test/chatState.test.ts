@@ -245,3 +245,42 @@ test("agentText joins only the agent's messages", () => {
   ]);
   assert.equal(agentText(s), "AB");
 });
+
+test("permissions: the diff a permission request carries is shown even when its tool call already exists", () => {
+  const diff = { type: "diff" as const, path: "/w/a.txt", oldText: "old\n", newText: "new\n" };
+  const s = run([
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit a.txt", kind: "edit", status: "pending" } },
+    { type: "permissionRequested", requestId: "r1", request: { sessionId: "s", toolCall: { toolCallId: "t1", content: [diff] }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] } },
+  ]);
+  assert.deepEqual(s.toolCalls.t1!.content, [diff], "the proposed diff reaches the tool call the user is asked about");
+  assert.equal(s.toolCalls.t1!.title, "Edit a.txt", "the tool call keeps what it had");
+  assert.deepEqual(s.items.map((i) => i.kind), ["tool", "permission"], "no second tool item");
+  const toolItem = s.items[0]!;
+  assert.ok(toolItem.rev > 1, "the tool item is re-rendered");
+});
+
+test("the end of a turn lists the files its edits changed (only this turn's tool calls)", () => {
+  const edit = (id: string, path: string, oldText: string | null, newText: string): ChatEvent => ({
+    type: "update",
+    update: { sessionUpdate: "tool_call", toolCallId: id, title: `Edit ${path}`, kind: "edit", status: "completed", content: [{ type: "diff", path, oldText, newText }] },
+  });
+  const s = run([
+    { type: "turnStarted" },
+    edit("t1", "/w/old", "o0", "o1"),
+    { type: "turnEnded", stopReason: "end_turn" },
+    { type: "userPrompt", text: "more" },
+    { type: "turnStarted" },
+    edit("t2", "/w/a", "a0", "a1"),
+    edit("t3", "/w/n", null, "n"),
+    { type: "turnEnded", stopReason: "end_turn" },
+  ]);
+  const changes = s.items.filter((i) => i.kind === "changes") as Extract<ChatState["items"][number], { kind: "changes" }>[];
+  assert.equal(changes.length, 2, "each turn with edits gets its list");
+  assert.deepEqual(changes[1]!.files, [{ path: "/w/a", before: "a0", after: "a1" }, { path: "/w/n", before: null, after: "n" }], "the second list has only the second turn's files");
+  assert.equal(s.items[s.items.length - 1]!.kind, "changes", "the list comes at the end of the turn");
+  const undone = reduce(s, { type: "turnUndone", itemId: changes[1]!.id, outcomes: [{ path: "/w/a", result: "restored" }] });
+  const after = undone.items.find((i) => i.id === changes[1]!.id) as { undo?: unknown; rev: number };
+  assert.deepEqual(after.undo, [{ path: "/w/a", result: "restored" }], "the outcome of Undo is kept on the list");
+  assert.ok(after.rev > changes[1]!.rev, "and the list is redrawn");
+  assert.equal(run([{ type: "turnStarted" }, { type: "turnEnded", stopReason: "end_turn" }]).items.length, 0, "a turn without edits adds no list");
+});

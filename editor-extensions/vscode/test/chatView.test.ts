@@ -181,6 +181,31 @@ test("the webview's messages reach the server; the view model follows", async ()
   assert.deepEqual(await receivedOf(conn(), "session/cancel"), [{ sessionId: "old" }], "stop -> session/cancel");
 });
 
+test("the view's Stop button shows only while a turn runs (the openvaala.busy context key)", async () => {
+  const dir = tmp();
+  const { view, chat, resolve } = setup([folder(dir)]);
+  resolve();
+  const busy = () => __test.state.executed.filter((e) => e.command === "setContext" && e.args[0] === "openvaala.busy").map((e) => e.args[1]);
+  const pkg = JSON.parse(fs.readFileSync(path.join(EXT_ROOT, "package.json"), "utf8"));
+  const stopMenu = pkg.contributes.menus["view/title"].find((m: { command: string }) => m.command === "openvaala.stop");
+  assert.match(stopMenu.when, /&& openvaala\.busy\b/, "the Stop button of the view title needs openvaala.busy");
+  assert.deepEqual(busy(), [false], "idle at first");
+  const a = chat.currentAgent()!;
+  const turn = a.prompt(script({ waitCancel: true }));
+  await waitUntil(() => busy().at(-1) === true, 5000, "openvaala.busy to be set during the turn");
+  await a.cancel();
+  await turn;
+  await waitUntil(() => busy().at(-1) === false, 5000, "openvaala.busy to be cleared after the turn");
+  void view;
+});
+
+test("copyText from a code block's Copy button goes to the clipboard", async () => {
+  const { view, resolve } = setup([folder(tmp())]);
+  resolve();
+  view.send({ type: "copyText", text: "npm test" });
+  await waitUntil(() => (vscode.env as unknown as { clipboard: { text: string } }).clipboard.text === "npm test", 2000, "the clipboard to hold the code");
+});
+
 test("errors of an action are shown in the view and logged; the next action clears them", async () => {
   const dir = tmp();
   const { view, chat, resolve } = setup([folder(dir)]);
@@ -188,12 +213,23 @@ test("errors of an action are shown in the view and logged; the next action clea
   __test.setConfig("openvaala.path", path.join(dir, "no-such-binary"));
   view.send({ type: "newChat" });
   await waitUntil(() => view.lastModel().error, 5000, "an error");
-  assert.match(view.lastModel().error!, /^new chat: Could not find the openvaala binary/, "the error names the action and the cause");
-  assert.match((__test.state.outputs.get("chat log") ?? []).join(""), /\[openvaala-vscode\] new chat: Could not find/, "the error is logged");
+  assert.match(view.lastModel().error!, /^Could not start a new chat: Could not find the openvaala binary/, "the error names the action and the cause");
+  assert.match((__test.state.outputs.get("chat log") ?? []).join(""), /\[openvaala-vscode\] Could not start a new chat: Could not find/, "the error is logged");
   __test.setConfig("openvaala.path", process.execPath);
   view.send({ type: "send", text: "hi" });
   await waitUntil(() => chat.currentAgent()!.state.items.length === 2, 5000, "the answer");
   await waitUntil(() => view.lastModel().error === undefined, 2000, "the error to clear");
+});
+
+test("a message that cannot be sent (server fails to start) says so in words and goes back into the input", async () => {
+  const dir = tmp();
+  const { view, resolve } = setup([folder(dir)]);
+  resolve();
+  __test.setConfig("openvaala.path", path.join(dir, "no-such-binary"));
+  view.send({ type: "send", text: "explain this repo" });
+  await waitUntil(() => view.lastModel().error, 5000, "an error");
+  assert.match(view.lastModel().error!, /^Could not send your message: Could not find the openvaala binary/, "the error says what failed, without an internal prefix");
+  assert.ok(view.posted.some((m) => m.type === "restoreInput" && m.text === "explain this repo"), "the typed message is handed back to the input");
 });
 
 test("which folder the chat talks to: the chosen one, else the active editor's, else the first", async () => {

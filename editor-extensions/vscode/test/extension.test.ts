@@ -119,6 +119,52 @@ test("Open Config Folder: creates and reveals the config root; opens config.yaml
   }
 });
 
+test("Open Config Folder and Check Configuration use the config root that openvaala.env gives the server", async () => {
+  const dir = tmp();
+  const root = path.join(tmp(), "from-setting");
+  const bin = path.join(dir, "env-openvaala");
+  fs.writeFileSync(bin, `#!/bin/sh\necho "$OPENVAALA_CONFIG_DIR" > '${path.join(dir, "env-seen")}'\necho '{"ok":true,"errors":[]}'\n`);
+  fs.chmodSync(bin, 0o755);
+  await withExtension([folder(dir)], async () => {
+    __test.setConfig("openvaala.env", { OPENVAALA_CONFIG_DIR: root });
+    __test.setConfig("openvaala.path", bin);
+    await run(COMMANDS.configCheck);
+    assert.equal(fs.readFileSync(path.join(dir, "env-seen"), "utf8").trim(), root, "the check runs with openvaala.env, like the chat's server");
+    await run(COMMANDS.openConfigFolder);
+    assert.ok(fs.statSync(root).isDirectory(), "the config root named in openvaala.env is created");
+    assert.equal(__test.state.executed.find((e) => e.command === "revealFileInOS")?.args[0].fsPath, path.join(root, "config.yaml"), "and revealed");
+  });
+});
+
+test("Open Config Folder in a browser or remote window: no revealFileInOS failure, config.yaml is opened (new when missing)", async () => {
+  const root = path.join(tmp(), "cfg");
+  await withExtension([], async () => {
+    __test.setConfig("openvaala.env", { OPENVAALA_CONFIG_DIR: root });
+    __test.state.missingCommands.add("revealFileInOS");
+    fs.mkdirSync(root, { recursive: true });
+    fs.writeFileSync(path.join(root, "config.yaml"), "x: 1\n");
+    await run(COMMANDS.openConfigFolder);
+    assert.equal((__test.state.shownDocuments as { doc: vscode.Uri }[])[0]?.doc.fsPath, path.join(root, "config.yaml"), "a window without revealFileInOS still opens config.yaml");
+    fs.rmSync(path.join(root, "config.yaml"));
+    __test.state.shownDocuments.length = 0;
+    (vscode.env as { remoteName?: string }).remoteName = "ssh-remote";
+    await run(COMMANDS.openConfigFolder);
+    const shown = (__test.state.shownDocuments as { doc: vscode.Uri }[])[0]?.doc;
+    assert.equal(shown?.scheme, "untitled", "a remote window opens a new config.yaml to save");
+    assert.equal(shown?.fsPath, path.join(root, "config.yaml"), "at the config root");
+  });
+});
+
+test("in a remote window a missing binary says the settings are read from the Remote settings", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async () => {
+    (vscode.env as { remoteName?: string }).remoteName = "ssh-remote";
+    __test.setConfig("openvaala.path", path.join(dir, "missing"));
+    await run(COMMANDS.configCheck);
+    assert.match(messages("error")[0] ?? "", /Could not find the openvaala binary.*Remote settings/, "the error points at the Remote settings");
+  });
+});
+
 test("the config root follows the server's rules", () => {
   assert.equal(configRoot({ OPENVAALA_CONFIG_DIR: "/c", XDG_CONFIG_HOME: "/x" }), "/c", "OPENVAALA_CONFIG_DIR wins");
   assert.equal(configRoot({ XDG_CONFIG_HOME: "/x" }), path.join("/x", "openvaala"), "then $XDG_CONFIG_HOME/openvaala");

@@ -147,6 +147,7 @@ test("a server that dies during a turn: the turn ends with an error, the server 
   assert.equal(a.state.busy, false, "the turn is over");
   const errors = a.state.items.filter((i) => i.kind === "notice" && i.severity === "error");
   assert.equal(errors.length, 1, `the turn ends with one error in the chat: ${JSON.stringify(notices(a))}`);
+  assert.equal((errors[0] as { text: string }).text, "The OpenVaala server stopped during the turn.", "the error says the server stopped, not an RPC detail");
   await waitUntil(() => notices(a).includes("The OpenVaala server exited (code 9); restarting."), 5000, "the chat to say the server is restarting");
   assert.ok(__test.state.messages.some((m) => m.level === "warning" && m.text.includes("exited (code 9); restarting it.")), "a warning pops up");
   assert.match(logText(), /server exited \(code 9, signal null\) unexpectedly/, "the server log records the crash");
@@ -168,6 +169,32 @@ test("after a crash, a server without session/load starts a new session", async 
   assert.deepEqual(await receivedOf(a.connection!, "session/load"), [], "no session/load without the capability");
   await a.prompt("next");
   assert.equal((await receivedOf(a.connection!, "session/new")).length, 1, "the next prompt opens a new session");
+});
+
+test("after a crash the chat's revision counter goes on (the webview redraws by revision), it never starts over", async () => {
+  const a = makeAgent(tmp(), { args: scriptedArgs({ caps: {} }) });
+  await a.prompt("first");
+  a.state = { ...a.state, rev: 5000 }; // a long chat
+  const pid = a.connection!.pid;
+  await a.prompt(script({ exit: 3 }));
+  const before = a.state.rev;
+  await waitUntil(() => a.running && a.connection!.pid !== pid && a.connection!.initializeResponse, 10000, "restart");
+  await a.prompt("next");
+  assert.ok(a.state.items.length > 0 && a.state.items.every((i) => i.rev > before), `every item of the new chat has a newer revision than the old chat (${before}): ${JSON.stringify(a.state.items.map((i) => i.rev))}`);
+  const last = a.state.rev;
+  await a.restart();
+  assert.ok(a.state.rev > last, "Restart Server does not start the counter over either");
+});
+
+test("nothing is sent to a starting server before it has answered initialize", async () => {
+  const a = makeAgent(tmp(), { args: scriptedArgs({ initDelayMs: 400 }) });
+  const starting = a.ensureStarted();
+  await waitUntil(() => a.connection, 5000, "the server process");
+  await a.newChat();
+  await starting;
+  const log = await agentLog(a.connection!);
+  const early = log.received.filter((r) => (r as { beforeInitialized?: boolean }).beforeInitialized).map((r) => r.method);
+  assert.deepEqual(early, [], "session/new waited for the initialize answer");
 });
 
 test("a server that keeps crashing is not restarted forever", async () => {
@@ -346,4 +373,45 @@ test("VS Code's MCP servers: tunnelled when the server takes `acp` servers, plai
   const off = makeAgent(dir, { args: scriptedArgs({ caps: { mcpCapabilities: { acp: true } } }) });
   await off.newChat();
   assert.deepEqual((await receivedOf(off.connection!, "session/new"))[0].mcpServers, [], "openvaala.mcp.forwardVsCodeServers=false offers none");
+});
+
+test("Undo of a turn puts its files back on disk: edited ones restored, created ones deleted, ones edited since left alone", async () => {
+  const dir = tmp();
+  const a = makeAgent(dir);
+  const f = (n: string) => path.join(dir, n);
+  fs.writeFileSync(f("a.txt"), "after a\n");
+  fs.writeFileSync(f("new.txt"), "created\n");
+  fs.writeFileSync(f("b.txt"), "edited by hand\n");
+  const edit = (id: string, p: string, oldText: string | null, newText: string) => ({
+    update: { sessionUpdate: "tool_call", toolCallId: id, title: `Edit ${p}`, kind: "edit", status: "completed", content: [{ type: "diff", path: p, oldText, newText }] },
+  });
+  await a.prompt(script(edit("t1", f("a.txt"), "before a\n", "after a\n"), edit("t2", f("new.txt"), null, "created\n"), edit("t3", f("b.txt"), "b0\n", "b1\n")));
+  const item = a.state.items.find((i) => i.kind === "changes");
+  assert.ok(item, "the turn lists its changed files");
+  assert.deepEqual(a.changedFile(item.id, f("a.txt")), { path: f("a.txt"), before: "before a\n", after: "after a\n" }, "a file's change is there for the diff editor");
+  await a.undoTurn(item.id);
+  assert.equal(fs.readFileSync(f("a.txt"), "utf8"), "before a\n", "an edited file is restored");
+  assert.equal(fs.existsSync(f("new.txt")), false, "a file the turn created is deleted");
+  assert.equal(fs.readFileSync(f("b.txt"), "utf8"), "edited by hand\n", "a file changed after the turn is not overwritten");
+  const undone = a.state.items.find((i) => i.id === item.id) as { undo?: { path: string; result: string }[] };
+  assert.deepEqual(undone.undo?.map((o) => o.result), ["restored", "deleted", "changed-since"], "the chat says what Undo did per file");
+  await a.undoTurn(item.id);
+  assert.equal(fs.readFileSync(f("a.txt"), "utf8"), "before a\n", "a second Undo does nothing");
+});
+
+test("with openvaala.traceTraffic on, every JSON-RPC line both ways goes to the traffic output; off, nothing", async () => {
+  const traffic = vscode.window.createOutputChannel("traffic test");
+  const on = makeAgent(tmp(), { traffic });
+  __test.setConfig("openvaala.traceTraffic", true);
+  await on.prompt("hello");
+  const lines = (__test.state.outputs.get("traffic test") ?? []).join("");
+  assert.match(lines, / → \{"jsonrpc":"2.0","id":\d+,"method":"initialize"/, "requests to the server are recorded");
+  assert.match(lines, / ← .*"stopReason":"end_turn"/, "answers from the server are recorded");
+  assert.match(lines, / ← .*echo: hello/, "and its notifications");
+  await on.stop();
+  const before = (__test.state.outputs.get("traffic test") ?? []).length;
+  __test.setConfig("openvaala.traceTraffic", false);
+  const off = makeAgent(tmp(), { traffic });
+  await off.prompt("quiet");
+  assert.equal((__test.state.outputs.get("traffic test") ?? []).length, before, "nothing is recorded when tracing is off");
 });

@@ -200,3 +200,9 @@ test("the esbuild bundle (dist/extension.cjs) loads and activates against the st
     Module._resolveFilename = orig;
   }
 });
+
+test("the bundle never reads the `navigator` global (VS Code 1.139 logs a migration error when an extension does)", { skip: !fs.existsSync(path.join(EXT_ROOT, "dist", "extension.cjs")) && "run `npm run bundle` first" }, () => {
+  const bundle = fs.readFileSync(path.join(EXT_ROOT, "dist", "extension.cjs"), "utf8");
+  const uses = bundle.match(/.{0,40}(?<![.\w$"'])navigator\b.{0,40}/g) ?? [];
+  assert.deepEqual(uses, [], "no free `navigator` reference in dist/extension.cjs");
+});

@@ -28,7 +28,7 @@ export function script(...steps: unknown[]): string {
 }
 
 /** Arguments for the scripted agent (`node scripted-agent.mjs ...`). */
-export function scriptedArgs(opts: { caps?: unknown; session?: unknown; sessions?: unknown; replay?: unknown; stderr?: string; exitOnInit?: number; linger?: boolean } = {}): string[] {
+export function scriptedArgs(opts: { caps?: unknown; session?: unknown; sessions?: unknown; replay?: unknown; stderr?: string; exitOnInit?: number; linger?: boolean; initDelayMs?: number } = {}): string[] {
   const a = [SCRIPTED_AGENT];
   if (opts.caps !== undefined) a.push("--caps", JSON.stringify(opts.caps));
   if (opts.session !== undefined) a.push("--session", JSON.stringify(opts.session));
@@ -37,6 +37,7 @@ export function scriptedArgs(opts: { caps?: unknown; session?: unknown; sessions
   if (opts.stderr !== undefined) a.push("--stderr", opts.stderr);
   if (opts.exitOnInit !== undefined) a.push("--exit-on-init", String(opts.exitOnInit));
   if (opts.linger) a.push("--linger");
+  if (opts.initDelayMs !== undefined) a.push("--init-delay", String(opts.initDelayMs));
   return a;
 }
 

@@ -140,3 +140,13 @@ test("wait_for_exit can be abandoned; disposeAll kills everything", async () => 
   const st = await terms[0]!.exited;
   assert.equal(st.signal, "SIGKILL", "disposeAll kills running commands");
 });
+
+test("a released terminal's output stays on screen (ACP), killed and no longer addressable", async () => {
+  const tm = new TerminalManager(os.tmpdir());
+  const t = tm.create({ sessionId: S, command: "printf done" });
+  await tm.waitForExit({ sessionId: S, terminalId: t.terminalId });
+  tm.release({ sessionId: S, terminalId: t.terminalId });
+  assert.deepEqual(tm.shown().map((x) => [x.id, x.output, x.released]), [[t.terminalId, "done", true]], "the released terminal is still shown with its output");
+  assert.equal(tm.all().length, 0, "but it is no longer a live terminal");
+  assert.throws(() => tm.output({ sessionId: S, terminalId: t.terminalId }), /unknown terminal/, "and the agent cannot use it any more");
+});

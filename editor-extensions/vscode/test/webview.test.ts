@@ -218,8 +218,8 @@ test("tool calls: title, kind and status; locations, diffs and terminals are cli
   w.posted.length = 0;
   (term!.querySelector("button") as El).click();
   assert.deepEqual(w.posted, [{ type: "showTerminal", terminalId: "term-1" }], "Show in terminal posts the terminal");
-  assert.equal(gone!.querySelector("pre")?.textContent, "(terminal released)", "a released terminal says so");
-  assert.equal(gone!.querySelector("button"), null, "a released terminal cannot be shown");
+  assert.equal(gone!.querySelector("pre")?.textContent, "(no output recorded)", "a terminal this window never saw says it has no output");
+  assert.equal(gone!.querySelector("button"), null, "a terminal this window never saw cannot be shown");
   w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "more", truncated: false, exitStatus: null }] });
   assert.equal(w.$(".term pre").textContent, "more", "terminal output is refreshed on every state, and not marked when whole");
 });
@@ -318,7 +318,11 @@ test("session history: shown only when the server lists sessions; a click loads 
   const w = await loadWebview();
   w.show({});
   assert.equal(w.$$("#bar button").some((b) => b.textContent === "History"), false, "no History button without session listing");
-  const sessions = [{ sessionId: "s-1", cwd: "/w", title: "Fix <parser>", updatedAt: "yesterday" }, { sessionId: "s-2", cwd: "/w" }];
+  const sessions = [
+    { sessionId: "s-1", cwd: "/w", title: "Fix <parser>", updatedAt: new Date(Date.now() - 5 * 60_000).toISOString() },
+    { sessionId: "s-2", cwd: "/w", title: "Older", updatedAt: "2020-01-02T10:00:00Z" },
+    { sessionId: "s-empty", cwd: "/w", updatedAt: new Date().toISOString() },
+  ];
   w.show({ supportsSessionList: true, sessions: [] });
   const history = () => w.$$("#bar button").find((b) => b.textContent === "History")!;
   assert.equal(history().title, "Previous sessions");
@@ -330,7 +334,10 @@ test("session history: shown only when the server lists sessions; a click loads 
   assert.equal(text(w.$("#sessions")), "No previous sessions.", "an empty history says so");
   w.show({ supportsSessionList: true, sessions });
   const rows = w.$$("#sessions .session");
-  assert.deepEqual(rows.map((r) => text(r)), ["Fix <parser> yesterday", "s-2"], "each session shows its title (else its id) and when");
+  assert.equal(rows.length, 2, "a session nobody wrote in (no title) is not listed");
+  assert.equal(text(rows[0]), "Fix <parser> 5 min ago", "the newest first, by title, with a readable time");
+  assert.match(text(rows[1]), /^Older \S.*2020/, "an old session shows its date, not a raw timestamp");
+  assert.ok(!rows.some((r) => /T\d\d:\d\d|s-\d/.test(text(r))), "no raw ids or ISO timestamps");
   w.posted.length = 0;
   rows[1]!.click();
   assert.deepEqual(w.posted, [{ type: "loadSession", sessionId: "s-2" }], "a click loads that session");
@@ -446,4 +453,107 @@ test("the extension host can focus the input", async () => {
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "focusInput" } }));
   assert.equal(w.win.document.activeElement, w.input as unknown, "focusInput puts the focus in the input");
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "other" } }));
+});
+
+test("a released terminal keeps its output; a replayed one shows the output its tool call reported", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", kind: "execute", status: "completed", content: [{ type: "terminal", terminalId: "term-1" }] } },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "pwd", kind: "execute", status: "completed", content: [{ type: "terminal", terminalId: "term-old" }], rawOutput: { output: "/w\n" } } },
+  );
+  w.show({ chat: s, terminals: [{ id: "term-1", command: "ls", output: "a.txt\n", truncated: false, exitStatus: { exitCode: 0, signal: null }, released: true }] });
+  const [live, replayed] = w.$$(".term pre");
+  assert.equal(live!.textContent, "a.txt\n", "a released terminal's output stays displayed");
+  assert.equal(replayed!.textContent, "/w\n", "a replayed command shows the output recorded in its tool call");
+});
+
+test("a permission prompt for an edit shows the proposed change line by line, with a button for the diff editor", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit a.txt", kind: "edit", status: "pending" } },
+    {
+      type: "permissionRequested",
+      requestId: "r1",
+      request: { sessionId: "s", toolCall: { toolCallId: "t1", content: [{ type: "diff", path: "/w/a.txt", oldText: "one\ntwo\nthree\n", newText: "one\n2\nthree\n" }] }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] },
+    },
+  );
+  w.show({ chat: s });
+  const perm = w.$(".perm");
+  assert.deepEqual(Array.from(perm.querySelectorAll(".inline-diff pre div")).map((d) => (d as El).textContent), ["  one", "- two", "+ 2", "  three", "  "], "the prompt shows removed and added lines with context");
+  assert.equal(text(perm.querySelector(".diff-path")), "/w/a.txt", "the prompt names the file");
+  w.posted.length = 0;
+  (perm.querySelector(".inline-diff button") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openDiff", toolCallId: "t1", index: 0 }], "the prompt opens the full diff");
+});
+
+test("the chat's stylesheet takes every colour from the VS Code theme (light and dark themes both stay readable)", async () => {
+  const fs = await import("node:fs");
+  const css = fs.readFileSync(new URL("../../media/chat.css", import.meta.url), "utf8");
+  const fixed = css.match(/#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|:\s*(black|white)\b/g) ?? [];
+  assert.deepEqual(fixed, [], "no hard-coded colour, not even as a fallback of a theme variable");
+});
+
+test("a message handed back by the host fills an empty input, and never overwrites a new one", async () => {
+  const w = await loadWebview();
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
+  assert.equal(w.input.value, "lost message", "the unsent message is back in the input");
+  w.input.value = "typed since";
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
+  assert.equal(w.input.value, "typed since", "what the user typed since is kept");
+});
+
+test("code blocks are highlighted by language and have a Copy button that copies the code", async () => {
+  const w = await loadWebview();
+  const s = chat({ type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Run:\n\n```python\ndef f(x):\n    return \"<b>\" # hi\n```\n" } } });
+  w.show({ chat: s });
+  const code = w.$(".codeblock code");
+  assert.ok(code.classList.contains("language-python"), "the block knows its language");
+  assert.ok(code.querySelector(".hljs-keyword"), "keywords are marked for the theme's colours");
+  assert.ok(code.querySelector(".hljs-string"), "strings too");
+  assert.equal(code.querySelector("b"), null, "code stays text, never HTML");
+  w.posted.length = 0;
+  (w.$(".codeblock .copy") as El).click();
+  assert.deepEqual(w.posted, [{ type: "copyText", text: 'def f(x):\n    return "<b>" # hi' }], "Copy sends the code as written");
+  assert.equal(text(w.$(".codeblock .copy")), "Copied", "the button confirms");
+});
+
+test("one mode picker when the server sends both modes and a mode config option; mode and model pickers come first", async () => {
+  const w = await loadWebview();
+  const modes = { currentModeId: "default", availableModes: [{ id: "default", name: "Ask" }, { id: "full_auto", name: "Full auto" }] };
+  const configOptions = [
+    { id: "agent", name: "Agent", type: "select", currentValue: "a", options: [{ value: "a", name: "A" }, { value: "b", name: "B" }] },
+    { id: "llm", name: "Model", type: "select", category: "model", currentValue: "m1", options: [{ value: "m1", name: "Fast" }, { value: "m2", name: "Smart" }] },
+    { id: "mode", name: "Mode", type: "select", category: "mode", currentValue: "default", options: [{ value: "default", name: "Ask" }, { value: "full_auto", name: "Full auto" }] },
+  ] as never;
+  w.show({ chat: chat({ type: "sessionStarted", sessionId: "s", modes, configOptions }) });
+  const selects = w.$$("#bar select");
+  assert.equal(selects.filter((s) => Array.from(s.querySelectorAll("option")).some((o: any) => o.textContent === "Full auto")).length, 1, "exactly one picker offers the modes");
+  assert.deepEqual(selects.map((s) => s.getAttribute("data-option")), ["mode", "llm", "agent"], "mode, then model, then the rest");
+  w.posted.length = 0;
+  w.change(selects[0]!, "full_auto");
+  w.change(selects[1]!, "m2");
+  assert.deepEqual(w.posted, [{ type: "setConfig", configId: "mode", value: "full_auto" }, { type: "setConfig", configId: "llm", value: "m2" }], "the pickers set the config options (session/set_config_option)");
+});
+
+test("a turn's changed files: each opens its diff, Undo posts the turn, and the outcome replaces the button", async () => {
+  const w = await loadWebview();
+  const s = chat(
+    { type: "turnStarted" },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: "/w/a.txt", oldText: "a", newText: "b" }, { type: "diff", path: "/w/new.txt", oldText: null, newText: "n" }] } },
+    { type: "turnEnded", stopReason: "end_turn" },
+  );
+  w.show({ chat: s });
+  const box = w.$(".changes");
+  assert.equal(text(box.querySelector(".changes-head")), "Changed 2 files");
+  const links = Array.from(box.querySelectorAll(".change a")) as El[];
+  assert.deepEqual(links.map((a) => a.textContent), ["/w/a.txt", "/w/new.txt"]);
+  assert.match(text(box.querySelectorAll(".change")[1] as El), /\(new\)/, "a created file is marked new");
+  const itemId = s.items.find((i) => i.kind === "changes")!.id;
+  w.posted.length = 0;
+  links[0]!.click();
+  (box.querySelector("button.undo") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openChangeDiff", itemId, path: "/w/a.txt" }, { type: "undoTurn", itemId }]);
+  w.show({ chat: reduce(s, { type: "turnUndone", itemId, outcomes: [{ path: "/w/a.txt", result: "restored" }, { path: "/w/new.txt", result: "changed-since" }] }) });
+  assert.equal(w.$(".changes button.undo"), null, "no second Undo");
+  assert.match(text(w.$$(".change")[1]), /not restored: changed after the turn/, "a file edited since says why it was left alone");
 });

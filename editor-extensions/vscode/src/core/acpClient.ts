@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { lineTap, type TrafficDirection } from "./traffic.js";
 import { TerminalManager } from "./terminals.js";
 import type { LegacyMcpRouter } from "./mcpRelay.js";
 
@@ -24,6 +25,8 @@ export interface ClientHost {
   onExit?(info: AgentExit): void;
   /** a request we do not implement (logged) */
   onUnknownRequest?(method: string, params: unknown): void;
+  /** every JSON-RPC line sent to and received from the agent (redacted); absent: no tap */
+  onTraffic?(direction: TrafficDirection, line: string): void;
 }
 
 export interface AgentExit {
@@ -117,10 +120,16 @@ export class AgentConnection {
       host.onUnknownRequest?.(method, params);
       throw acp.RequestError.methodNotFound(method);
     });
-    const stream = acp.ndJsonStream(
-      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-    );
+    let toAgent = Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>;
+    let fromAgent = Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>;
+    const onTraffic = host.onTraffic?.bind(host);
+    if (onTraffic) {
+      const sent = lineTap("send", onTraffic);
+      void sent.readable.pipeTo(toAgent).catch(() => {});
+      toAgent = sent.writable;
+      fromAgent = fromAgent.pipeThrough(lineTap("recv", onTraffic));
+    }
+    const stream = acp.ndJsonStream(toAgent, fromAgent);
     this.connection = app.connect(stream);
   }
 

@@ -1,6 +1,7 @@
 // Chat state of one session as a pure reducer over ACP session updates and UI events. The webview
 // renders this state; the extension host owns it. No `vscode` import.
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js";
 
 export type ChatItem =
   | { kind: "user"; id: string; rev: number; text: string }
@@ -9,7 +10,8 @@ export type ChatItem =
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
   | { kind: "permission"; id: string; rev: number; requestId: string }
   | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string }
-  | { kind: "plan"; id: string; rev: number };
+  | { kind: "plan"; id: string; rev: number }
+  | { kind: "changes"; id: string; rev: number; files: FileChange[]; undo?: UndoOutcome[] | undefined };
 
 export interface ToolCallState {
   toolCallId: string;
@@ -44,6 +46,8 @@ export interface ChatState {
   busy: boolean;
   lastStopReason?: string | undefined;
   usage?: { used: number; size: number } | undefined;
+  /** index in `items` where the running turn began */
+  turnStart?: number | undefined;
   nextId: number;
   rev: number;
 }
@@ -59,7 +63,8 @@ export type ChatEvent =
   | { type: "turnEnded"; stopReason?: string; error?: string }
   | { type: "modeSet"; modeId: string }
   | { type: "configOptions"; configOptions: acp.SessionConfigOption[] }
-  | { type: "notice"; severity: "info" | "warning" | "error"; text: string };
+  | { type: "notice"; severity: "info" | "warning" | "error"; text: string }
+  | { type: "turnUndone"; itemId: string; outcomes: UndoOutcome[] };
 
 export function initialChatState(): ChatState {
   return { items: [], toolCalls: {}, permissions: {}, plan: [], configOptions: [], commands: [], busy: false, nextId: 1, rev: 0 };
@@ -207,10 +212,12 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
     case "permissionRequested": {
       const p: PermissionState = { requestId: e.requestId, toolCall: e.request.toolCall, options: e.request.options };
       let st: ChatState = { ...s, permissions: { ...s.permissions, [e.requestId]: p } };
-      // the permission carries a tool call: make sure it is shown
-      if (e.request.toolCall?.toolCallId && !st.toolCalls[e.request.toolCall.toolCallId]) {
-        st = applyToolCall(st, e.request.toolCall, true);
-      }
+      // the permission carries a tool call (often with the proposed diff): show it, and merge what
+      // it adds into a tool call that already exists, so the user never approves an edit blind
+      // (its title and status stay as the tool call's own updates set them)
+      const tc = e.request.toolCall;
+      if (tc?.toolCallId && !st.toolCalls[tc.toolCallId]) st = applyToolCall(st, tc, true);
+      else if (tc?.toolCallId) st = applyToolCall(st, { toolCallId: tc.toolCallId, content: tc.content, locations: tc.locations, rawInput: tc.rawInput }, false);
       return push(st, { kind: "permission", requestId: e.requestId, id: `perm-${e.requestId}` });
     }
     case "permissionResolved": {
@@ -220,9 +227,11 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return bumpItem(st, (i) => i.kind === "permission" && i.requestId === e.requestId);
     }
     case "turnStarted":
-      return { ...s, busy: true, lastStopReason: undefined, rev: s.rev + 1 };
+      return { ...s, busy: true, lastStopReason: undefined, turnStart: s.items.length, rev: s.rev + 1 };
     case "turnEnded": {
-      let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, rev: s.rev + 1 };
+      let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, turnStart: undefined, rev: s.rev + 1 };
+      const files = turnChanges(turnToolCalls(s));
+      if (files.length) st = push(st, { kind: "changes", files });
       // pending permission prompts of a finished turn are moot
       for (const [id, p] of Object.entries(st.permissions)) {
         if (p.outcome === undefined) st = reduce(st, { type: "permissionResolved", requestId: id, outcome: "cancelled" });
@@ -245,7 +254,17 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return { ...s, configOptions: e.configOptions, rev: s.rev + 1 };
     case "notice":
       return push(s, { kind: "notice", severity: e.severity, text: e.text });
+    case "turnUndone": {
+      const rev = s.rev + 1;
+      return { ...s, rev, items: s.items.map((i) => (i.kind === "changes" && i.id === e.itemId ? { ...i, undo: e.outcomes, rev } : i)) };
+    }
   }
+}
+
+/** the tool calls shown since the running turn began */
+function turnToolCalls(s: ChatState): ToolCallState[] {
+  if (s.turnStart === undefined) return [];
+  return s.items.slice(s.turnStart).flatMap((i) => (i.kind === "tool" && s.toolCalls[i.toolCallId] ? [s.toolCalls[i.toolCallId]!] : []));
 }
 
 /** All agent text of the state (tests, copy). */

@@ -91,8 +91,12 @@ export class ManagedTerminal {
   }
 }
 
+/** how many released terminals keep their output on screen (ACP: released output stays displayed) */
+export const RETAINED_RELEASED = 50;
+
 export class TerminalManager {
   private readonly terminals = new Map<string, ManagedTerminal>();
+  private readonly releasedTerminals: ManagedTerminal[] = [];
   private counter = 0;
   readonly listeners = new Set<TerminalListener>();
 
@@ -115,6 +119,11 @@ export class TerminalManager {
 
   all(): ManagedTerminal[] {
     return [...this.terminals.values()];
+  }
+
+  /** live terminals and the most recently released ones, whose output the chat keeps showing */
+  shown(): ManagedTerminal[] {
+    return [...this.releasedTerminals, ...this.terminals.values()];
   }
 
   create(params: acp.CreateTerminalRequest): acp.CreateTerminalResponse {
@@ -153,6 +162,8 @@ export class TerminalManager {
     t.kill();
     t.released = true;
     this.terminals.delete(params.terminalId);
+    this.releasedTerminals.push(t);
+    if (this.releasedTerminals.length > RETAINED_RELEASED) this.releasedTerminals.shift();
     this.fanout.onRelease?.(t);
     return {};
   }
@@ -160,5 +171,6 @@ export class TerminalManager {
   disposeAll(): void {
     for (const t of this.terminals.values()) t.kill();
     this.terminals.clear();
+    this.releasedTerminals.length = 0;
   }
 }

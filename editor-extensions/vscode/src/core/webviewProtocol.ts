@@ -14,7 +14,7 @@ export interface ViewModel {
   supportsSessionList: boolean;
   sessions: SessionInfo[];
   chat: ChatState;
-  terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null }[];
+  terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null; released?: boolean }[];
   error?: string | undefined;
 }
 
@@ -32,6 +32,9 @@ export type FromWebview =
   | { type: "openLocation"; path: string; line?: number | null }
   | { type: "openDiff"; toolCallId: string; index: number }
   | { type: "showTerminal"; terminalId: string }
-  | { type: "showLog" };
+  | { type: "showLog" }
+  | { type: "copyText"; text: string }
+  | { type: "openChangeDiff"; itemId: string; path: string }
+  | { type: "undoTurn"; itemId: string };
 
-export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" };
+export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" } | { type: "restoreInput"; text: string };

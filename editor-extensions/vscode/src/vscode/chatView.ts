@@ -88,24 +88,35 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     };
   }
 
+  private busyContext: boolean | undefined;
+
   private post() {
     const msg: ToWebview = { type: "state", model: this.model() };
     void this.view?.webview.postMessage(msg);
+    // the view's Stop button (package.json menus) shows only while a turn runs
+    if (msg.model.chat.busy !== this.busyContext) {
+      this.busyContext = msg.model.chat.busy;
+      void vscode.commands.executeCommand("setContext", "openvaala.busy", this.busyContext);
+    }
   }
 
   focusInput() {
     void this.view?.webview.postMessage({ type: "focusInput" } satisfies ToWebview);
   }
 
-  private async run(what: string, fn: () => Promise<unknown>) {
+  /** runs a user action; a failure is shown above the input as "<what failed>: <why>" */
+  private async run(failure: string, fn: () => Promise<unknown>): Promise<boolean> {
+    let ok = true;
     try {
       this.error = undefined;
       await fn();
     } catch (e) {
-      this.error = `${what}: ${(e as Error).message}`;
+      ok = false;
+      this.error = `${failure}: ${(e as Error).message}`;
       this.deps.log.appendLine(`[openvaala-vscode] ${this.error}`);
     }
     this.post();
+    return ok;
   }
 
   async onMessage(m: FromWebview): Promise<void> {
@@ -120,6 +131,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "showLog":
         this.deps.log.show(true);
         return;
+      case "copyText":
+        await vscode.env.clipboard.writeText(m.text);
+        return;
     }
     if (!a) {
       this.error = "Open a folder to chat with OpenVaala.";
@@ -128,28 +142,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     switch (m.type) {
       case "send":
-        await this.run("prompt", () => a.prompt(m.text));
+        // a message that never reached the server goes back into the input, not lost
+        if (!(await this.run("Could not send your message", () => a.prompt(m.text)))) void this.view?.webview.postMessage({ type: "restoreInput", text: m.text } satisfies ToWebview);
         return;
       case "stop":
-        await this.run("stop", () => a.cancel());
+        await this.run("Could not stop", () => a.cancel());
         return;
       case "newChat":
-        await this.run("new chat", () => a.newChat());
+        await this.run("Could not start a new chat", () => a.newChat());
         return;
       case "permission":
         a.answerPermission(m.requestId, m.optionId);
         return;
       case "setMode":
-        await this.run("set mode", () => a.setMode(m.modeId));
+        await this.run("Could not change the mode", () => a.setMode(m.modeId));
         return;
       case "setConfig":
-        await this.run("set option", () => a.setConfigOption(m.configId, m.value));
+        await this.run("Could not change the setting", () => a.setConfigOption(m.configId, m.value));
         return;
       case "listSessions":
-        await this.run("list sessions", () => a.listSessions());
+        await this.run("Could not list the previous sessions", () => a.listSessions());
         return;
       case "loadSession":
-        await this.run("load session", () => a.loadSession(m.sessionId));
+        await this.run("Could not open the session", () => a.loadSession(m.sessionId));
         return;
       case "openLocation": {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.path));
@@ -166,6 +181,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       }
       case "showTerminal":
         a.showTerminal(m.terminalId);
+        return;
+      case "openChangeDiff": {
+        const f = a.changedFile(m.itemId, m.path);
+        if (f) await this.deps.diffs.open(f.path, f.before ?? "", f.after, "changes of the turn");
+        return;
+      }
+      case "undoTurn":
+        await this.run("Could not undo the turn", () => a.undoTurn(m.itemId));
         return;
     }
   }

@@ -8,12 +8,13 @@ import { FolderAgent } from "./folderAgent.js";
 import { ChatViewProvider } from "./chatView.js";
 import { DiffContentProvider } from "./diff.js";
 import { configCheck } from "./configCheckCommand.js";
-import { findBinary } from "../core/binary.js";
+import { serverBinary, serverEnv } from "./serverSettings.js";
 
 export const COMMANDS = {
   newChat: "openvaala.newChat",
   stop: "openvaala.stop",
   showLog: "openvaala.showLog",
+  showTraffic: "openvaala.showTraffic",
   openConfigFolder: "openvaala.openConfigFolder",
   configCheck: "openvaala.configCheck",
   restart: "openvaala.restartServer",
@@ -24,6 +25,30 @@ export function configRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.OPENVAALA_CONFIG_DIR) return env.OPENVAALA_CONFIG_DIR;
   if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, "openvaala");
   return path.join(os.homedir(), ".config", "openvaala");
+}
+
+/**
+ * Opens config.yaml of the config root (a new, unsaved one when there is none yet) and, in a local
+ * window, reveals the folder in the OS file manager (remote and browser windows have no such thing).
+ */
+async function openConfigFolder(root: string): Promise<void> {
+  await vscode.workspace.fs.createDirectory(vscode.Uri.file(root));
+  const cfg = vscode.Uri.file(path.join(root, "config.yaml"));
+  if (!vscode.env.remoteName) {
+    try {
+      await vscode.commands.executeCommand("revealFileInOS", cfg);
+    } catch {
+      /* a browser window (code-server, vscode.dev) has no revealFileInOS: opening the file is enough */
+    }
+  }
+  let exists = true;
+  try {
+    await vscode.workspace.fs.stat(cfg);
+  } catch {
+    exists = false;
+  }
+  if (exists) await vscode.window.showTextDocument(cfg);
+  else if (vscode.env.remoteName) await vscode.window.showTextDocument(cfg.with({ scheme: "untitled" }));
 }
 
 export interface ExtensionApi {
@@ -37,6 +62,7 @@ let api: ExtensionApi | undefined;
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const log = vscode.window.createOutputChannel("OpenVaala Server");
+  const traffic = vscode.window.createOutputChannel("OpenVaala ACP Traffic");
   const diagnostics = vscode.languages.createDiagnosticCollection("openvaala");
   const mcpProvider = new acp.McpOverAcpProvider();
   const diffs = new DiffContentProvider();
@@ -53,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
         globalStoragePath: context.globalStorageUri.fsPath,
         secrets: context.secrets,
         log,
+        traffic,
         mcpProvider,
         reveal: () => chat.reveal(),
         clientVersion: version,
@@ -68,6 +95,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
 
   context.subscriptions.push(
     log,
+    traffic,
     diagnostics,
     chat,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -87,31 +115,26 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
       await current()?.cancel();
     }),
     vscode.commands.registerCommand(COMMANDS.showLog, () => log.show(true)),
+    vscode.commands.registerCommand(COMMANDS.showTraffic, () => {
+      traffic.show(true);
+      if (!vscode.workspace.getConfiguration("openvaala").get<boolean>("traceTraffic"))
+        void vscode.window.showInformationMessage('Turn on "openvaala.traceTraffic" and restart the server (OpenVaala: Restart Server) to record the ACP traffic.');
+    }),
     vscode.commands.registerCommand(COMMANDS.restart, async () => {
       await current()?.restart();
     }),
-    vscode.commands.registerCommand(COMMANDS.openConfigFolder, async () => {
-      const root = configRoot(env);
-      await vscode.workspace.fs.createDirectory(vscode.Uri.file(root));
-      await vscode.commands.executeCommand("revealFileInOS", vscode.Uri.file(path.join(root, "config.yaml")));
-      const cfg = vscode.Uri.file(path.join(root, "config.yaml"));
-      try {
-        await vscode.workspace.fs.stat(cfg);
-        await vscode.window.showTextDocument(cfg);
-      } catch {
-        /* no config.yaml yet: the folder is revealed */
-      }
-    }),
+    vscode.commands.registerCommand(COMMANDS.openConfigFolder, () => openConfigFolder(configRoot(serverEnv(env, chat.currentFolder())))),
     vscode.commands.registerCommand(COMMANDS.configCheck, async () => {
       const folder = chat.currentFolder();
       const cwd = folder?.uri.fsPath ?? os.homedir();
+      const serverEnvironment = serverEnv(env, folder);
       let binary: string;
       try {
-        binary = findBinary({ setting: vscode.workspace.getConfiguration("openvaala").get<string>("path"), extensionPath: context.extensionUri.fsPath, workspaceFolder: folder?.uri.fsPath }).path;
+        binary = serverBinary(context.extensionUri.fsPath, folder, serverEnvironment);
       } catch (e) {
         return void vscode.window.showErrorMessage((e as Error).message);
       }
-      const r = await configCheck(binary, cwd, env, diagnostics);
+      const r = await configCheck(binary, cwd, serverEnvironment, diagnostics);
       log.appendLine(`[openvaala-vscode] config check in ${cwd}: exit ${r.code}\n${r.output}`);
       if (r.problems.length) {
         void vscode.window.showWarningMessage(`OpenVaala config check: ${r.problems.length} problem(s).`, "Show Problems").then((c) => {

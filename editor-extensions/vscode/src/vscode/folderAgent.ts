@@ -3,13 +3,14 @@
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { AgentConnection, type AgentExit, type ClientHost } from "../core/acpClient.js";
-import { findBinary } from "../core/binary.js";
 import { initialChatState, reduce, type ChatEvent, type ChatState } from "../core/chatState.js";
 import { McpHub, type LegacyMcpRouter } from "../core/mcpRelay.js";
 import { toAcpMcpServer, type McpServerConfig } from "../core/mcpConfig.js";
 import { TerminalManager, type ManagedTerminal } from "../core/terminals.js";
-import { readTextFile, writeTextFile } from "./fsHost.js";
+import { readTextFile, writeTextFile, undoFile } from "./fsHost.js";
+import type { FileChange, UndoOutcome } from "../core/turnChanges.js";
 import { collectMcpServers } from "./mcpSources.js";
+import { serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
 
 export interface TerminalView {
   id: string;
@@ -17,6 +18,7 @@ export interface TerminalView {
   output: string;
   truncated: boolean;
   exitStatus: acp.TerminalExitStatus | null;
+  released?: boolean;
 }
 
 export interface FolderAgentDeps {
@@ -24,6 +26,8 @@ export interface FolderAgentDeps {
   globalStoragePath: string;
   secrets: vscode.SecretStorage;
   log: vscode.OutputChannel;
+  /** where the JSON-RPC traffic goes when `openvaala.traceTraffic` is on */
+  traffic?: vscode.OutputChannel;
   /** the shared MCP-over-ACP provider */
   mcpProvider: acp.McpOverAcpProvider;
   /** injectable for tests */
@@ -36,6 +40,8 @@ export interface FolderAgentDeps {
 
 const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS = 3;
+const EXIT_GRACE_MS = 300;
+const SERVER_STOPPED = "The OpenVaala server stopped during the turn.";
 
 export class FolderAgent implements vscode.Disposable {
   private conn: AgentConnection | undefined;
@@ -92,12 +98,13 @@ export class FolderAgent implements vscode.Disposable {
   }
 
   terminalViews(): TerminalView[] {
-    return this.terminals.all().map((t) => ({
+    return this.terminals.shown().map((t) => ({
       id: t.id,
       command: t.commandLine,
       output: t.output.slice(-8192),
       truncated: t.truncated || t.output.length > 8192,
       exitStatus: t.exitStatus,
+      ...(t.released ? { released: true } : {}),
     }));
   }
 
@@ -131,7 +138,12 @@ export class FolderAgent implements vscode.Disposable {
       onStderr: (s) => this.deps.log.append(s),
       onExit: (info) => this.onExit(info),
       onUnknownRequest: (m) => this.deps.log.appendLine(`[openvaala-vscode] the agent called ${m}, which this extension does not implement`),
+      ...(this.tracing() ? { onTraffic: (d: "send" | "recv", line: string) => this.deps.traffic!.appendLine(`${new Date().toISOString()} ${this.folder.name} ${d === "send" ? "→" : "←"} ${line}`) } : {}),
     };
+  }
+
+  private tracing(): boolean {
+    return !!this.deps.traffic && vscode.workspace.getConfiguration("openvaala", this.folder.uri).get<boolean>("traceTraffic") === true;
   }
 
   private askPermission(p: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
@@ -156,18 +168,18 @@ export class FolderAgent implements vscode.Disposable {
 
   binaryPath(): string {
     if (this.deps.binary) return this.deps.binary;
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    return findBinary({ setting: cfg.get<string>("path"), extensionPath: this.deps.extensionPath, workspaceFolder: this.folder.uri.fsPath }).path;
+    return serverBinary(this.deps.extensionPath, this.folder, this.agentEnv());
   }
 
   agentEnv(): NodeJS.ProcessEnv {
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    const extra = cfg.get<Record<string, string>>("env") ?? {};
-    return { ...(this.deps.env ?? process.env), ...extra };
+    return serverEnv(this.deps.env ?? process.env, this.folder);
   }
 
   /** Starts the process (once) and initializes it. */
   ensureStarted(): Promise<AgentConnection> {
+    // a start under way first: its connection exists before `initialize` is answered, and nothing
+    // may be sent on it until then
+    if (this.starting) return this.starting;
     if (this.conn?.isRunning) return Promise.resolve(this.conn);
     this.starting ??= this.start().finally(() => {
       this.starting = undefined;
@@ -178,8 +190,7 @@ export class FolderAgent implements vscode.Disposable {
   private async start(): Promise<AgentConnection> {
     if (this.disposed) throw new Error("folder closed");
     const binary = this.binaryPath();
-    const cfg = vscode.workspace.getConfiguration("openvaala", this.folder.uri);
-    const args = cfg.get<string[]>("args") ?? ["acp"];
+    const args = serverArgs(this.folder);
     this.deps.log.appendLine(`[openvaala-vscode] starting ${binary} ${args.join(" ")} in ${this.folder.uri.fsPath}`);
     const conn = await AgentConnection.start({
       command: binary,
@@ -235,7 +246,7 @@ export class FolderAgent implements vscode.Disposable {
   private onExit(info: AgentExit) {
     this.deps.log.appendLine(`[openvaala-vscode] server exited (code ${info.code}, signal ${info.signal})${info.expected ? "" : " unexpectedly"}`);
     for (const w of [...this.permissionWaiters.values()]) w(undefined);
-    if (this.state.busy) this.emit({ type: "turnEnded", error: "The OpenVaala server stopped during the turn." });
+    if (this.state.busy) this.emit({ type: "turnEnded", error: SERVER_STOPPED });
     void this.hub?.dispose();
     this.hub = undefined;
     if (info.expected || this.disposed) return;
@@ -266,12 +277,19 @@ export class FolderAgent implements vscode.Disposable {
 
   private restarting: Promise<void> | undefined;
 
+  /**
+   * An empty chat whose revision goes on from the old one: the webview redraws an item only when
+   * its revision changes, so a counter that started over would show stale items.
+   */
+  private clearedChat(): ChatState {
+    return reduce(this.state, { type: "reset" });
+  }
+
   /** A new session (the old chat is cleared). */
   async newChat(): Promise<void> {
     const conn = await this.ensureStarted();
     const s = await conn.newSession(this.folder.uri.fsPath, this.mcpServers);
-    this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
-    this.state = { ...this.state, rev: this.state.rev + 1000 };
+    this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
     this.fire();
   }
 
@@ -290,9 +308,38 @@ export class FolderAgent implements vscode.Disposable {
       this.emit({ type: "turnEnded", stopReason: r.stopReason });
       return r;
     } catch (e) {
-      this.emit({ type: "turnEnded", error: (e as Error).message });
+      const serverGone = await this.exitsSoon(this.conn);
+      // when the server died, onExit has ended the turn with SERVER_STOPPED already
+      if (this.state.busy) this.emit({ type: "turnEnded", error: serverGone ? SERVER_STOPPED : (e as Error).message });
       return undefined;
     }
+  }
+
+  /** whether the server process is gone or goes within a moment (a prompt fails before the exit is seen) */
+  private async exitsSoon(conn: AgentConnection | undefined): Promise<boolean> {
+    if (!conn) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), EXIT_GRACE_MS);
+    });
+    const exited = conn.exited.then(() => true as const);
+    const r = await Promise.race([exited, soon]);
+    clearTimeout(timer);
+    return r;
+  }
+
+  changedFile(itemId: string, path: string): FileChange | undefined {
+    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
+    return item?.kind === "changes" ? item.files.find((f) => f.path === path) : undefined;
+  }
+
+  /** puts the files a turn changed back as they were before it; a file edited since is left alone */
+  async undoTurn(itemId: string): Promise<void> {
+    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
+    if (item?.kind !== "changes" || item.undo) return;
+    const outcomes: UndoOutcome[] = [];
+    for (const f of item.files) outcomes.push(await undoFile(f));
+    this.emit({ type: "turnUndone", itemId, outcomes });
   }
 
   async cancel(): Promise<void> {
@@ -328,8 +375,7 @@ export class FolderAgent implements vscode.Disposable {
   async loadSession(sessionId: string, keepChat = false): Promise<void> {
     const conn = await this.ensureStarted();
     if (!keepChat) {
-      this.state = reduce(initialChatState(), { type: "sessionStarted", sessionId });
-      this.state = { ...this.state, rev: this.state.rev + 1000 };
+      this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId });
       this.fire();
     } else {
       // replayed history would duplicate what is shown: ignore updates until the load returns
@@ -350,7 +396,7 @@ export class FolderAgent implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
-    this.state = initialChatState();
+    this.state = this.clearedChat();
     await this.ensureStarted();
     this.fire();
   }

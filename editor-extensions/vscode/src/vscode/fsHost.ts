@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { sliceLines } from "../core/configCheck.js";
+import { undoPlan, type FileChange, type UndoOutcome } from "../core/turnChanges.js";
 
 function openDocument(fsPath: string): vscode.TextDocument | undefined {
   const target = vscode.Uri.file(fsPath).toString();
@@ -41,4 +42,29 @@ export async function writeTextFile(p: acp.WriteTextFileRequest): Promise<acp.Wr
   }
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(p.content));
   return {};
+}
+
+/** the file's text as the user sees it (an open document's buffer), undefined when it does not exist */
+async function currentText(fsPath: string): Promise<string | undefined> {
+  try {
+    return (await readTextFile({ sessionId: "", path: fsPath })).content;
+  } catch {
+    return undefined;
+  }
+}
+
+/** restores one file of a turn's changes (see undoPlan) */
+export async function undoFile(f: FileChange): Promise<UndoOutcome> {
+  const plan = undoPlan(f, await currentText(f.path));
+  try {
+    if (plan === "changed-since") return { path: f.path, result: "changed-since" };
+    if (plan === "delete") {
+      await vscode.workspace.fs.delete(vscode.Uri.file(f.path));
+      return { path: f.path, result: "deleted" };
+    }
+    await writeTextFile({ sessionId: "", path: f.path, content: f.before ?? "" });
+    return { path: f.path, result: "restored" };
+  } catch (e) {
+    return { path: f.path, result: "failed", message: (e as Error).message };
+  }
 }

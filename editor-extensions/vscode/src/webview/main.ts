@@ -1,16 +1,29 @@
 // The chat webview (browser side). Receives the view model from the extension host, renders it,
 // and posts user actions back. Markdown through `marked` with raw HTML escaped.
 import { marked } from "marked";
+import hljs from "highlight.js/lib/common";
 import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
 import type { ChatItem, ToolCallState } from "../core/chatState.js";
 import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
+import { lineDiff } from "../core/lineDiff.js";
+import { historyEntries } from "../core/history.js";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 const post = (m: FromWebview) => vscode.postMessage(m);
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-marked.use({ gfm: true, breaks: false, renderer: { html: (t: { text: string }) => esc(t.text) } });
+/** a fenced code block: highlighted (tokens coloured by the theme in chat.css) with a Copy button */
+function codeBlock(t: { text: string; lang?: string }): string {
+  const lang = (t.lang ?? "").trim().split(/\s/)[0] ?? "";
+  let body: string;
+  if (lang && hljs.getLanguage(lang)) body = hljs.highlight(t.text, { language: lang, ignoreIllegals: true }).value;
+  else if (t.text.length <= MAX_AUTO_HIGHLIGHT) body = hljs.highlightAuto(t.text).value;
+  else body = esc(t.text);
+  return `<div class="codeblock"><button class="copy" title="Copy to the clipboard">Copy</button><pre><code class="hljs${lang ? ` language-${esc(lang)}` : ""}">${body}</code></pre></div>`;
+}
+const MAX_AUTO_HIGHLIGHT = 20_000;
+marked.use({ gfm: true, breaks: false, renderer: { html: (t: { text: string }) => esc(t.text), code: codeBlock } });
 const md = (s: string) => marked.parse(s, { async: false }) as string;
 
 let model: ViewModel | undefined;
@@ -55,6 +68,14 @@ function send() {
   post({ type: "send", text });
 }
 sendBtn.addEventListener("click", send);
+// Copy buttons of code blocks (rendered as HTML strings, so one listener for all of them)
+log.addEventListener("click", (e) => {
+  const btn = (e.target as HTMLElement).closest?.(".codeblock .copy");
+  const code = btn?.parentElement?.querySelector("code");
+  if (!btn || !code) return;
+  post({ type: "copyText", text: code.textContent ?? "" });
+  btn.textContent = "Copied";
+});
 stopBtn.addEventListener("click", () => post({ type: "stop" }));
 
 function updateCompletion() {
@@ -133,7 +154,9 @@ function renderBar(m: ViewModel) {
     bar.appendChild(sel);
   }
   const modes = m.chat.modes;
-  if (modes && modes.availableModes.length) {
+  // ACP: a client that shows config options ignores the older `modes` when a mode option exists
+  const modeOption = m.chat.configOptions.some((o) => (o as { category?: string }).category === "mode" || o.id === "mode");
+  if (modes && modes.availableModes.length && !modeOption) {
     const sel = h("select", { title: "Mode" }) as HTMLSelectElement;
     for (const md of modes.availableModes) {
       const o = h("option", { value: md.id, title: md.description ?? "" }, esc(md.name)) as HTMLOptionElement;
@@ -143,7 +166,7 @@ function renderBar(m: ViewModel) {
     sel.addEventListener("change", () => post({ type: "setMode", modeId: sel.value }));
     bar.appendChild(sel);
   }
-  for (const opt of m.chat.configOptions) {
+  for (const opt of orderedOptions(m.chat.configOptions)) {
     if (opt.type === "boolean") {
       const lab = h("label", { title: opt.description ?? "" });
       const cb = h("input", { type: "checkbox" }) as HTMLInputElement;
@@ -154,7 +177,8 @@ function renderBar(m: ViewModel) {
       continue;
     }
     if (opt.type !== "select") continue;
-    const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}` }) as HTMLSelectElement;
+    const category = (opt as { category?: string | null }).category;
+    const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}`, "data-option": opt.id, ...(category ? { "data-category": category } : {}) }) as HTMLSelectElement;
     const groups = opt.options as unknown as ({ value: string; name: string } | { group: string; name: string; options: { value: string; name: string }[] })[];
     const addOpt = (parent: HTMLElement, o: { value: string; name: string }) => {
       const el = h("option", { value: o.value }, esc(o.name)) as HTMLOptionElement;
@@ -187,12 +211,19 @@ function renderBar(m: ViewModel) {
   bar.appendChild(nb);
 }
 
+/** mode and model pickers first (ACP categories), the rest in the agent's order */
+function orderedOptions(options: ViewModel["chat"]["configOptions"]) {
+  const rank = (o: { category?: string | null }) => ({ mode: 0, model: 1, model_config: 2, thought_level: 3 })[o.category ?? ""] ?? 4;
+  return options.map((o, i) => ({ o, i })).sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i).map((x) => x.o);
+}
+
 function renderSessions(m: ViewModel) {
   sessionsEl.hidden = !showSessions;
   if (!showSessions) return;
-  sessionsEl.innerHTML = m.sessions.length ? "" : "<div class='muted'>No previous sessions.</div>";
-  for (const s of m.sessions) {
-    const row = h("div", { class: "session" }, `${esc(s.title || s.sessionId)}<span class="muted"> ${esc(s.updatedAt ?? "")}</span>`);
+  const entries = historyEntries(m.sessions, new Date(), m.chat.sessionId);
+  sessionsEl.innerHTML = entries.length ? "" : "<div class='muted'>No previous sessions.</div>";
+  for (const s of entries) {
+    const row = h("div", { class: "session" }, `${esc(s.title)}<span class="muted"> ${esc(s.when)}</span>`);
     row.addEventListener("click", () => {
       showSessions = false;
       sessionsEl.hidden = true;
@@ -230,7 +261,8 @@ function renderTool(m: ViewModel, t: ToolCallState): HTMLElement {
     } else if (c.type === "terminal") {
       const term = m.terminals.find((x) => x.id === c.terminalId);
       const box = h("div", { class: "term" });
-      box.appendChild(h("pre", {}, esc(term ? (term.truncated ? "…" : "") + term.output : "(terminal released)")));
+      const shown = term ? (term.truncated ? "…" : "") + term.output : (reportedOutput(t) ?? "(no output recorded)");
+      box.appendChild(h("pre", {}, esc(shown)));
       if (term) {
         const b = h("button", {}, "Show in terminal");
         b.addEventListener("click", () => post({ type: "showTerminal", terminalId: c.terminalId }));
@@ -243,6 +275,56 @@ function renderTool(m: ViewModel, t: ToolCallState): HTMLElement {
     }
   });
   return el;
+}
+
+/** a proposed edit, line by line, with a button for the full diff editor */
+function renderInlineDiff(toolCallId: string, index: number, c: { path: string; oldText?: string | null; newText: string }): HTMLElement {
+  const box = h("div", { class: "inline-diff" }, `<div class="diff-path">${esc(c.path)}</div>`);
+  const lines = lineDiff(c.oldText ?? "", c.newText);
+  const shown = lines.slice(0, 200);
+  const pre = h("pre");
+  for (const l of shown) pre.appendChild(h("div", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx" }, esc(`${l.op} ${l.text}`)));
+  if (lines.length > shown.length) pre.appendChild(h("div", { class: "ctx" }, esc(`… ${lines.length - shown.length} more lines`)));
+  box.appendChild(pre);
+  const b = h("button", {}, "Open diff");
+  b.addEventListener("click", () => post({ type: "openDiff", toolCallId, index }));
+  box.appendChild(b);
+  return box;
+}
+
+const UNDO_WORDS: Record<string, string> = { restored: "restored", deleted: "deleted (the turn created it)", "changed-since": "not restored: changed after the turn", failed: "not restored" };
+
+/** the files a turn changed: each opens its diff; "Undo" puts them all back as they were before the turn */
+function renderChanges(item: Extract<ChatItem, { kind: "changes" }>): HTMLElement {
+  const el = h("div", { class: "changes" }, `<div class="changes-head">Changed ${item.files.length} file${item.files.length === 1 ? "" : "s"}</div>`);
+  for (const f of item.files) {
+    const row = h("div", { class: "change" });
+    const a = h("a", { href: "#", title: "Open the diff of this turn" }, esc(f.path));
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      post({ type: "openChangeDiff", itemId: item.id, path: f.path });
+    });
+    row.appendChild(a);
+    if (f.before === null) row.appendChild(h("span", { class: "muted" }, " (new)"));
+    const outcome = item.undo?.find((o) => o.path === f.path);
+    if (outcome) row.appendChild(h("span", { class: `undo-${outcome.result}` }, ` — ${esc(UNDO_WORDS[outcome.result] ?? outcome.result)}${outcome.message ? `: ${esc(outcome.message)}` : ""}`));
+    el.appendChild(row);
+  }
+  if (!item.undo) {
+    const b = h("button", { class: "undo", title: "Restore these files as they were before this turn" }, "Undo");
+    b.addEventListener("click", () => post({ type: "undoTurn", itemId: item.id }));
+    el.appendChild(b);
+  }
+  return el;
+}
+
+/** a released terminal is gone from the manager; a replayed one never existed here: show what the tool call reported */
+function reportedOutput(t: ToolCallState): string | undefined {
+  const r = t.rawOutput as { output?: unknown; stdout?: unknown } | string | undefined | null;
+  if (typeof r === "string") return r;
+  if (r && typeof r.output === "string") return r.output;
+  if (r && typeof r.stdout === "string") return r.stdout;
+  return undefined;
 }
 
 function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
@@ -268,9 +350,15 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
       const t = m.chat.toolCalls[item.toolCallId];
       return t ? renderTool(m, t) : h("div");
     }
+    case "changes":
+      return renderChanges(item);
     case "permission": {
       const p = m.chat.permissions[item.requestId]!;
       const el = h("div", { class: "perm" }, `<div>Allow <b>${esc(p.toolCall.title ?? "this tool call")}</b>?</div>`);
+      const tc = p.toolCall.toolCallId ? m.chat.toolCalls[p.toolCall.toolCallId] : undefined;
+      if (p.outcome === undefined) tc?.content.forEach((c, index) => {
+        if (c.type === "diff") el.appendChild(renderInlineDiff(tc.toolCallId, index, c));
+      });
       if (p.outcome === undefined) {
         const row = h("div", { class: "perm-buttons" });
         for (const o of p.options) {
@@ -323,5 +411,9 @@ function render(m: ViewModel) {
 window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
   if (e.data.type === "state") render(e.data.model);
   else if (e.data.type === "focusInput") input.focus();
+  else if (e.data.type === "restoreInput" && !input.value.trim()) {
+    input.value = e.data.text;
+    input.focus();
+  }
 });
 post({ type: "ready" });

@@ -22,6 +22,9 @@ export class Uri {
   get fsPath() {
     return this.path;
   }
+  with(c: { scheme?: string; path?: string; query?: string }) {
+    return new Uri(c.scheme ?? this.scheme, c.path ?? this.path, c.query ?? this.query);
+  }
   toString() {
     return `${this.scheme}://${encodeURI(this.path)}${this.query ? `?${this.query}` : ""}`;
   }
@@ -139,6 +142,8 @@ const state = {
   appliedEdits: [] as WorkspaceEdit[],
   folderEvents: new EventEmitter<{ added: any[]; removed: any[] }>(),
   shownDocuments: [] as any[],
+  /** commands this window does not have (executeCommand rejects, as VS Code does) */
+  missingCommands: new Set<string>(),
 };
 
 export const __test = {
@@ -169,6 +174,8 @@ export const __test = {
     state.diagnostics.clear();
     state.appliedEdits.length = 0;
     workspace.workspaceFolders = undefined;
+    state.missingCommands.clear();
+    env.remoteName = undefined;
   },
 };
 
@@ -190,6 +197,9 @@ export const workspace = {
     },
     async stat(u: Uri) {
       return fs.statSync(u.fsPath);
+    },
+    async delete(u: Uri) {
+      fs.rmSync(u.fsPath);
     },
   },
   async applyEdit(edit: WorkspaceEdit) {
@@ -278,6 +288,7 @@ export const commands = {
     return new Disposable(() => state.commands.delete(id));
   },
   async executeCommand(command: string, ...args: any[]) {
+    if (state.missingCommands.has(command)) throw new Error(`command '${command}' not found`);
     state.executed.push({ command, args });
     const fn = state.commands.get(command);
     return fn?.(...args);
@@ -297,4 +308,13 @@ export const languages = {
   },
 };
 
-export const env = { openExternal: async () => true };
+export const env = {
+  openExternal: async () => true,
+  remoteName: undefined as string | undefined,
+  clipboard: {
+    text: "",
+    async writeText(t: string) {
+      env.clipboard.text = t;
+    },
+  },
+};

@@ -1,0 +1,35 @@
+// Where the server comes from and what environment it gets, for a folder (or for no folder):
+// `openvaala.path`, `openvaala.args`, `openvaala.env`. One place for the chat, Check Configuration
+// and Open Config Folder, so they all see the server the user configured.
+import * as vscode from "vscode";
+import { findBinary } from "../core/binary.js";
+
+function settings(folder: vscode.WorkspaceFolder | undefined) {
+  return vscode.workspace.getConfiguration("openvaala", folder?.uri);
+}
+
+/** VS Code's environment plus `openvaala.env` */
+export function serverEnv(base: NodeJS.ProcessEnv, folder?: vscode.WorkspaceFolder): NodeJS.ProcessEnv {
+  return { ...base, ...(settings(folder).get<Record<string, string>>("env") ?? {}) };
+}
+
+export function serverArgs(folder?: vscode.WorkspaceFolder): string[] {
+  return settings(folder).get<string[]>("args") ?? ["acp"];
+}
+
+/** In a remote or browser window the server runs where the extension host runs: User settings do not apply there. */
+export function remoteSettingsHint(): string {
+  const remote = vscode.env.remoteName;
+  return remote
+    ? ` This window is remote (${remote}): openvaala.path, openvaala.args and openvaala.env are read from the Remote settings (Preferences: Open Remote Settings), not from your User settings.`
+    : "";
+}
+
+export function serverBinary(extensionPath: string, folder: vscode.WorkspaceFolder | undefined, env: NodeJS.ProcessEnv): string {
+  try {
+    return findBinary({ setting: settings(folder).get<string>("path"), extensionPath, workspaceFolder: folder?.uri.fsPath, env }).path;
+  } catch (e) {
+    (e as Error).message += remoteSettingsHint();
+    throw e;
+  }
+}
