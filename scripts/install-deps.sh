@@ -38,7 +38,8 @@ if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ package-lock.json -nt nod
   echo "install-deps: npm ci" >&2
   npm ci --no-audit --no-fund >&2
 fi
-if [ -f editor-extensions/vscode/package-lock.json ] && [ ! -d editor-extensions/vscode/node_modules ]; then
+if [ -f editor-extensions/vscode/package-lock.json ] && { [ ! -d editor-extensions/vscode/node_modules ] ||
+     [ editor-extensions/vscode/package-lock.json -nt editor-extensions/vscode/node_modules/.package-lock.json ]; }; then
   echo "install-deps: npm ci (VS Code extension)" >&2
   (cd editor-extensions/vscode && npm ci --no-audit --no-fund >&2)
 fi
