@@ -32,7 +32,9 @@ function logOf(home) {
   }
 }
 
-scenario("a hook script without the executable bit fails the load: no session runs the command unguarded", async (ctx) => {
+// A model that asks bash to touch a marker file, in a workspace whose config has a guard hook
+// (with the given mode on its script) meant to block that command.
+async function guardedTouchSetup(ctx, guardMode) {
   const marker = `ran-${process.pid}-${Date.now()}`;
   const fake = await ctx.fakeModel([
     { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: `touch ${marker}` } }] },
@@ -40,7 +42,12 @@ scenario("a hook script without the executable bit fails the load: no session ru
   ]);
   const ws = ctx.workspace({});
   const home = ctx.configHome({ modelUrl: fake.url });
-  writeGuard(home.configDir, 0o644);
+  writeGuard(home.configDir, guardMode);
+  return { marker, ws, home };
+}
+
+scenario("a hook script without the executable bit fails the load: no session runs the command unguarded", async (ctx) => {
+  const { marker, ws, home } = await guardedTouchSetup(ctx, 0o644);
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   const err = await expectRpcError(h.newSession(ws), "session/new with a guard that does not load");
@@ -53,14 +60,7 @@ scenario("a hook script without the executable bit fails the load: no session ru
 });
 
 scenario("a running server keeps its guard when a reload brings a hook script that is not executable", async (ctx) => {
-  const marker = `ran-${process.pid}-${Date.now()}`;
-  const fake = await ctx.fakeModel([
-    { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: `touch ${marker}` } }] },
-    { text: "done" },
-  ]);
-  const ws = ctx.workspace({});
-  const home = ctx.configHome({ modelUrl: fake.url });
-  writeGuard(home.configDir, 0o755);
+  const { marker, ws, home } = await guardedTouchSetup(ctx, 0o755);
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   fs.chmodSync(path.join(home.configDir, "hooks", "guard.sh"), 0o755);
