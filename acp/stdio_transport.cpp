@@ -9,9 +9,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
+#include <fcntl.h>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <thread>
@@ -61,6 +63,9 @@ class StdioTransport : public Transport {
   asio::any_io_executor executor_;
   int in_fd_;
   int out_fd_;
+  // The destructor writes a byte here to wake a reader waiting on an input nobody closes, so it
+  // can join the reader instead of leaving a thread that touches a freed transport.
+  int stop_reader_pipe_[2] = {-1, -1};
   Handlers handlers_;
   std::thread reader_;
   std::thread writer_;
@@ -81,13 +86,20 @@ class StdioTransport : public Transport {
 }  // namespace
 
 StdioTransport::StdioTransport(asio::any_io_executor executor, int in_fd, int out_fd)
-    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_, asio::steady_timer::time_point::max()) {}
+    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_, asio::steady_timer::time_point::max()) {
+  if (::pipe2(stop_reader_pipe_, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+}
 
 StdioTransport::~StdioTransport() {
   flush_and_stop();
-  // The reader may be blocked in read() on a stdin nobody closes; it holds no resources that
-  // outlive the process, so it is detached rather than joined.
-  if (reader_.joinable()) reader_.detach();
+  if (reader_.joinable()) {
+    const char wake = 0;
+    while (::write(stop_reader_pipe_[1], &wake, 1) < 0 && errno == EINTR) {
+    }
+    reader_.join();
+  }
+  ::close(stop_reader_pipe_[0]);
+  ::close(stop_reader_pipe_[1]);
 }
 
 void StdioTransport::start(Handlers handlers) {
@@ -118,6 +130,13 @@ void StdioTransport::reader_loop() {
   MessageReader reader(sink);
   std::string buf(1 << 16, '\0');
   for (;;) {
+    // poll() works on pipes, files and ttys alike; it also hears the destructor's stop byte.
+    pollfd fds[2] = {{in_fd_, POLLIN, 0}, {stop_reader_pipe_[0], POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents != 0) return;  // the transport is being destroyed: nobody to tell
     ssize_t n = ::read(in_fd_, buf.data(), buf.size());
     if (n > 0) {
       reader.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));

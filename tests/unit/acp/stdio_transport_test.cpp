@@ -122,4 +122,21 @@ TEST_F(StdioTransportTest, ABulkProducerWaitsWhileThePeerDoesNotReadAndResumesWh
   in.close_write();
 }
 
+TEST_F(StdioTransportTest, DestroyingTheTransportStopsItsReaderEvenWhenTheInputStaysOpen) {
+  {
+    auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+    t->start(handlers());
+    run_until([&] { return false; }, 50ms);  // the reader is now waiting on an input nobody closes
+  }
+  // A reader left running would consume (and post, through the freed transport) this line.
+  const std::string line = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"late\"}\n";
+  ASSERT_EQ(::write(in.write_end(), line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  std::this_thread::sleep_for(100ms);
+  char buf[256];
+  ASSERT_EQ(::fcntl(in.read_end(), F_SETFL, O_NONBLOCK), 0);
+  EXPECT_EQ(::read(in.read_end(), buf, sizeof buf), static_cast<ssize_t>(line.size()))
+      << "after the transport is destroyed its reader thread must be gone (joined), not left reading stdin";
+  EXPECT_TRUE(received.empty());
+}
+
 }  // namespace
