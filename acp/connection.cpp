@@ -9,6 +9,7 @@
 
 #include "acp/json_rpc.hpp"
 #include "acp/methods.hpp"
+#include "support/text.hpp"
 
 namespace acp {
 
@@ -42,7 +43,11 @@ void Connection::on_notification(std::string method, NotificationHandler handler
 
 void Connection::send_object(const json::object& msg) {
   if (closed_) return;
-  transport_.send(json::serialize(msg));
+  std::string line = json::serialize(msg);
+  // Boost.JSON writes strings byte for byte; a file or command output that is not UTF-8 would
+  // make the line unreadable to a strict peer. Outside strings the line is ASCII.
+  support::repair_utf8(line);
+  transport_.send(std::move(line));
 }
 
 void Connection::send_error(const json::value& id, int code, std::string_view message,

@@ -13,6 +13,7 @@
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/http_transport_base.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
+#include "support/text.hpp"
 
 namespace bridge::mcp {
 
@@ -114,6 +115,7 @@ class StreamableHttpTransport : public HttpBase {
     if (req) by_request_[id_key] = key;
 
     http::HttpRequest request{"POST", url_, common_headers(), json::serialize(message)};
+    support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
     request.headers.emplace_back("Accept", "application/json, text/event-stream");
     http::HttpResponseHead head;

@@ -11,6 +11,7 @@
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/http_transport_base.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
+#include "support/text.hpp"
 
 namespace bridge::mcp {
 
@@ -138,6 +139,7 @@ class SseTransport : public HttpBase {
     std::uint64_t key = 0;
     auto cancel = track(key);
     http::HttpRequest request{"POST", endpoint_, headers_, json::serialize(message)};
+    support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
     int status = 0;
     std::string body;

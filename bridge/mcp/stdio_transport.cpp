@@ -26,6 +26,7 @@
 #include "bridge/process/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "bridge/process/child_spawn.hpp"
+#include "support/text.hpp"
 
 extern char** environ;
 
@@ -163,7 +164,9 @@ class StdioTransport : public Transport {
         deliver(error_response(message.at("id"), -32000, "the MCP server process is not running"));
       return;
     }
-    queue_.push_back(json::serialize(message) + "\n");
+    std::string line = json::serialize(message);
+    support::repair_utf8(line);  // a tool argument may hold bytes that are not UTF-8
+    queue_.push_back(std::move(line) + "\n");
     wake_.cancel();
   }
 

@@ -9,6 +9,7 @@
 
 #include "bridge/http/http_client.hpp"
 #include "runtime/providers/model_provider.hpp"
+#include "support/text.hpp"
 
 namespace runtime::providers {
 
@@ -18,6 +19,8 @@ using bridge::http::FailureKind;
 ModelClient::ModelClient(ResolvedModel model)
     : model_(std::move(model)),
       format_(model_.provider.api_type == "anthropic" ? make_anthropic_messages_format() : make_openai_chat_format()) {}
+
+std::unique_ptr<Model> make_model_client(ResolvedModel model) { return std::make_unique<ModelClient>(std::move(model)); }
 
 namespace {
 
@@ -43,6 +46,8 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
   http_req.url = format_->endpoint(provider.base_url);
   http_req.headers = format_->headers(model_.api_key);
   http_req.body = format_->body(req, provider.max_output_tokens);
+  // A file or command output that is not UTF-8 must not make every later request unreadable.
+  support::repair_utf8(http_req.body);
   bridge::http::StreamOptions options;
   options.idle_timeout = std::chrono::seconds(provider.idle_timeout_seconds);
   options.connect_timeout = std::min(options.connect_timeout, options.idle_timeout);

@@ -9,6 +9,7 @@
 #include "runtime/config/secrets.hpp"
 #include "runtime/sessions/detail.hpp"
 #include "support/file_io.hpp"
+#include "support/text.hpp"
 
 namespace runtime::sessions {
 
@@ -100,6 +101,7 @@ void SessionWriter::append(Record record) {
   if (record.time.empty()) record.time = iso8601(now_ms());
   // A key value never reaches the journal, whatever printed it (a command's output, an error).
   std::string line = config::redact_secrets(json::serialize(to_json(record)));
+  support::repair_utf8(line);  // a journal line that is not UTF-8 could not be loaded again
   line.push_back('\n');
   std::lock_guard lock(*mu_);
   write_line_locked(line);

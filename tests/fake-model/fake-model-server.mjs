@@ -267,7 +267,15 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
-      const raw = Buffer.concat(chunks).toString("utf8");
+      const rawBytes = Buffer.concat(chunks);
+      const raw = rawBytes.toString("utf8");
+      // Like the real APIs, a body that is not UTF-8 is not JSON (Node would quietly decode it).
+      let notUtf8 = null;
+      try {
+        new TextDecoder("utf-8", { fatal: true }).decode(rawBytes);
+      } catch {
+        notUtf8 = "the request body is not valid UTF-8";
+      }
       const url = new URL(req.url, "http://fake");
       const path = url.pathname;
       if (req.method !== "POST") {
@@ -278,7 +286,7 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
       }
       const provider = /\/chat\/completions$/.test(path) ? "openai" : /\/messages$/.test(path) ? "anthropic" : null;
       let body = null;
-      let parseError = null;
+      let parseError = notUtf8;
       try {
         body = raw.length ? JSON.parse(raw) : null;
       } catch (e) {

@@ -5,7 +5,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO_ROOT, agentBinary, agentEnv, assertProcessesGone, expectRpcError, makeWorkspace, pgrep, scenario, sleep, waitUntil } from "./harness.mjs";
+import { REPO_ROOT, agentBinary, agentEnv, assertProcessesGone, expectRpcError, makeWorkspace, pgrep, scenario, sleep, toolResultText, waitUntil } from "./harness.mjs";
 
 const GUARD_YAML =
   "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          script: guard.sh\n";
@@ -295,4 +295,41 @@ scenario("the detached processes the server adopts are reaped when they exit (no
   await h.prompt(sessionId, "start short background jobs");
   await sleep(1800);  // they end after 0.2 s; the server reaps adopted orphans every second
   assert.deepEqual(zombieChildren(h.pid), [], "exited processes the server adopted are left as zombies");
+});
+
+scenario("a file and a command output that are not UTF-8 reach the editor, the model and the journal as valid UTF-8", async (ctx) => {
+  // Bytes as they are on many disks: Latin-1 text, and a command printing the same.
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_read", name: "read_file", arguments: { path: "latin1.txt" } }] },
+    { toolCalls: [{ id: "call_bash", name: "bash", arguments: { command: "printf 'na\\357ve\\n'" } }] },
+    { text: "Read both." },
+    { text: "Still here." },
+  ]);
+  const ws = ctx.workspace({});
+  fs.writeFileSync(path.join(ws, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));  // "café" in Latin-1
+  const home = ctx.configHome({ modelUrl: fake.url });
+  // No fs or terminal capability: the agent reads the file and runs the command itself.
+  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: {} });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  const first = await h.prompt(sessionId, "read latin1.txt and run the command");
+  assert.equal(first.stopReason, "end_turn",
+    `a tool output that is not UTF-8 must not break the turn (the model API rejects a body that is not UTF-8): ${JSON.stringify(fake.requests.map((r) => r.parseError))}`);
+  assert.deepEqual(fake.requests.map((r) => r.parseError), [null, null, null], "every request body sent to the model is valid UTF-8 JSON");
+  assert.match(toolResultText(fake.requests[1], "call_read"), /caf\uFFFD/, "the model sees the file with U+FFFD for the byte that is not UTF-8");
+  assert.match(toolResultText(fake.requests[2], "call_bash"), /na\uFFFDve/, "and the command output likewise");
+  h.assertSchemaClean();  // includes: every line on stdout is valid UTF-8
+
+  // The journal keeps those turns: after a restart session/load replays them and the model gets them.
+  await h.close();
+  const h2 = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: {} });
+  await h2.initialize();
+  await h2.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  const replayed = h2.updatesOf(sessionId).filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
+  assert.deepEqual([...new Set(replayed.map((u) => u.toolCallId))], ["call_read", "call_bash"],
+    "both tool calls are replayed after a restart: a journal line that is not UTF-8 could not be read back");
+  assert.equal((await h2.prompt(sessionId, "still there?")).stopReason, "end_turn");
+  assert.match(toolResultText(fake.requests[3], "call_read"), /caf\uFFFD/, "the reloaded conversation carries the file's text");
+  h2.assertSchemaClean();
 });

@@ -347,6 +347,16 @@ class LineSplitter {
   }
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+function isUtf8(buf) {
+  try {
+    strictUtf8.decode(buf);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Shared wire recorder: parses both directions, validates agent output, keeps a transcript. */
 class WireRecorder {
   constructor(label) {
@@ -380,6 +390,7 @@ class WireRecorder {
     const at = Date.now() - this.t0;
     if (unterminated) this.schemaErrors.push(`stdout ended with an unterminated line: ${JSON.stringify(text.slice(0, 200))}`);
     if (text.endsWith("\r")) this.schemaErrors.push("stdout line ends with CR");
+    if (!isUtf8(buf)) this.schemaErrors.push(`stdout line is not valid UTF-8 (JSON must be): ${JSON.stringify(text.slice(0, 200))}`);
     let msg;
     try {
       msg = JSON.parse(text);
