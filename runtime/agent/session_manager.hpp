@@ -40,6 +40,7 @@ class SessionManager {
     bridge::mcp::TransportDeps tunnel;  // MCP servers the editor runs
     std::filesystem::path config_root;
     std::filesystem::path sessions_dir;
+    providers::ModelFactory open_model;  // empty: the real provider client
   };
   explicit SessionManager(Deps deps);
   ~SessionManager();
@@ -70,6 +71,9 @@ class SessionManager {
   AgentLoop& loop() { return loop_; }
   EditorHost& host() { return *deps_.host; }
   boost::asio::thread_pool& pool() { return *deps_.pool; }
+  std::unique_ptr<providers::Model> open_model(providers::ResolvedModel model) const {
+    return deps_.open_model ? deps_.open_model(std::move(model)) : providers::make_model_client(std::move(model));
+  }
 
  private:
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();

@@ -73,9 +73,9 @@ class SpawnAgentTool : public tools::Tool {
       for (const auto& extra : start.additional_context) first.text += "\n\n<context>\n" + extra + "\n</context>";
     }
 
-    std::optional<providers::ModelClient> model;
+    std::unique_ptr<providers::Model> model;
     try {
-      model.emplace(providers::resolve_model(c_.engine->main_config(), agent->model));
+      model = c_.open_model(providers::resolve_model(c_.engine->main_config(), agent->model));
     } catch (const providers::ModelError& e) {
       co_return tools::error_result(std::string("The sub-agent has no usable model: ") + e.what());
     }

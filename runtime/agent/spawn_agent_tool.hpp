@@ -19,6 +19,7 @@ struct SpawnAgentContext {
   std::vector<tools::Tool*> mcp_tools;  // the session's MCP tools (filtered per agent)
   int max_turn_requests = 100;
   std::string base_system_prompt;       // the product's own instructions + environment
+  providers::ModelFactory open_model;   // the session manager's
 };
 
 std::unique_ptr<tools::Tool> make_spawn_agent_tool(SpawnAgentContext context);

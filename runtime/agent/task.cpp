@@ -36,7 +36,7 @@ struct Task::Prompt {
   Message message;
   std::shared_ptr<const engine::Engine> engine;  // one snapshot for the whole turn, even across a reload
   std::shared_ptr<const hooks::HookSet> hooks;
-  std::optional<providers::ModelClient> model;
+  std::unique_ptr<providers::Model> model;
   TurnSettings settings;
   support::CancelSource& cancel;
 };
@@ -56,7 +56,7 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
-  p.model.emplace(providers::resolve_model(p.engine->main_config(), session.view.agent.model));
+  p.model = sessions_.open_model(providers::resolve_model(p.engine->main_config(), session.view.agent.model));
   // AGENTS.md files are read again every turn: edits made meanwhile count.
   session.view.agents_md = engine::load_agents_md_chain(session.cwd);
   for (const auto& f : session.view.agents_md) session.agents_md_included.insert(f.path);
@@ -109,7 +109,7 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel);  // keeps the manager alive
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
-                          base_system_prompt(session)};
+                          base_system_prompt(session), [this](providers::ResolvedModel m) { return sessions_.open_model(std::move(m)); }};
   auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
   p.settings.extra_tools.push_back(spawn_tool.get());
   p.settings.extra_tools.push_back(plan_tool_.get());  // top-level turns only (not sub-agents)

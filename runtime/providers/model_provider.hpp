@@ -117,6 +117,11 @@ class ModelClient : public Model {
   std::unique_ptr<WireFormat> format_;
 };
 
+// Opens the Model a turn talks to. The server uses make_model_client; the fuzzer and tests that
+// drive the whole agent give their own (SessionManager::Deps::open_model).
+using ModelFactory = std::function<std::unique_ptr<Model>(ResolvedModel)>;
+std::unique_ptr<Model> make_model_client(ResolvedModel model);
+
 // Which model a session uses and where that choice comes from, first set wins: the agent's
 // `model`, $OPENVAALA_MODEL, config.yaml's `model`. `model` is empty when none is set.
 struct ModelChoice {

@@ -83,10 +83,10 @@ Mode mode_named(const std::string& id, const char* what) {
 
 }  // namespace
 
-AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool)
+AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model)
     : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
       sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
-                                     config::config_root(), config::data_dir() / "sessions"}),
+                                     config::config_root(), config::data_dir() / "sessions", std::move(open_model)}),
       task_(sessions_) {
   conn_.on_request(acp::methods::kInitialize,
                    [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });

@@ -18,7 +18,8 @@ namespace runtime::server {
 
 class AcpAgent {
  public:
-  AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool);
+  // `open_model` replaces the provider client (the fuzzer's scripted model); empty in the server.
+  AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model = {});
   ~AcpAgent();
 
   // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
