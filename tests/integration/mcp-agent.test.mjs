@@ -3,8 +3,10 @@
 // tool_call (permission per session mode), and the server's answer reaches the next model request.
 // Servers: @modelcontextprotocol/server-everything over stdio (session/new and mcp_servers/*.yaml),
 // Streamable HTTP and SSE; an @modelcontextprotocol/sdk server hosted by this client through
-// MCP-over-ACP (McpOverAcpProvider). Lifecycle: nothing is left running after stdin EOF or a dead
-// client, session/close stops the session's servers, a required server that cannot start fails the turn.
+// MCP-over-ACP (McpOverAcpProvider; session/cancel mid-call cancels the editor's mcp/message with
+// $/cancel_request, in the current and the older mcp/connect form). Lifecycle: nothing is left
+// running after stdin EOF or a dead client, session/close stops the session's servers, a required
+// server that cannot start fails the turn.
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -14,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 import {
   scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, pgrep, sleep, toolCallStatuses, toolCallsById,
-  toolNames, toolResultText, writeFiles,
+  toolNames, toolResultText, withTimeout, writeFiles,
 } from "./harness.mjs";
 import { EVERYTHING, everythingTools, startEverything } from "../fixtures/mcp/everything.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
@@ -233,6 +235,124 @@ scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor
   assert.equal(toolCallStatuses(h, sessionId, "call_refused").at(-1), "failed", "the editor sees the call fail");
   h.assertSchemaClean();
 }, { timeout: 60000 });
+
+/**
+ * An editor-side tools/call that does not finish by itself: it settles only when the agent
+ * cancels it (the ACP SDK aborts `signal` on $/cancel_request for that request) or when the
+ * scenario ends (so nothing is left pending in this process).
+ */
+function holdCall(ctx, held, form, signal, answer) {
+  return new Promise((resolve, reject) => {
+    const entry = { form, aborted: false };
+    held.push(entry);
+    const abort = () => {
+      entry.aborted = true;
+      reject(new acpUnstable.RequestError(-32800, "editor-tools: slow cancelled"));
+    };
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+    ctx.defer(() => resolve(answer));
+  });
+}
+
+for (const form of ["mcp/message {serverId}", "mcp/connect (older form)"]) {
+  scenario(`MCP-over-ACP (${form}): session/cancel mid-call sends the editor $/cancel_request for the outstanding mcp/message; the turn ends cancelled, the model is told`, async (ctx) => {
+    const legacy = form.startsWith("mcp/connect");
+    const tunnel = await makeTunnelServer();
+    ctx.defer(() => tunnel.close());
+    const provider = new acpUnstable.McpOverAcpProvider();
+    const held = [];
+    const slowText = { content: [{ type: "text", text: "slow done" }] };
+    const { fake, ws, h } = await ctx.setup({
+      script: [{ toolCalls: [{ id: "call_slow", name: "mcp__editor-tools__slow", arguments: { ms: 60000 } }] }],
+      agentOpts: {
+        onRequest: async (method, params, rctx) => {
+          if (!legacy) {
+            if (method === "mcp/message") return provider.handleRequest(rctx);
+            throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+          }
+          // the older form: the connectionless mcp/message is unknown, mcp/connect is served
+          if (method === "mcp/message" && !params.connectionId) throw new acpUnstable.RequestError(-32601, "Method not found: mcp/message");
+          if (method === "mcp/message" && params.method === "tools/call" && params.params?.name === "slow") {
+            return holdCall(ctx, held, form, rctx.signal, slowText);
+          }
+          try {
+            return await tunnel.legacy(method, params);
+          } catch (e) {
+            throw new acpUnstable.RequestError(e.code ?? -32603, e.message);
+          }
+        },
+      },
+    });
+    let declaration;
+    if (legacy) {
+      declaration = { type: "acp", name: "editor-tools", serverId: "editor-tools-old" };
+    } else {
+      const reg = provider.registerServer(h.agent, {
+        name: "editor-tools",
+        handler: (mctx) =>
+          mctx.method === "tools/call" && mctx.params?.name === "slow"
+            ? holdCall(ctx, held, form, mctx.signal, { result: slowText })
+            : tunnel.handler(mctx),
+      });
+      declaration = reg.declaration;
+    }
+    const { sessionId } = await h.newSession(ws, { mcpServers: [declaration] });
+    await h.setMode(sessionId, "full_auto");
+    const turn = h.prompt(sessionId, "Take your time", { timeout: 20000 });
+
+    // mid-call: the editor holds the tools/call, the agent's mcp/message request is outstanding
+    await h.waitUntil(() => held.length === 1, { timeout: 10000, label: "set-up: the editor received the slow tools/call" });
+    const outer = h.wire.fromAgent.find(
+      (m) => m.method === "mcp/message" && m.id !== undefined && m.params?.method === "tools/call" && m.params?.params?.name === "slow",
+    );
+    assert.ok(outer, "set-up: the tools/call went to the editor as an mcp/message request");
+    if (legacy) assert.equal(typeof outer.params.connectionId, "string", "set-up: the older form (mcp/connect) is in use");
+    else assert.equal(outer.params.serverId, declaration.serverId, "set-up: the connectionless form is in use");
+    await h.waitForUpdate((n) => n.sessionId === sessionId && n.update.toolCallId === "call_slow" && n.update.status === "in_progress",
+      { timeout: 5000, label: "set-up: the tool call is in progress" });
+    assert.ok(!h.wire.fromAgent.some((m) => m.method === "$/cancel_request"), "set-up: nothing cancelled before session/cancel");
+
+    const t0 = Date.now();
+    await h.cancel(sessionId);
+    const res = await withTimeout(turn, 3000, "session/prompt after session/cancel");
+    assert.equal(res.stopReason, "cancelled", "the turn cancelled mid-call ends with stopReason cancelled");
+
+    // the promise: the outstanding mcp/message is cancelled in the editor, by its id
+    const promise = `promise: a turn cancelled (session/cancel) mid-call to an editor MCP server (MCP-over-ACP, ${form}) ` +
+      `sends the editor $/cancel_request for the outstanding mcp/message request (id ${JSON.stringify(outer.id)})`;
+    const sameId = (m) => m.method === "$/cancel_request" && JSON.stringify(m.params?.requestId) === JSON.stringify(outer.id);
+    try {
+      await h.waitUntil(() => h.wire.fromAgent.find(sameId), { timeout: Math.max(500, 3000 - (Date.now() - t0)), label: "$/cancel_request" });
+    } catch {
+      const got = h.wire.fromAgent.filter((m) => m.method === "$/cancel_request").map((m) => m.params);
+      assert.fail(`${promise}; within 3 s of session/cancel it sent $/cancel_request for ${JSON.stringify(got)}`);
+    }
+    await h.waitUntil(() => held[0].aborted, { timeout: 2000, label: "the editor's handler saw the abort" });
+    if (legacy) {
+      assert.ok(
+        h.wire.fromAgent.some((m) => m.method === "mcp/message" && m.id === undefined && m.params?.connectionId === outer.params.connectionId &&
+          m.params?.method === "notifications/cancelled"),
+        "older form: the inner notifications/cancelled reaches the editor's MCP connection too",
+      );
+    }
+
+    const slow = toolCallStatuses(h, sessionId, "call_slow");
+    assert.notEqual(slow.at(-1), "in_progress", `the tool call is not left in progress: ${slow}`);
+    // the session goes on; the model is told the call was cancelled (not finished)
+    fake.push({ text: "next turn works" });
+    assert.equal((await h.prompt(sessionId, "go on")).stopReason, "end_turn", "the session is usable after the cancel");
+    const told = toolResultText(fake.requests.at(-1), "call_slow");
+    assert.match(told, /cancel/i, `the model is told call_slow was cancelled; it was told: ${told}`);
+    assert.doesNotMatch(told, /slow done/, `the model is not told the call finished: ${told}`);
+    if (!legacy) h.assertSchemaClean();
+    else {
+      // the older form's messages (mcp/connect, mcp/message {connectionId}) are not in the current schema
+      const other = h.schemaErrors.filter((e) => !/"connectionId"|"mcp\/connect"/.test(e));
+      assert.deepEqual(other, [], "no schema errors besides the older form's own messages");
+    }
+  }, { timeout: 60000 });
+}
 
 // ------------------------------------------------------------------------------------------
 // lifecycle: orphans, session/close, required servers
