@@ -393,7 +393,8 @@ const Skill* SessionView::find_skill(std::string_view name) const {
 
 std::vector<AvailableCommand> SessionView::available_commands() const {
   std::vector<AvailableCommand> out;
-  for (const auto& s : skills) out.push_back({s.name, s.description, "what you want done with this skill (optional)"});
+  for (const auto& s : skills)
+    out.push_back({s.name, s.description, s.argument_hint.empty() ? "what you want done with this skill (optional)" : s.argument_hint});
   return out;
 }
 

@@ -62,6 +62,7 @@ std::string_view source_id(SkillSource s);     // "project-agents", "plugin", ..
 struct Skill {
   std::string name;  // what the model and `/name` use; `<plugin>:<skill>` for plugin skills
   std::string description;
+  std::string argument_hint;  // shown after `/name` in the editor's command list; empty: a generic hint
   fs::path file;     // absolute path of SKILL.md (through symlinks as found, not resolved)
   SkillSource source = SkillSource::Private;
   std::string plugin;  // plugin name for plugin skills

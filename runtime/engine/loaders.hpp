@@ -38,6 +38,7 @@ struct SkillFields {
   int name_line = 0;
   std::optional<std::string> description;
   int description_line = 0;
+  std::string argument_hint;  // `argument-hint` (Claude Code's key): what `/name` expects after it
 };
 // Parses SKILL.md text. On a problem appends one diagnostic (`severity`, file and line, the
 // message ending with "(skill skipped)") and returns nullopt.

@@ -125,6 +125,7 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
       fields.description_line = it->second.line + off;
       if (!it->second.null) fields.description = it->second.value;
     }
+    if (auto it = fast->find("argument-hint"); it != fast->end() && !it->second.null) fields.argument_hint = it->second.value;
   } else {
     Diagnostics yaml_diags;
     config::YamlReader r(file, yaml_diags);
@@ -152,6 +153,19 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
             if (!n.IsScalar()) return fail(fields.description_line, "'description' must be a string");
             fields.description = n.Scalar();
           }
+        }
+        // Optional and only shown to the user. The usual `argument-hint: [issue-number]` is a YAML
+        // list; it is shown as written. Anything else that is not text is left out, not an error.
+        if (auto n = (*root)["argument-hint"]; n && n.IsScalar()) {
+          fields.argument_hint = n.Scalar();
+        } else if (n && n.IsSequence()) {
+          std::string shown;
+          bool all_text = true;
+          for (const auto& item : n) {
+            if (!item.IsScalar()) all_text = false;
+            else shown += (shown.empty() ? "" : ", ") + item.Scalar();
+          }
+          if (all_text) fields.argument_hint = "[" + shown + "]";
         }
       } catch (const YAML::Exception& e) {
         return fail(split.yaml_first_line, std::string("invalid frontmatter: ") + e.what());
@@ -210,6 +224,7 @@ std::optional<Skill> skill_from_text(const fs::path& dir, const fs::path& file, 
   Skill s;
   s.name = plugin.empty() ? std::move(name) : plugin + ":" + name;
   s.description = support::trim(*fields->description);
+  s.argument_hint = support::trim(fields->argument_hint);
   s.file = file;
   s.source = source;
   s.plugin = plugin;

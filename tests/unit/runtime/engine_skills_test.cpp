@@ -343,3 +343,25 @@ TEST(EngineSkills, UnknownDefaultAgentIsReported) {
       << join(d);
   EXPECT_EQ(e->default_agent(), "default");
 }
+
+TEST(EngineSkills, ArgumentHintIsTheSlashCommandsInputHint) {
+  Tree t;
+  t.write("config/skills/fix-issue/SKILL.md", "---\ndescription: Fixes an issue.\nargument-hint: [issue-number]\n---\n");
+  t.write("config/skills/tag/SKILL.md", "---\ndescription: Tags.\nargument-hint: add <tag> | remove <tag>\n---\n");
+  t.write("config/skills/plain/SKILL.md", "---\ndescription: No hint.\n---\n");
+  t.write("config/skills/odd-hint/SKILL.md", "---\ndescription: Odd.\nargument-hint: {a: 1}\n---\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  EXPECT_FALSE(runtime::config::has_errors(d)) << "a hint that is not text is left out, not an error: " << join(d);
+  auto cmds = e->session_view(t.project()).available_commands();
+  auto hint_of = [&](const std::string& name) -> std::string {
+    for (const auto& c : cmds)
+      if (c.name == name) return c.input_hint;
+    ADD_FAILURE() << "no command /" << name;
+    return "";
+  };
+  EXPECT_EQ(hint_of("fix-issue"), "[issue-number]") << "argument-hint: [x] (a YAML list) is shown as written";
+  EXPECT_EQ(hint_of("tag"), "add <tag> | remove <tag>") << "a text argument-hint is the command's input hint";
+  EXPECT_EQ(hint_of("plain"), "what you want done with this skill (optional)") << "without one, the generic hint";
+  EXPECT_EQ(hint_of("odd-hint"), "what you want done with this skill (optional)");
+}
