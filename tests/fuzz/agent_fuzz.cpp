@@ -30,6 +30,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -425,6 +426,9 @@ void reset_scratch() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // As in the server (app/acp_server.cpp): a child that exits before reading its stdin (an MCP
+  // server that is `true`) must be a write error, not the end of the process.
+  std::signal(SIGPIPE, SIG_IGN);
   // A private world: config (an OpenAI-style provider the scripted model stands in for, a skill)
   // and the scratch folders. Put it on a tmpfs (scripts/fuzz-agent.sh does): every input writes.
   const char* base_env = std::getenv("OPENVAALA_FUZZ_DIR");
