@@ -73,6 +73,8 @@ class WireFormat {
  public:
   virtual ~WireFormat() = default;
   virtual std::string endpoint(const std::string& base_url) const = 0;
+  // Where the provider lists its models (GET; answered with `data[].id`).
+  virtual std::string models_endpoint(const std::string& base_url) const = 0;
   virtual std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const = 0;
   virtual std::string body(const ModelRequest& req, std::optional<int> max_output_tokens) const = 0;
   virtual std::unique_ptr<StreamDecoder> decoder() const = 0;

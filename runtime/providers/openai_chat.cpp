@@ -103,6 +103,7 @@ class OpenAiDecoder : public StreamDecoder {
 class OpenAiChatFormat : public WireFormat {
  public:
   std::string endpoint(const std::string& base_url) const override { return base_url + "/chat/completions"; }
+  std::string models_endpoint(const std::string& base_url) const override { return base_url + "/models"; }
 
   std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const override {
     std::vector<std::pair<std::string, std::string>> h{{"content-type", "application/json"},
