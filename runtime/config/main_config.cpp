@@ -22,7 +22,7 @@ static std::optional<std::vector<std::string>> read_models(YamlReader& r, const 
     if (!item.IsScalar() || item.Scalar().empty()) {
       r.error(item, where + "every entry of models must be a non-empty model name");
     } else if (std::find(models.begin(), models.end(), item.Scalar()) != models.end()) {
-      r.error(item, where + "model '" + item.Scalar() + "' is listed twice in models");
+      r.warning(item, where + "model '" + item.Scalar() + "' is listed twice in models");  // harmless
     } else {
       models.push_back(item.Scalar());
     }
