@@ -9,7 +9,7 @@ const modelOption = (configOptions) => configOptions?.find((o) => o.id === "mode
 const values = (option) => option.options.map((o) => o.value);
 const setModel = (h, sessionId, value) => h.request("session/set_config_option", { sessionId, configId: "model", value });
 
-scenario("model picker: configured models offered current first; set_config_option switches the next request; bad value -32602; kept across a restart", async (ctx) => {
+scenario("model picker: configured models offered current first; set_config_option switches the next request; bad value -32602; kept across restart (load, resume)", async (ctx) => {
   const fake = await ctx.fakeModel([{ text: "one" }, { text: "two" }, { text: "three" }]);
   const ws = ctx.workspace({});
   const home = ctx.configHome({ modelUrl: fake.url, providerYaml: "models: [other-model, test-model]" });
@@ -50,6 +50,13 @@ scenario("model picker: configured models offered current first; set_config_opti
   await h2.prompt(sessionId, "third");
   assert.equal(fake.requests.at(-1).body.model, "other-model", "after a restart the picked model still answers");
   h2.assertSchemaClean();
+  await h2.close();
+
+  const h3 = await ctx.agent({ env: home.env, cwd: ws });
+  await h3.initialize();
+  const resumed = await h3.request("session/resume", { sessionId, cwd: ws, mcpServers: [] });
+  assert.equal(modelOption(resumed.configOptions)?.currentValue, "fake/other-model", "session/resume keeps the picked model");
+  h3.assertSchemaClean();
 });
 
 scenario("model picker: a provider without models: is listed from its models endpoint in the background (config_option_update; session/new does not wait)", async (ctx) => {
