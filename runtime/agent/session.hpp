@@ -51,6 +51,8 @@ struct Session {
   std::optional<std::string> model_override() const {
     return model.empty() ? view.agent.model : std::optional<std::string>(model);
   }
+  // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
+  std::string reasoning_effort;
   std::string commands_sent;  // the slash commands last shown (names), to send only changes
   // AGENTS.md files already given to the model (each enters the context once).
   std::set<std::filesystem::path> agents_md_included;

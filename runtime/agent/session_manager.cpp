@@ -141,6 +141,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   if (!loaded.agent.empty() && s.engine->find_agent(loaded.agent)) s.agent_name = loaded.agent;
   if (auto m = mode_from_id(loaded.mode)) s.mode = *m;
   s.model = std::move(loaded.model);
+  s.reasoning_effort = std::move(loaded.reasoning_effort);
   s.history = std::move(loaded.conversation);
   s.total_usage = loaded.usage_total;
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
@@ -269,6 +270,11 @@ void SessionManager::set_agent(Session& session, const std::string& agent) {
 void SessionManager::set_model(Session& session, const std::string& model) {
   session.model = model;
   record(session, sessions::ModelChange{model});
+}
+
+void SessionManager::set_reasoning_effort(Session& session, const std::string& effort) {
+  session.reasoning_effort = effort;
+  record(session, sessions::ThoughtLevelChange{effort});
 }
 
 void SessionManager::cancel_turn(const std::string& id) {

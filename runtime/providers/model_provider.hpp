@@ -24,6 +24,9 @@ struct ModelRequest {
   std::string system;
   const std::vector<Message>* messages = nullptr;
   std::vector<ToolSpec> tools;
+  // OpenAI's reasoning_effort ("low" | "medium" | "high"); empty: not sent (models without
+  // reasoning refuse the field). The Anthropic format ignores it.
+  std::string reasoning_effort;
 };
 
 struct ModelResponse {

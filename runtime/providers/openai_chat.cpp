@@ -152,6 +152,7 @@ class OpenAiChatFormat : public WireFormat {
       body["tools"] = std::move(tools);
     }
     if (max_output_tokens) body["max_tokens"] = *max_output_tokens;
+    if (!req.reasoning_effort.empty()) body["reasoning_effort"] = req.reasoning_effort;
     return json::serialize(body);
   }
 

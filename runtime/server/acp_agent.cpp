@@ -83,6 +83,15 @@ Mode mode_named(const std::string& id, const char* what) {
   return *mode;
 }
 
+// -32602 naming the valid values when `value` is not one of them (none: the option is not offered).
+void expect_one_of(const std::vector<std::string>& values, const std::string& value, const char* what) {
+  if (std::find(values.begin(), values.end(), value) != values.end()) return;
+  if (values.empty()) throw acp::invalid_params(std::string(what) + " is not offered for this session's model");
+  std::string available;
+  for (const auto& v : values) available += (available.empty() ? "" : ", ") + v;
+  throw acp::invalid_params("unknown " + std::string(what) + " '" + value + "' (available: " + available + ")");
+}
+
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model)
@@ -235,15 +244,13 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
     };
     co_await mapping_errors(body);
   } else if (config_id == "model") {
-    auto values = model_values(*session, models_);
-    if (std::find(values.begin(), values.end(), v) == values.end()) {
-      std::string available;
-      for (const auto& m : values) available += (available.empty() ? "" : ", ") + m;
-      throw acp::invalid_params("unknown model '" + v + "' (available: " + available + ")");
-    }
+    expect_one_of(model_values(*session, models_), v, "model");
     sessions_.set_model(*session, v);
+  } else if (config_id == "thought_level") {
+    expect_one_of(thought_level_values(*session), v, "thought_level");
+    sessions_.set_reasoning_effort(*session, v == kDefaultThoughtLevel ? "" : v);
   } else {
-    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, agent)");
+    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, thought_level, agent)");
   }
   co_return json::object{{"configOptions", shown_config_options(*session)}};
 }

@@ -36,6 +36,18 @@ json::object modes_state(const Session& s) {
   return json::object{{"currentModeId", mode_id(s.mode)}, {"availableModes", std::move(modes)}};
 }
 
+std::vector<std::string> thought_level_values(const Session& s) {
+  if (!s.engine) return {};
+  auto current = current_model(s);
+  if (current.empty()) return {};
+  const auto& cfg = s.engine->main_config();
+  const std::string provider = current.substr(0, current.find('/'));
+  auto it = cfg.providers.find(provider);
+  // The built-in providers are named after their api_type.
+  if ((it != cfg.providers.end() ? it->second.api_type : provider) != "openai") return {};
+  return {kDefaultThoughtLevel, "low", "medium", "high"};
+}
+
 std::vector<std::string> model_values(const Session& s, const providers::ModelCatalog& models) {
   if (!s.engine) return {};
   auto current = current_model(s);
@@ -56,6 +68,14 @@ json::array config_options(const Session& s, const providers::ModelCatalog& mode
     auto model = select("model", "Model", "Which model answers, from the next request on", values.front(), std::move(options));
     model["category"] = "model";
     out.push_back(std::move(model));
+  }
+  if (auto levels = thought_level_values(s); !levels.empty()) {
+    json::array options;
+    for (auto& v : levels) options.push_back(json::object{{"value", v}, {"name", v == kDefaultThoughtLevel ? "Model default" : v}});
+    auto level = select("thought_level", "Thought level", "How hard the model reasons (OpenAI reasoning_effort)",
+                        s.reasoning_effort.empty() ? kDefaultThoughtLevel : s.reasoning_effort, std::move(options));
+    level["category"] = "thought_level";
+    out.push_back(std::move(level));
   }
   if (s.engine && s.engine->agents().size() > 1) out.push_back(agent_option(*s.engine, s.agent_name));
   return out;

@@ -243,6 +243,7 @@ const char* record_type(const RecordBody& body) {
                         [](const ModeChange&) { return "mode"; },
                         [](const AgentChange&) { return "agent"; },
                         [](const ModelChange&) { return "model"; },
+                        [](const ThoughtLevelChange&) { return "thought_level"; },
                         [](const TitleChange&) { return "title"; },
                         [](const UsageRecord&) { return "usage"; },
                         [](const Compaction&) { return "compaction"; },
@@ -277,6 +278,7 @@ json::object to_json(const Record& r) {
                  [&](const ModeChange& m) { o["mode"] = m.mode; },
                  [&](const AgentChange& a) { o["agent"] = a.agent; },
                  [&](const ModelChange& m) { o["model"] = m.model; },
+                 [&](const ThoughtLevelChange& t) { o["reasoningEffort"] = t.reasoning_effort; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
@@ -320,6 +322,8 @@ Record record_from_json(const json::object& o) {
     r.body = AgentChange{str(o, "agent", true)};
   } else if (type == "model") {
     r.body = ModelChange{str(o, "model", true)};
+  } else if (type == "thought_level") {
+    r.body = ThoughtLevelChange{str(o, "reasoningEffort")};
   } else if (type == "title") {
     r.body = TitleChange{str(o, "title", true)};
   } else if (type == "usage") {

@@ -1,7 +1,8 @@
 // The model picker: a session config option of category "model" (Zed's model menu), listing
 // every configured provider's models (config.yaml `models:`, else the provider's models
 // endpoint, fetched in the background) with the current model first; set_config_option
-// switches the model of the next request, and the choice survives a restart.
+// switches the model of the next request, and the choice survives a restart. For OpenAI models a
+// thought_level select sets reasoning_effort.
 import assert from "node:assert/strict";
 import { scenario, expectRpcError } from "./harness.mjs";
 
@@ -111,5 +112,36 @@ scenario("model picker: a models endpoint that fails offers just the current mod
   assert.deepEqual(values(modelOption(created.configOptions)), ["fake/test-model"]);
   assert.equal(h.updatesOf(created.sessionId, "config_option_update").length, 0, "no update when no list arrives");
   assert.equal(h.textOf(created.sessionId), "", "no error is shown to the user");
+  h.assertSchemaClean();
+});
+
+scenario("thought level: an OpenAI model offers a thought_level select; the picked level is the next request's reasoning_effort", async (ctx) => {
+  const { fake, ws, h } = await ctx.setup({ script: [{ text: "one" }, { text: "two" }, { text: "three" }] });
+  const { sessionId, configOptions } = await h.newSession(ws);
+  const level = configOptions.find((o) => o.id === "thought_level");
+  assert.ok(level, `an OpenAI model offers a thought_level option: ${JSON.stringify(configOptions)}`);
+  assert.equal(level.category, "thought_level");
+  assert.equal(level.currentValue, "default");
+  assert.deepEqual(values(level), ["default", "low", "medium", "high"]);
+
+  await h.prompt(sessionId, "first");
+  assert.equal("reasoning_effort" in fake.requests.at(-1).body, false, "nothing picked: no reasoning_effort is sent");
+  const reply = await h.request("session/set_config_option", { sessionId, configId: "thought_level", value: "high" });
+  assert.equal(reply.configOptions.find((o) => o.id === "thought_level").currentValue, "high");
+  await h.prompt(sessionId, "second");
+  assert.equal(fake.requests.at(-1).body.reasoning_effort, "high", "the picked thought level is the next request's reasoning_effort");
+  const err = await expectRpcError(h.request("session/set_config_option", { sessionId, configId: "thought_level", value: "max" }));
+  assert.equal(err.code, -32602, "an unknown thought level is invalid params");
+  assert.match(err.message, /default, low, medium, high/, "the error names the valid levels");
+  await h.request("session/set_config_option", { sessionId, configId: "thought_level", value: "default" });
+  await h.prompt(sessionId, "third");
+  assert.equal("reasoning_effort" in fake.requests.at(-1).body, false, "back to default: reasoning_effort is not sent");
+  h.assertSchemaClean();
+});
+
+scenario("thought level: not offered for an Anthropic model", async (ctx) => {
+  const { ws, h } = await ctx.setup({ provider: "anthropic" });
+  const { configOptions } = await h.newSession(ws);
+  assert.equal(configOptions.find((o) => o.id === "thought_level"), undefined, "reasoning_effort is OpenAI's");
   h.assertSchemaClean();
 });

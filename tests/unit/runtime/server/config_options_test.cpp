@@ -80,6 +80,24 @@ TEST_F(ConfigOptions, PickedModelIsCurrentAndFirst) {
   EXPECT_EQ(s.model_override(), std::optional<std::string>("local/qwen")) << "the picked model wins over the agent's";
 }
 
+TEST_F(ConfigOptions, ThoughtLevelIsOfferedForOpenAiModelsOnly) {
+  auto s = session(kTwoProviders);
+  auto options = server::config_options(s, catalog_);
+  const auto* level = option(options, "thought_level");
+  ASSERT_TRUE(level) << "an OpenAI model offers a thought level: " << json::serialize(options);
+  EXPECT_EQ(level->at("category"), "thought_level");
+  EXPECT_EQ(level->at("currentValue"), "default") << "nothing picked: the model's default";
+  EXPECT_EQ(values(*level), (std::vector<std::string>{"default", "low", "medium", "high"}));
+  s.reasoning_effort = "high";
+  options = server::config_options(s, catalog_);
+  EXPECT_EQ(option(options, "thought_level")->at("currentValue"), "high");
+
+  auto a = session("model: claude/sonnet\nproviders:\n  claude:\n    api_type: anthropic\n    api_key_env: K\n");
+  options = server::config_options(a, catalog_);
+  EXPECT_FALSE(option(options, "thought_level")) << "reasoning_effort is OpenAI's: no thought level for Anthropic models";
+  EXPECT_TRUE(server::thought_level_values(a).empty());
+}
+
 TEST_F(ConfigOptions, NoModelConfiguredMeansNoModelPicker) {
   auto s = session("max_turn_requests: 5\n");
   if (std::getenv("OPENVAALA_MODEL")) GTEST_SKIP() << "OPENVAALA_MODEL is set";
