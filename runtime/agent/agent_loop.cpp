@@ -89,7 +89,8 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
 // One model request: streams the answer and keeps it in the history and the journal.
 boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) {
   Session& session = t.session;
-  providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.history, t.specs};
+  providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.history, t.specs,
+                              session.reasoning_effort};
   t.streamed_text.clear();
   t.streamed_reasoning.clear();
   t.answer_cut = false;

@@ -41,7 +41,7 @@ boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Mod
   ask.role = Message::Role::User;
   ask.text = kSummaryRequest;
   request_history.push_back(std::move(ask));
-  providers::ModelRequest req{model.model().model, settings.system_prompt, &request_history, {}};
+  providers::ModelRequest req{model.model().model, settings.system_prompt, &request_history, {}, {}};
   providers::StreamCallbacks silent{[](std::string_view) {}, [](std::string_view) {}, nullptr};
   providers::ModelResponse response;
   try {

@@ -45,6 +45,14 @@ struct Session {
   std::shared_ptr<const engine::Engine> engine;
   engine::SessionView view;
   std::string agent_name;
+  // The model picked in the editor ("<provider>/<model>"); empty: the agent's, else the configured one.
+  std::string model;
+  // What resolve_model is given: the picked model wins over the agent's.
+  std::optional<std::string> model_override() const {
+    return model.empty() ? view.agent.model : std::optional<std::string>(model);
+  }
+  // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
+  std::string reasoning_effort;
   std::string commands_sent;  // the slash commands last shown (names), to send only changes
   // AGENTS.md files already given to the model (each enters the context once).
   std::set<std::filesystem::path> agents_md_included;
@@ -56,6 +64,7 @@ struct Session {
   // Why the last write to `log` failed, until the end of the turn tells the editor.
   std::string log_error;
   std::string title_sent;
+  std::string config_options_sent;  // the config options last shown (JSON), to send only changes
 };
 
 }  // namespace runtime

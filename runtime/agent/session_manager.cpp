@@ -140,6 +140,8 @@ boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::l
 void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   if (!loaded.agent.empty() && s.engine->find_agent(loaded.agent)) s.agent_name = loaded.agent;
   if (auto m = mode_from_id(loaded.mode)) s.mode = *m;
+  s.model = std::move(loaded.model);
+  s.reasoning_effort = std::move(loaded.reasoning_effort);
   s.history = std::move(loaded.conversation);
   s.total_usage = loaded.usage_total;
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
@@ -219,6 +221,12 @@ std::shared_ptr<Session> SessionManager::find(const std::string& id) const {
   return it->second;
 }
 
+std::vector<std::shared_ptr<Session>> SessionManager::open_sessions() const {
+  std::vector<std::shared_ptr<Session>> out;
+  for (const auto& [_, s] : sessions_) out.push_back(s);
+  return out;
+}
+
 boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
   auto session = find(id);
   sessions_.erase(id);
@@ -257,6 +265,16 @@ void SessionManager::set_agent(Session& session, const std::string& agent) {
   session.agent_name = agent;
   record(session, sessions::AgentChange{agent});
   refresh_view(session);
+}
+
+void SessionManager::set_model(Session& session, const std::string& model) {
+  session.model = model;
+  record(session, sessions::ModelChange{model});
+}
+
+void SessionManager::set_reasoning_effort(Session& session, const std::string& effort) {
+  session.reasoning_effort = effort;
+  record(session, sessions::ThoughtLevelChange{effort});
 }
 
 void SessionManager::cancel_turn(const std::string& id) {

@@ -61,9 +61,13 @@ class SessionManager {
   boost::asio::awaitable<sessions::ListPage> list(std::optional<std::string> cwd, std::optional<std::string> cursor);
   // Throws AgentError(NotFound).
   std::shared_ptr<Session> find(const std::string& id) const;
+  std::vector<std::shared_ptr<Session>> open_sessions() const;
 
   void set_mode(Session& session, Mode mode);
   void set_agent(Session& session, const std::string& agent);  // throws AgentError(InvalidParams)
+  // From the next model request on; the caller checks that `model` is one offered.
+  void set_model(Session& session, const std::string& model);
+  void set_reasoning_effort(Session& session, const std::string& effort);  // empty: the model's default
   void cancel_turn(const std::string& id);
   // Shows the session's slash commands when they changed since last shown.
   void send_commands_if_changed(Session& session);

@@ -56,7 +56,7 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
-  p.model = sessions_.open_model(providers::resolve_model(p.engine->main_config(), session.view.agent.model));
+  p.model = sessions_.open_model(providers::resolve_model(p.engine->main_config(), session.model_override()));
   // AGENTS.md files are read again every turn: edits made meanwhile count.
   session.view.agents_md = engine::load_agents_md_chain(session.cwd);
   for (const auto& f : session.view.agents_md) session.agents_md_included.insert(f.path);

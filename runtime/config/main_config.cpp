@@ -1,15 +1,39 @@
 #include "runtime/config/main_config.hpp"
 
+#include <algorithm>
+
 #include "runtime/config/yaml_reading.hpp"
 
 namespace runtime::config {
 
 namespace fs = std::filesystem;
 
+// A provider's `models:` list (what the model picker offers), each a model name as written after
+// '<provider id>/' in `model:`. Bad entries are reported and left out.
+static std::optional<std::vector<std::string>> read_models(YamlReader& r, const std::string& id, const YAML::Node& node) {
+  if (!node || node.IsNull()) return std::nullopt;
+  const std::string where = "provider '" + id + "': ";
+  if (!node.IsSequence()) {
+    r.error(node, where + "models must be a list of model names");
+    return std::nullopt;
+  }
+  std::vector<std::string> models;
+  for (const auto& item : node) {
+    if (!item.IsScalar() || item.Scalar().empty()) {
+      r.error(item, where + "every entry of models must be a non-empty model name");
+    } else if (std::find(models.begin(), models.end(), item.Scalar()) != models.end()) {
+      r.warning(item, where + "model '" + item.Scalar() + "' is listed twice in models");  // harmless
+    } else {
+      models.push_back(item.Scalar());
+    }
+  }
+  return models;
+}
+
 static void read_provider(YamlReader& r, const std::string& id, const YAML::Node& node, MainConfig& cfg) {
   if (!r.expect_map(node, "provider '" + id + "'")) return;
   r.check_keys(node, {"api_type", "base_url", "api_key_env", "max_retries", "idle_timeout_seconds",
-                      "max_output_tokens", "context_window"},
+                      "max_output_tokens", "context_window", "models"},
                "provider '" + id + "'");
   ProviderConfig p;
   p.id = id;
@@ -33,6 +57,7 @@ static void read_provider(YamlReader& r, const std::string& id, const YAML::Node
   if (auto n = r.positive_int(node, "idle_timeout_seconds")) p.idle_timeout_seconds = *n;
   p.max_output_tokens = r.positive_int(node, "max_output_tokens");
   p.context_window = r.positive_int(node, "context_window");
+  p.models = read_models(r, id, node["models"]);
   cfg.providers[id] = std::move(p);
 }
 

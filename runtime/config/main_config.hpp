@@ -19,6 +19,8 @@ struct ProviderConfig {
   int idle_timeout_seconds = 300;
   std::optional<int> max_output_tokens;
   std::optional<int> context_window;
+  // `models:`, the names the model picker offers; unset: what the provider's models endpoint lists.
+  std::optional<std::vector<std::string>> models;
 };
 
 struct MainConfig {

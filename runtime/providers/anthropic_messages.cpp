@@ -126,11 +126,8 @@ class AnthropicDecoder : public StreamDecoder {
 
 class AnthropicMessagesFormat : public WireFormat {
  public:
-  std::string endpoint(const std::string& base_url) const override {
-    // Accept base URLs given with or without the /v1 suffix.
-    if (base_url.size() >= 3 && base_url.compare(base_url.size() - 3, 3, "/v1") == 0) return base_url + "/messages";
-    return base_url + "/v1/messages";
-  }
+  std::string endpoint(const std::string& base_url) const override { return v1(base_url) + "/messages"; }
+  std::string models_endpoint(const std::string& base_url) const override { return v1(base_url) + "/models"; }
 
   std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const override {
     return {{"content-type", "application/json"},
@@ -155,6 +152,12 @@ class AnthropicMessagesFormat : public WireFormat {
   }
 
   std::unique_ptr<StreamDecoder> decoder() const override { return std::make_unique<AnthropicDecoder>(); }
+
+  // Accept base URLs given with or without the /v1 suffix.
+  static std::string v1(const std::string& base_url) {
+    if (base_url.size() >= 3 && base_url.compare(base_url.size() - 3, 3, "/v1") == 0) return base_url;
+    return base_url + "/v1";
+  }
 
   std::string error_message(std::string_view body) const override {
     json::error_code ec;

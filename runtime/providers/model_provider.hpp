@@ -24,6 +24,9 @@ struct ModelRequest {
   std::string system;
   const std::vector<Message>* messages = nullptr;
   std::vector<ToolSpec> tools;
+  // OpenAI's reasoning_effort ("low" | "medium" | "high"); empty: not sent (models without
+  // reasoning refuse the field). The Anthropic format ignores it.
+  std::string reasoning_effort;
 };
 
 struct ModelResponse {
@@ -73,6 +76,8 @@ class WireFormat {
  public:
   virtual ~WireFormat() = default;
   virtual std::string endpoint(const std::string& base_url) const = 0;
+  // Where the provider lists its models (GET; answered with `data[].id`).
+  virtual std::string models_endpoint(const std::string& base_url) const = 0;
   virtual std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const = 0;
   virtual std::string body(const ModelRequest& req, std::optional<int> max_output_tokens) const = 0;
   virtual std::unique_ptr<StreamDecoder> decoder() const = 0;

@@ -103,6 +103,7 @@ class OpenAiDecoder : public StreamDecoder {
 class OpenAiChatFormat : public WireFormat {
  public:
   std::string endpoint(const std::string& base_url) const override { return base_url + "/chat/completions"; }
+  std::string models_endpoint(const std::string& base_url) const override { return base_url + "/models"; }
 
   std::vector<std::pair<std::string, std::string>> headers(const std::string& api_key) const override {
     std::vector<std::pair<std::string, std::string>> h{{"content-type", "application/json"},
@@ -151,6 +152,7 @@ class OpenAiChatFormat : public WireFormat {
       body["tools"] = std::move(tools);
     }
     if (max_output_tokens) body["max_tokens"] = *max_output_tokens;
+    if (!req.reasoning_effort.empty()) body["reasoning_effort"] = req.reasoning_effort;
     return json::serialize(body);
   }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "acp/methods.hpp"
 #include "acp/params.hpp"
 #include "runtime/config/paths.hpp"
@@ -81,13 +83,26 @@ Mode mode_named(const std::string& id, const char* what) {
   return *mode;
 }
 
+// -32602 naming the valid values when `value` is not one of them (none: the option is not offered).
+void expect_one_of(const std::vector<std::string>& values, const std::string& value, const char* what) {
+  if (std::find(values.begin(), values.end(), value) != values.end()) return;
+  if (values.empty()) throw acp::invalid_params(std::string(what) + " is not offered for this session's model");
+  std::string available;
+  for (const auto& v : values) available += (available.empty() ? "" : ", ") + v;
+  throw acp::invalid_params("unknown " + std::string(what) + " '" + value + "' (available: " + available + ")");
+}
+
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model)
     : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
       sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
                                      config::config_root(), config::data_dir() / "sessions", std::move(open_model)}),
-      task_(sessions_) {
+      task_(sessions_),
+      models_(conn.executor()) {
+  models_.on_change([this] {
+    for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
+  });
   conn_.on_request(acp::methods::kInitialize,
                    [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
   conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {
@@ -156,7 +171,9 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
   auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> { co_return co_await sessions_.open(std::move(request)); };
   auto session = co_await mapping_errors(body);
-  json::object reply{{"modes", modes_state(*session)}, {"configOptions", config_options(*session)}};
+  // The model picker fills in when the providers' lists arrive (config_option_update); nothing waits.
+  models_.fetch_missing(session->engine->main_config());
+  json::object reply{{"modes", modes_state(*session)}, {"configOptions", shown_config_options(*session)}};
   if (kind == OpenRequest::Kind::New) reply["sessionId"] = session->id;
   co_return reply;
 }
@@ -206,7 +223,8 @@ acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
   Params p(params);
   auto session = find_session(p);
   sessions_.set_mode(*session, mode_named(p.required_string("modeId"), "modeId"));
-  client_.session_update(session->id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", config_options(*session)}});
+  client_.session_update(session->id,
+                         json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", shown_config_options(*session)}});
   co_return json::object{};
 }
 
@@ -225,10 +243,30 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
       co_return;
     };
     co_await mapping_errors(body);
+  } else if (config_id == "model") {
+    expect_one_of(model_values(*session, models_), v, "model");
+    sessions_.set_model(*session, v);
+  } else if (config_id == "thought_level") {
+    expect_one_of(thought_level_values(*session), v, "thought_level");
+    sessions_.set_reasoning_effort(*session, v == kDefaultThoughtLevel ? "" : v);
   } else {
-    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, agent)");
+    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, thought_level, agent)");
   }
-  co_return json::object{{"configOptions", config_options(*session)}};
+  co_return json::object{{"configOptions", shown_config_options(*session)}};
+}
+
+json::array AcpAgent::shown_config_options(Session& s) {
+  auto options = config_options(s, models_);
+  s.config_options_sent = json::serialize(options);
+  return options;
+}
+
+void AcpAgent::send_config_options_if_changed(Session& s) {
+  auto options = config_options(s, models_);
+  auto shown = json::serialize(options);
+  if (shown == s.config_options_sent) return;
+  s.config_options_sent = std::move(shown);
+  client_.session_update(s.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
 }
 
 std::shared_ptr<Session> AcpAgent::find_session(const Params& p) {

@@ -12,6 +12,7 @@
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "runtime/agent/session_manager.hpp"
 #include "runtime/agent/task.hpp"
+#include "runtime/providers/model_catalog.hpp"
 #include "runtime/server/editor_host_acp.hpp"
 
 namespace runtime::server {
@@ -39,6 +40,10 @@ class AcpAgent {
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
   void cancel(const boost::json::value& params);
   std::shared_ptr<Session> find_session(const acp::Params& p);  // -32002 when unknown
+  // The session's config options, remembered as what the editor shows.
+  boost::json::array shown_config_options(Session& s);
+  // A config_option_update when they differ from what the editor shows (a model list arrived).
+  void send_config_options_if_changed(Session& s);
 
   acp::Connection& conn_;
   acp::ClientApi client_;
@@ -46,6 +51,7 @@ class AcpAgent {
   bridge::mcp::AcpTunnelRouter tunnel_;
   SessionManager sessions_;
   Task task_;
+  providers::ModelCatalog models_;
   bool initialized_ = false;
 };
 

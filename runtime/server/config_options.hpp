@@ -1,13 +1,23 @@
 #pragma once
 // What the editor's pickers show for a session: ACP session modes and config options (mode,
-// and agent when there is more than one).
+// model when one is configured, thought level for OpenAI models, and agent when there is more
+// than one).
 #include <boost/json.hpp>
+#include <string>
+#include <vector>
 
 #include "runtime/agent/session.hpp"
+#include "runtime/providers/model_catalog.hpp"
 
 namespace runtime::server {
 
 boost::json::object modes_state(const Session& session);          // SessionModeState
-boost::json::array config_options(const Session& session);         // SessionConfigOption[]
+boost::json::array config_options(const Session& session, const providers::ModelCatalog& models);  // SessionConfigOption[]
+// The values of the model picker, the session's current model first; empty when none is configured.
+std::vector<std::string> model_values(const Session& session, const providers::ModelCatalog& models);
+// The values of the thought level picker ("default", then OpenAI's reasoning_effort levels);
+// empty when the current model is not an OpenAI one. "default" is the session's empty effort.
+std::vector<std::string> thought_level_values(const Session& session);
+inline constexpr const char* kDefaultThoughtLevel = "default";
 
 }  // namespace runtime::server

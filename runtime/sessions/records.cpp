@@ -242,6 +242,8 @@ const char* record_type(const RecordBody& body) {
                         [](const ToolResult&) { return "tool_result"; },
                         [](const ModeChange&) { return "mode"; },
                         [](const AgentChange&) { return "agent"; },
+                        [](const ModelChange&) { return "model"; },
+                        [](const ThoughtLevelChange&) { return "thought_level"; },
                         [](const TitleChange&) { return "title"; },
                         [](const UsageRecord&) { return "usage"; },
                         [](const Compaction&) { return "compaction"; },
@@ -275,6 +277,8 @@ json::object to_json(const Record& r) {
                  [&](const ToolResult& t) { o["message"] = message_to_json(t.message); },
                  [&](const ModeChange& m) { o["mode"] = m.mode; },
                  [&](const AgentChange& a) { o["agent"] = a.agent; },
+                 [&](const ModelChange& m) { o["model"] = m.model; },
+                 [&](const ThoughtLevelChange& t) { o["reasoningEffort"] = t.reasoning_effort; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
@@ -316,6 +320,10 @@ Record record_from_json(const json::object& o) {
     r.body = ModeChange{str(o, "mode", true)};
   } else if (type == "agent") {
     r.body = AgentChange{str(o, "agent", true)};
+  } else if (type == "model") {
+    r.body = ModelChange{str(o, "model", true)};
+  } else if (type == "thought_level") {
+    r.body = ThoughtLevelChange{str(o, "reasoningEffort")};
   } else if (type == "title") {
     r.body = TitleChange{str(o, "title", true)};
   } else if (type == "usage") {

@@ -169,6 +169,10 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.mode = std::move(r.mode);
           } else if constexpr (std::is_same_v<T, AgentChange>) {
             s.agent = std::move(r.agent);
+          } else if constexpr (std::is_same_v<T, ModelChange>) {
+            s.model = std::move(r.model);
+          } else if constexpr (std::is_same_v<T, ThoughtLevelChange>) {
+            s.reasoning_effort = std::move(r.reasoning_effort);
           } else if constexpr (std::is_same_v<T, TitleChange>) {
             s.title = std::move(r.title);
             title_explicit = true;

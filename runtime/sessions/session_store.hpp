@@ -71,6 +71,16 @@ struct AgentChange {
   std::string agent;
 };
 
+// The model picked in the editor ("<provider id>/<model name>"), replacing the agent's.
+struct ModelChange {
+  std::string model;
+};
+
+// The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
+struct ThoughtLevelChange {
+  std::string reasoning_effort;
+};
+
 struct TitleChange {
   std::string title;
 };
@@ -101,7 +111,7 @@ struct PlanUpdate {
 };
 
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
-                                AgentChange, TitleChange, UsageRecord, Compaction, TurnEnd, PlanUpdate>;
+                                AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd, PlanUpdate>;
 
 struct Record {
   RecordBody body;
@@ -137,6 +147,8 @@ struct LoadedSession {
   std::string cwd;
   std::string agent;
   std::string mode;
+  std::string model;       // the last model picked in the editor; empty: none was
+  std::string reasoning_effort;  // the last thought level picked; empty: the model's default
   std::string title;       // the title record, else from the first user message, else ""
   std::string created_at;  // ISO 8601
   std::string updated_at;  // ISO 8601: time of the last record

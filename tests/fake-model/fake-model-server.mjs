@@ -14,6 +14,9 @@
 // Library:  const fake = await startFakeModel({ script: [step, ...] });
 //           tls: { key, cert } (PEM) serves HTTPS instead, for the agent's TLS path; fake.url then says https.
 //           fake.url, fake.port, fake.push(step | steps[]), fake.requests, await fake.awaitRequest(n), await fake.close()
+//           models: the ids GET <any prefix>/models answers (default ["test-model"]); fake.models
+//           may be reassigned (null: HTTP 500); modelsDelayMs delays that answer; fake.modelListRequests records
+//           each GET /models ({path, headers}), apart from `requests` (which counts POSTs only).
 // CLI:      node tests/fake-model/fake-model-server.mjs --port 0 --script steps.json
 //           prints {"url": "..."} on one stdout line and serves until killed.
 // No dependencies beyond node's standard library.
@@ -205,7 +208,8 @@ function anthropicJson(step, body, ids) {
 
 // ---------- server ----------
 
-export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0, log = null, tls = null } = {}) {
+export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0, log = null, tls = null, models = ["test-model"], modelsDelayMs = 0 } = {}) {
+  const modelListRequests = [];
   const queue = [...script];
   const requests = [];
   const waiters = []; // { n, resolve }
@@ -280,7 +284,14 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
       const path = url.pathname;
       if (req.method !== "POST") {
         if (req.method === "GET" && /\/models$/.test(path)) {
-          return sendJson(res, 200, { object: "list", data: [{ id: "test-model", object: "model", created: 0, owned_by: "fake" }] });
+          modelListRequests.push({ path, headers: { ...req.headers } });
+          if (!fake.models) return sendJson(res, 500, { error: { message: "fake model: no models list", type: "server_error" } });
+          const data = fake.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" }));
+          const answer = () => { if (!closed) sendJson(res, 200, { object: "list", data }); };
+          if (!modelsDelayMs) return answer();
+          const t = setTimeout(() => { timers.delete(t); answer(); }, modelsDelayMs);
+          timers.add(t);
+          return;
         }
         return sendJson(res, 404, { error: { message: `fake model: no route for ${req.method} ${path}`, type: "not_found" } });
       }
@@ -339,10 +350,12 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
   const actualPort = server.address().port;
   const url = `${tls ? "https" : "http"}://${host}:${actualPort}`;
 
-  return {
+  const fake = {
     url,
     port: actualPort,
     requests,
+    models,
+    modelListRequests,
     /** Remaining scripted steps (not yet consumed). */
     get pending() { return queue.length; },
     push(steps) {
@@ -363,6 +376,7 @@ export async function startFakeModel({ script = [], host = "127.0.0.1", port = 0
       await new Promise((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }
 
 // ---------- CLI ----------

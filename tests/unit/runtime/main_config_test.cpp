@@ -72,4 +72,47 @@ TEST(MainConfig, InvalidYamlIsReportedWithItsLine) {
   EXPECT_NE(d[0].message.find("invalid YAML"), std::string::npos);
 }
 
+TEST(MainConfig, ProviderModelsListIsRead) {
+  auto dir = write_config("models",
+                          "model: main/gpt-4.1\n"
+                          "providers:\n"
+                          "  main:\n"
+                          "    api_type: openai\n"
+                          "    models: [gpt-4.1, gpt-4.1-mini, meta/llama-3]\n"
+                          "  other:\n"
+                          "    api_type: anthropic\n");
+  Diagnostics d;
+  auto cfg = runtime::config::load_main_config(dir, d);
+  EXPECT_TRUE(d.empty()) << d.front().to_string();
+  ASSERT_TRUE(cfg.providers.at("main").models) << "a provider's models: list is read";
+  EXPECT_EQ(*cfg.providers.at("main").models, (std::vector<std::string>{"gpt-4.1", "gpt-4.1-mini", "meta/llama-3"}));
+  EXPECT_FALSE(cfg.providers.at("other").models) << "no models: means the models endpoint is asked";
+}
+
+TEST(MainConfig, ProviderModelsProblemsNameFileAndLine) {
+  auto dir = write_config("models-bad",
+                          "model: main/a\n"
+                          "providers:\n"
+                          "  main:\n"
+                          "    api_type: openai\n"
+                          "    models:\n"
+                          "      - a\n"
+                          "      - ''\n"
+                          "      - a\n"
+                          "      - {x: 1}\n"
+                          "  other:\n"
+                          "    api_type: openai\n"
+                          "    models: gpt-4.1\n");
+  Diagnostics d;
+  auto cfg = runtime::config::load_main_config(dir, d);
+  const auto file = (dir / "config.yaml").string();
+  ASSERT_EQ(d.size(), 4u) << "every bad models: entry is reported";
+  EXPECT_EQ(d[0].to_string(), file + ":7: provider 'main': every entry of models must be a non-empty model name");
+  EXPECT_EQ(d[1].to_string(), file + ":8: warning: provider 'main': model 'a' is listed twice in models")
+      << "a model listed twice is harmless: a warning, the configuration still loads";
+  EXPECT_EQ(d[2].to_string(), file + ":9: provider 'main': every entry of models must be a non-empty model name");
+  EXPECT_EQ(d[3].to_string(), file + ":12: provider 'other': models must be a list of model names");
+  EXPECT_EQ(*cfg.providers.at("main").models, std::vector<std::string>{"a"}) << "the good entries are kept";
+}
+
 }  // namespace

@@ -68,6 +68,18 @@ TEST(OpenAiChat, RequestBody) {
   EXPECT_FALSE(body.as_object().contains("max_tokens"));
 }
 
+TEST(OpenAiChat, ReasoningEffortIsSentOnlyWhenPicked) {
+  auto fmt = make_openai_chat_format();
+  auto conv = sample_conversation();
+  auto req = sample_request(conv);
+  EXPECT_FALSE(json::parse(fmt->body(req, std::nullopt)).as_object().contains("reasoning_effort"))
+      << "no thought level picked: no reasoning_effort (models without reasoning refuse it)";
+  req.reasoning_effort = "high";
+  EXPECT_EQ(json::parse(fmt->body(req, std::nullopt)).at("reasoning_effort"), "high")
+      << "the thought level picked in the editor is OpenAI's reasoning_effort";
+  EXPECT_FALSE(json::parse(make_anthropic_messages_format()->body(req, std::nullopt)).as_object().contains("reasoning_effort"));
+}
+
 TEST(OpenAiChat, StreamsTextReasoningAndToolCallsSplitAcrossDeltas) {
   auto fmt = make_openai_chat_format();
   const char* sse =

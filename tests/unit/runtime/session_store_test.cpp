@@ -105,6 +105,8 @@ std::vector<RecordBody> every_record_type() {
       ToolResult{tool("call_1", "int main() {}", true)},
       ModeChange{"accept_edits"},
       AgentChange{"plan"},
+      ModelChange{"main/gpt-4.1-mini"},
+      ThoughtLevelChange{"high"},
       TitleChange{"A title"},
       UsageRecord{Usage{1200, 34}},
       c,
@@ -247,6 +249,8 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
     w.append(UsageRecord{{150, 20}});
     w.append(ModeChange{"accept_edits"});
     w.append(AgentChange{"plan"});
+    w.append(ModelChange{"main/gpt-4.1-mini"});
+    w.append(ThoughtLevelChange{"low"});
     w.append(Record{TurnEnd{"end_turn"}, "2026-01-01T10:00:05.000Z"});
     w.turn_boundary();
   }
@@ -257,13 +261,15 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   EXPECT_EQ(s->cwd, "/work/project");
   EXPECT_EQ(s->agent, "plan");
   EXPECT_EQ(s->mode, "accept_edits");
+  EXPECT_EQ(s->model, "main/gpt-4.1-mini") << "the model picked in the editor is kept across session/load";
+  EXPECT_EQ(s->reasoning_effort, "low") << "the thought level picked in the editor is kept across session/load";
   EXPECT_EQ(s->title, "Please read main.cpp");
   EXPECT_EQ(s->updated_at, "2026-01-01T10:00:05.000Z");
   EXPECT_FALSE(s->created_at.empty());
   EXPECT_EQ(s->turns, 1);
   EXPECT_EQ(s->last_stop_reason, "end_turn");
   EXPECT_FALSE(s->interrupted);
-  EXPECT_EQ(s->records, 12u);
+  EXPECT_EQ(s->records, 14u);
   EXPECT_EQ(s->usage_total.input_tokens, 250);
   EXPECT_EQ(s->usage_total.output_tokens, 30);
   ASSERT_TRUE(s->last_usage);

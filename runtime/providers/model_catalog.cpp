@@ -1,0 +1,137 @@
+#include "runtime/providers/model_catalog.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "bridge/http/http_client.hpp"
+#include "runtime/providers/model_provider.hpp"
+
+namespace runtime::providers {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// A picker that fills in a few seconds late is fine; one provider that hangs must not hold a
+// coroutine (and a socket) for the model request's long timeouts.
+constexpr std::chrono::seconds kFetchTimeout{5};
+constexpr std::size_t kMaxBody = 4 * 1024 * 1024;
+
+// GET <models endpoint> with the headers of a model request; nullopt (logged at debug: the
+// picker then offers the current model only, which is no error for the user) when it fails.
+asio::awaitable<std::optional<std::vector<std::string>>> fetch_model_list(const ResolvedModel& m) {
+  auto format = m.provider.api_type == "anthropic" ? make_anthropic_messages_format() : make_openai_chat_format();
+  bridge::http::HttpRequest req;
+  req.method = "GET";
+  req.url = format->models_endpoint(m.provider.base_url);
+  for (auto& h : format->headers(m.api_key))
+    if (h.first != "content-type" && h.first != "accept") req.headers.push_back(std::move(h));
+  req.headers.emplace_back("accept", "application/json");
+  bridge::http::StreamOptions options;
+  options.connect_timeout = kFetchTimeout;
+  options.idle_timeout = kFetchTimeout;
+  int status = 0;
+  std::string body;
+  // Named callbacks, not temporaries inside co_await: GCC 12 destroys such temporaries twice.
+  std::function<void(const bridge::http::HttpResponseHead&)> on_head = [&](const auto& head) { status = head.status; };
+  std::function<void(std::string_view)> on_data = [&](std::string_view data) {
+    if (body.size() < kMaxBody) body.append(data);
+  };
+  auto failure = co_await bridge::http::stream_request(req, options, std::move(on_head), std::move(on_data), nullptr);
+  std::optional<std::vector<std::string>> models;
+  if (failure) {
+    spdlog::debug("models of provider '{}': {} failed: {}", m.provider.id, req.url, failure->message);
+  } else if (status != 200) {
+    spdlog::debug("models of provider '{}': {} answered HTTP {}", m.provider.id, req.url, status);
+  } else if (!(models = parse_model_list(body))) {
+    spdlog::debug("models of provider '{}': {} answered no `data[].id` list", m.provider.id, req.url);
+  }
+  co_return models;
+}
+
+}  // namespace
+
+std::vector<std::string> model_choices(const config::MainConfig& cfg, const std::string& current,
+                                       const std::map<std::string, std::vector<std::string>>& fetched) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](std::string v) {
+    if (seen.insert(v).second) out.push_back(std::move(v));
+  };
+  if (!current.empty()) add(current);
+  for (const auto& [id, provider] : cfg.providers) {
+    const std::vector<std::string>* models = provider.models ? &*provider.models : nullptr;
+    if (!models)
+      if (auto it = fetched.find(id); it != fetched.end()) models = &it->second;
+    if (models)
+      for (const auto& m : *models) add(id + "/" + m);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> parse_model_list(std::string_view body) {
+  json::error_code ec;
+  auto v = json::parse(body, ec);
+  const json::array* data = nullptr;
+  if (!ec && v.is_object())
+    if (auto* d = v.as_object().if_contains("data"); d && d->is_array()) data = &d->as_array();
+  if (!data) return std::nullopt;
+  std::vector<std::string> ids;
+  for (const auto& entry : *data) {
+    const json::value* id = entry.is_object() ? entry.as_object().if_contains("id") : nullptr;
+    if (id && id->is_string() && !id->as_string().empty()) ids.emplace_back(id->as_string());
+  }
+  return ids;
+}
+
+struct ModelCatalog::State {
+  asio::any_io_executor executor;
+  std::function<void()> on_change;
+  std::map<std::string, std::vector<std::string>> fetched;  // by provider id
+  std::set<std::string> attempted;  // "<provider id> <base_url>": a changed base_url is fetched again
+};
+
+ModelCatalog::ModelCatalog(asio::any_io_executor executor) : state_(std::make_shared<State>()) {
+  state_->executor = std::move(executor);
+}
+
+// Fetches in flight keep the state alive but must not call back into whoever owned the catalog.
+ModelCatalog::~ModelCatalog() { state_->on_change = nullptr; }
+
+void ModelCatalog::on_change(std::function<void()> f) { state_->on_change = std::move(f); }
+
+void ModelCatalog::fetch_missing(const config::MainConfig& cfg) {
+  for (const auto& [id, provider] : cfg.providers) {
+    if (provider.models || !state_->attempted.insert(id + " " + provider.base_url).second) continue;
+    ResolvedModel target;
+    try {
+      target = resolve_model(cfg, id + "/-");  // the provider and its key, as a model request has them
+    } catch (const ModelError& e) {
+      spdlog::debug("models of provider '{}' not fetched: {}", id, e.what());
+      continue;
+    }
+    asio::co_spawn(
+        state_->executor,
+        [state = state_, target = std::move(target)]() -> asio::awaitable<void> {
+          auto models = co_await fetch_model_list(target);
+          if (!models) co_return;
+          auto [known, fresh] = state->fetched.try_emplace(target.provider.id);
+          if (!fresh && known->second == *models) co_return;
+          known->second = std::move(*models);
+          if (state->on_change) state->on_change();
+        },
+        asio::detached);
+  }
+}
+
+std::vector<std::string> ModelCatalog::choices(const config::MainConfig& cfg, const std::string& current) const {
+  return model_choices(cfg, current, state_->fetched);
+}
+
+}  // namespace runtime::providers
