@@ -70,7 +70,7 @@ fs.writeFileSync(path.join(ws, ".vscode", "mcp.json"), JSON.stringify({ servers:
 const fake = await startFakeModel({ script: [] });
 fs.writeFileSync(
   path.join(cfg, "config.yaml"),
-  `model: fake/test-model\nproviders:\n  fake:\n    api_type: openai\n    base_url: ${fake.url}/v1\n    api_key_env: FAKE_MODEL_KEY\n    max_retries: 0\n`,
+  `model: fake/test-model\nproviders:\n  fake:\n    api_type: openai\n    base_url: ${fake.url}/v1\n    api_key_env: FAKE_MODEL_KEY\n    max_retries: 0\n    models: [test-model, other-model]\n`,
 );
 const serverEnv = { OPENVAALA_CONFIG_DIR: cfg, OPENVAALA_DATA_DIR: path.join(root, "data"), OPENVAALA_CACHE_DIR: path.join(root, "cache"), FAKE_MODEL_KEY: "sk-test" };
 const settingsFile = path.join(userData, "User", "settings.json");
@@ -209,20 +209,22 @@ try {
   check(toolResult.includes("Echo: via the tunnel"), "a VS Code MCP server (.vscode/mcp.json) is called through the ACP tunnel", toolResult.slice(0, 300));
   await shot("light-mcp-tunnel");
 
-  // 5. one mode picker; the model picker when the server offers one
+  // 5. one mode picker; the model picker (the server offers config.yaml's models: list)
   const modePickers = await chat().locator("#bar select").evaluateAll((sels) => sels.filter((s) => [...s.options].some((o) => o.textContent === "Full auto")).length);
   check(modePickers === 1, "one mode picker", `${modePickers} pickers offer the modes`);
   const modelPicker = chat().locator('#bar select[data-category="model"]');
-  if (await modelPicker.count()) {
-    const values = await modelPicker.locator("option").evaluateAll((os) => os.map((o) => o.value));
-    const other = values.find((v) => v !== "") && values[values.length - 1];
+  const values = (await modelPicker.count()) ? await modelPicker.locator("option").evaluateAll((os) => os.map((o) => o.value)) : [];
+  check(values.length >= 2 && values[0] === "fake/test-model", "a model picker offers the configured models, the current one first", JSON.stringify(values));
+  const other = values.find((v) => v && v !== values[0]);
+  if (other) {
     await modelPicker.selectOption(other);
     const n = fake.requests.length;
     fake.push({ text: "Switched." });
     await send("Which model?");
     await turnDone();
-    check(JSON.stringify(fake.requests[n]?.body ?? {}).includes(other.split("/").pop()), "the model picker switches the model", other);
-  } else console.log("# SKIP the model picker: the server offers no config option of category model");
+    check(fake.requests[n]?.body?.model === other.split("/").pop(), "the model picker switches the model", `${other}: ${fake.requests[n]?.body?.model}`);
+    await shot("light-model-picker");
+  }
 
   // 6. Check Configuration runs with openvaala.env (a problem planted in that config root is found)
   fs.mkdirSync(path.join(cfg, "mcp_servers"), { recursive: true });
