@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <future>
 #include <thread>
 
 #include "acp/transport.hpp"
@@ -127,6 +128,13 @@ TEST_F(StdioTransportTest, DestroyingTheTransportStopsItsReaderEvenWhenTheInputS
     auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
     t->start(handlers());
     run_until([&] { return false; }, 50ms);  // the reader is now waiting on an input nobody closes
+    auto destroyed = std::async(std::launch::async, [&t] { t.reset(); });
+    if (destroyed.wait_for(3s) != std::future_status::ready) {
+      ADD_FAILURE() << "destroying the transport must wake its reader, not wait for stdin to close";
+      in.close_write();  // let the stuck destructor finish
+      destroyed.get();
+      return;
+    }
   }
   // A reader left running would consume (and post, through the freed transport) this line.
   const std::string line = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"late\"}\n";
