@@ -10,7 +10,8 @@ export interface DiffLine {
 const MAX_LCS_CELLS = 250_000;
 const CONTEXT = 2;
 
-function lcsDiff(a: string[], b: string[]): DiffLine[] {
+/** the LCS diff of two line lists (every line, no context trimming) */
+export function lcsDiff(a: string[], b: string[]): DiffLine[] {
   if (a.length * b.length > MAX_LCS_CELLS) return [...a.map((text) => ({ op: "-" as const, text })), ...b.map((text) => ({ op: "+" as const, text }))];
   const n = a.length;
   const m = b.length;
