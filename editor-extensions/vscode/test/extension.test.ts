@@ -282,11 +282,19 @@ test("New Chat in Editor Tab: a chat in a webview panel with its own session; Hi
     const states = panel.posted.filter((m: { type: string }) => m.type === "state");
     assert.equal(states[states.length - 1].model.inTab, true, "the tab's webview knows it is a tab (no folder picker)");
 
-    api.chat.onMessage({ type: "openSessionInTab", sessionId: a.state.sessionId! });
+    const sideSession = a.state.sessionId!;
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: sideSession });
+    assert.equal(__test.state.panels.length, 1, "a session open in the side bar is not opened a second time");
+    assert.ok(__test.state.executed.some((e) => e.command === "openvaala.chat.focus"), "the side bar is shown instead");
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: p!.session.state.sessionId! });
+    assert.equal(__test.state.panels.length, 1, "nor is a session open in a tab");
+    assert.equal(panel.revealed, 1, "that tab is shown instead");
+    await a.newChat();
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: sideSession });
     await waitUntil(() => __test.state.panels.length === 2, 2000, "a second tab");
     const second = [...api.panels][1]!;
-    await waitUntil(() => second.session.state.sessionId === a.state.sessionId, 5000, "the session loaded into the tab");
-    assert.equal((await receivedOf(a.connection!, "session/load")).at(-1).sessionId, a.state.sessionId, "History loads the session into the new tab");
+    await waitUntil(() => second.session.state.sessionId === sideSession, 5000, "the session loaded into the tab");
+    assert.equal((await receivedOf(a.connection!, "session/load")).at(-1).sessionId, sideSession, "History loads a stored session into a new tab");
 
     panel.dispose();
     assert.equal(api.panels.size, 1, "a closed tab is forgotten");

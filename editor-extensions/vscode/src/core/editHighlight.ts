@@ -2,7 +2,7 @@
 // of the new text that were added or changed, and for a pure deletion the line where text went.
 // Also which edits a tool call update has just completed. No `vscode` import.
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import { lcsDiff } from "./lineDiff.js";
+import { commonEnds, lcsDiff } from "./lineDiff.js";
 import type { ToolCallState } from "./chatState.js";
 
 /** 0-based, inclusive line numbers in the new text */
@@ -14,12 +14,7 @@ export interface LineRange {
 /** The lines of `newText` that `oldText` -> `newText` added or changed; a deletion marks the line after it. */
 export function changedLineRanges(oldText: string, newText: string): LineRange[] {
   if (oldText === newText) return [];
-  const a = oldText.split("\n");
-  const b = newText.split("\n");
-  let head = 0;
-  while (head < a.length && head < b.length && a[head] === b[head]) head++;
-  let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const { a, b, head, tail } = commonEnds(oldText, newText);
   const ranges: LineRange[] = [];
   const mark = (line: number) => {
     const last = ranges[ranges.length - 1];

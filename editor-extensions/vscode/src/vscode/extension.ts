@@ -104,7 +104,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     return a;
   };
   /** a chat in a new editor tab, on `folder`'s server; with `sessionId`, that stored session */
-  const openInTab = (folder: vscode.WorkspaceFolder, sessionId?: string): ChatPanel => {
+  const openInTab = (folder: vscode.WorkspaceFolder, sessionId?: string): ChatPanel | undefined => {
+    // a session is open in one chat only: one that has it already is shown instead
+    const open = sessionId ? [...panels].find((p) => p.session.state.sessionId === sessionId) : undefined;
+    if (open) return open.reveal(), open;
+    if (sessionId && agentFor(folder).main.state.sessionId === sessionId) return chat.reveal(), undefined;
     const panel = vscode.window.createWebviewPanel(ChatPanel.viewType, ChatPanel.DEFAULT_TITLE, vscode.ViewColumn.Active, { retainContextWhenHidden: true });
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "icon.svg");
     const p = new ChatPanel(viewDeps, agentFor(folder), panel, (closed) => panels.delete(closed));

@@ -82,7 +82,7 @@ function send() {
 }
 
 function chip(name: string, kind: string, onRemove?: () => void): HTMLElement {
-  const el = h("span", { class: `chip chip-${kind}`, title: name }, `${kind === "image" ? "🖼" : "📄"} ${esc(name)}`);
+  const el = h("span", { class: `chip chip-${kind}`, title: name }, esc(name));
   if (onRemove) {
     const x = h("button", { class: "chip-remove", title: `Remove ${name}` }, "×");
     x.addEventListener("click", onRemove);
