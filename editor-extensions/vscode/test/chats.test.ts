@@ -76,6 +76,16 @@ test("a message sent during a turn is queued, shown, and sent when the turn ends
   assert.deepEqual(userTexts(a.main).slice(1), ["queued one", "queued two"], "each shows as the user's message when sent");
 });
 
+test("a second message sent while the first is still opening its session waits in the queue", async () => {
+  const a = makeAgent(tmp());
+  const first = a.main.send("first");
+  await a.main.send("second");
+  assert.deepEqual(a.main.queue.list.map((q) => q.text), ["second"], "queued, not a second prompt racing the first");
+  await first;
+  for (let i = 0; i < 250 && (await promptTexts(a)).length < 2; i++) await sleep(20);
+  assert.deepEqual(await promptTexts(a), ["first", "second"], "sent after the first turn, in order");
+});
+
 test("after Stop the queue stays (nothing is sent behind the user's back); a queued message can be taken out", async () => {
   const a = makeAgent(tmp());
   const turn = a.main.send(script({ waitCancel: true }, { stop: "cancelled" }));
@@ -174,6 +184,25 @@ test("a closed tab drops its queue and stops its turn; the side bar chat goes on
   a.closeChat(a.main); // the side bar chat is never closed
   await a.main.send("still here");
   assert.deepEqual(userTexts(a.main), ["still here"]);
+});
+
+test("a session the chat leaves is closed when the agent can close sessions (so another tab can load it); not otherwise", async () => {
+  const a = makeAgent(tmp(), scriptedArgs({ caps: { loadSession: true, sessionCapabilities: { list: {}, close: {} } } }));
+  await a.main.send("one");
+  const first = a.state.sessionId!;
+  await a.newChat();
+  const second = a.state.sessionId!;
+  await a.main.loadSession(first);
+  const tab = a.openChat();
+  await tab.send("in the tab");
+  const third = tab.state.sessionId!;
+  a.closeChat(tab);
+  for (let i = 0; i < 100 && (await receivedOf(a.connection!, "session/close")).length < 3; i++) await sleep(20);
+  assert.deepEqual((await receivedOf(a.connection!, "session/close")).map((p: { sessionId: string }) => p.sessionId), [first, second, third], "New, Load and a closed tab close the session left");
+  const b = makeAgent(tmp());
+  await b.main.send("one");
+  await b.newChat();
+  assert.deepEqual(await receivedOf(b.connection!, "session/close"), [], "an agent without sessionCapabilities.close is not sent session/close");
 });
 
 test("an edit that completes during a turn is reported once (to open its diff); a turn start is reported", async () => {

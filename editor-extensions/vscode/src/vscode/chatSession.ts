@@ -31,6 +31,8 @@ export class ChatSession {
   readonly queue = new PromptQueue();
   private readonly permissionWaiters = new Map<string, (optionId: string | undefined) => void>();
   private closed = false;
+  /** a prompt on its way (its session being opened): a second message waits in the queue */
+  private starting = false;
 
   constructor(private readonly host: ChatSessionHost) {}
 
@@ -78,9 +80,22 @@ export class ChatSession {
     return reduce(this.state, { type: "reset" });
   }
 
+  /**
+   * Closes the session this chat leaves (New, another session loaded, the tab closed) when the
+   * agent supports it: the server keeps every session it opened until then, and will not load one
+   * that is still open (History in another tab).
+   */
+  private async leaveSession(): Promise<void> {
+    const id = this.state.sessionId;
+    const conn = this.host.conn;
+    if (!id || id.startsWith("loading:") || !conn?.isRunning || !conn.supportsClose) return;
+    await conn.closeSession(id).catch(() => undefined);
+  }
+
   /** A new session (the old chat is cleared). */
   async newChat(): Promise<void> {
     const conn = await this.host.ensureStarted();
+    await this.leaveSession();
     const s = await conn.newSession(this.host.cwd, this.host.mcpServers);
     this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
     this.host.fire();
@@ -94,7 +109,7 @@ export class ChatSession {
 
   /** a message from the input: sent now, or queued while a turn runs */
   send(text: string, attachments: Attachment[] = []): Promise<unknown> {
-    if (this.state.busy) {
+    if (this.state.busy || this.starting) {
       this.queue.add(text, attachments);
       this.host.fire();
       return Promise.resolve();
@@ -110,9 +125,17 @@ export class ChatSession {
   }
 
   async prompt(text: string, attachments: Attachment[] = []): Promise<acp.PromptResponse | undefined> {
-    const sessionId = await this.ensureSession();
+    let sessionId: string;
+    let resolved: ResolvedAttachment[];
+    this.starting = true;
+    try {
+      sessionId = await this.ensureSession();
+      resolved = await resolve(attachments);
+    } finally {
+      this.starting = false;
+    }
     const conn = this.host.conn!;
-    const { blocks, dropped } = promptBlocks(text, await resolve(attachments), conn.capabilities.promptCapabilities);
+    const { blocks, dropped } = promptBlocks(text, resolved, conn.capabilities.promptCapabilities);
     this.emit({ type: "userPrompt", text, attachments: attachments.map((a) => a.name) });
     if (dropped.length) this.emit({ type: "notice", severity: "warning", text: `The agent does not take images; left out: ${dropped.join(", ")}` });
     this.emit({ type: "turnStarted" });
@@ -172,6 +195,7 @@ export class ChatSession {
   async loadSession(sessionId: string, keepChat = false): Promise<void> {
     const conn = await this.host.ensureStarted();
     if (!keepChat) {
+      await this.leaveSession();
       this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId });
       this.host.fire();
     } else {
@@ -188,6 +212,7 @@ export class ChatSession {
     this.closed = true;
     this.queue.clear();
     if (this.state.busy) await this.cancel().catch(() => undefined);
+    await this.leaveSession();
   }
 }
 
