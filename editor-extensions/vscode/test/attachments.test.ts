@@ -44,7 +44,7 @@ test("with embedded context a file goes as a resource with its text; unreadable 
 });
 
 test("without embedded context files go as resource links", () => {
-  assert.deepEqual(promptBlocks("", [file], { embeddedContext: false }).blocks, [{ type: "resource_link", uri: "file:///w/a.txt", name: "a.txt" }], "no text block for an empty message");
+  assert.deepEqual(promptBlocks("", [file], { embeddedContext: false }).blocks, [{ type: "resource_link", uri: "file:///w/a.txt", name: "a.txt" }], "without embedded context a file goes as a resource_link (and an empty message has no text block)");
   assert.deepEqual(promptBlocks("x", [file], undefined).blocks[1], { type: "resource_link", uri: "file:///w/a.txt", name: "a.txt" }, "no capabilities: links");
 });
 

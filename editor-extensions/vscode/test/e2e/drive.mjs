@@ -386,7 +386,7 @@ try {
   await attachFile(chat(), "a.txt");
   await shot("dark-queue-and-chips");
   await until(async () => (await chat().locator(".msg.agent", { hasText: "Done." }).count()) > 0, 30000, "the queued message answered");
-  await page.locator(".tabs-container .tab", { hasText: "OpenVaala Chat" }).first().click();
+  await page.locator(".tabs-container .tab", { hasText: "OpenVaala: Hello tab" }).first().click();
   await sleep(800);
   await shot("dark-chat-tab");
 } catch (e) {
