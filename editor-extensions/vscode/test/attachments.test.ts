@@ -16,6 +16,7 @@ test("file URIs: absolute POSIX and Windows paths, special characters escaped", 
   assert.equal(fileUri("/w/a b.txt"), "file:///w/a%20b.txt");
   assert.equal(fileUri("C:\\w\\a#.ts"), "file:///C:/w/a%23.ts");
   assert.equal(fileUri("/w/ä"), "file:///w/%C3%A4");
+  assert.equal(fileUri("/w/b:c"), "file:///w/b%3Ac", "a colon inside a POSIX path stays escaped (only a leading drive letter is kept)");
 });
 
 test("a pasted image's data URL gives its type and base64 data; anything else gives nothing", () => {

@@ -17,6 +17,7 @@ const cases: { promise: string; old: string; new: string; want: [number, number]
   { promise: "a block replaced by more lines is one range over all new lines", old: text("k", "x", "k2"), new: text("k", "1", "2", "3", "k2"), want: [[1, 3]] },
   { promise: "a created file is highlighted whole", old: "", new: text("a", "b"), want: [[0, 1]] },
   { promise: "an emptied file marks its first line", old: text("a", "b"), new: "", want: [[0, 0]] },
+  { promise: "a line repeated after the inserted block is highlighted with it (only the common end is left out)", old: text("A", "k"), new: text("B", "k", "k"), want: [[0, 1]] },
   { promise: "unchanged lines between edits stay unhighlighted (LCS, not just head and tail)", old: text("a", "same", "b"), new: text("A", "same", "B"), want: [[0, 0], [2, 2]] },
 ];
 for (const c of cases) {
@@ -29,6 +30,8 @@ test("the edit's text is found in the document: at line 0 when equal, at its lin
   assert.equal(lineOffsetIn("a\nb\n", "a\nb\n"), 0, "equal texts start at line 0");
   assert.equal(lineOffsetIn("x\ny\nfoo\nbar\n", "foo\nbar"), 2, "a partial text starts at its line");
   assert.equal(lineOffsetIn("x\nfoo", "foo"), 1, "newlines before the match are counted, not after");
+  assert.equal(lineOffsetIn("foo\nbar", "foo"), 0, "a text at the very start of a longer document is at line 0");
+  assert.equal(lineOffsetIn("x\n\ny", "\n\ny"), 0, "a text that starts with a newline starts on the line of that newline");
   assert.equal(lineOffsetIn("something else", "foo"), undefined, "a document without the text gets no highlight");
   assert.equal(lineOffsetIn("text", ""), undefined, "an empty new text is not located in a non-empty document");
   assert.equal(lineOffsetIn("", ""), 0, "an empty document holds an empty text");
@@ -47,4 +50,5 @@ test("an edit's diffs open once, when its tool call becomes completed", () => {
   assert.deepEqual(newlyCompletedDiffs(tool("pending", []), undefined), [], "no tool call, nothing");
   const text = { type: "content" as const, content: { type: "text" as const, text: "x" } };
   assert.deepEqual(newlyCompletedDiffs(undefined, tool("completed", [text, diff("same", "same"), diff(null, "new")])), [diff(null, "new")], "only diffs that change something; a created file counts");
+  assert.deepEqual(newlyCompletedDiffs(undefined, tool("completed", [diff(null, "")])), [], "an empty file created has nothing to show");
 });

@@ -13,7 +13,6 @@ export interface LineRange {
 
 /** The lines of `newText` that `oldText` -> `newText` added or changed; a deletion marks the line after it. */
 export function changedLineRanges(oldText: string, newText: string): LineRange[] {
-  if (oldText === newText) return [];
   const { a, b, head, tail } = commonEnds(oldText, newText);
   const ranges: LineRange[] = [];
   const mark = (line: number) => {

@@ -26,7 +26,7 @@ export class PromptQueue {
   /** takes a queued message out (removed by the user, or sent now); undefined when it is not queued */
   remove(id: string): QueuedPrompt | undefined {
     const q = this.items.find((i) => i.id === id);
-    if (q) this.items = this.items.filter((i) => i !== q);
+    this.items = this.items.filter((i) => i.id !== id);
     return q;
   }
 
