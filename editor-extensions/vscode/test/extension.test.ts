@@ -296,6 +296,12 @@ test("New Chat in Editor Tab: a chat in a webview panel with its own session; Hi
     await waitUntil(() => second.session.state.sessionId === sideSession, 5000, "the session loaded into the tab");
     assert.equal((await receivedOf(a.connection!, "session/load")).at(-1).sessionId, sideSession, "History loads a stored session into a new tab");
 
+    const tabLoads = (await receivedOf(a.connection!, "session/load")).length;
+    await api.chat.onMessage({ type: "loadSession", sessionId: sideSession });
+    assert.equal(__test.state.panels[1].revealed, 1, "History in the side bar shows a session open in a tab there");
+    assert.equal((await receivedOf(a.connection!, "session/load")).length, tabLoads, "instead of loading it a second time");
+    assert.notEqual(a.state.sessionId, sideSession, "the side bar keeps its own session");
+
     panel.dispose();
     assert.equal(api.panels.size, 1, "a closed tab is forgotten");
   });

@@ -16,6 +16,8 @@ export interface ChatViewDeps {
   log: vscode.OutputChannel;
   /** opens a stored session in a new editor tab (History) */
   openInTab?: (folder: vscode.WorkspaceFolder, sessionId?: string) => void;
+  /** shows the chat (side bar or tab) that has `sessionId` open; false when none has */
+  showOpenSession?: (sessionId: string) => boolean;
 }
 
 const MAX_PICKED_FILES = 5000;
@@ -162,6 +164,8 @@ abstract class ChatWebview implements vscode.Disposable {
         await this.run("Could not list the previous sessions", () => a.listSessions());
         return;
       case "loadSession":
+        // the server holds a session in one chat at a time: one open elsewhere is shown there
+        if (m.sessionId !== c.state.sessionId && this.deps.showOpenSession?.(m.sessionId)) return;
         await this.run("Could not open the session", () => c.loadSession(m.sessionId));
         return;
       case "openSessionInTab":

@@ -106,9 +106,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   /** a chat in a new editor tab, on `folder`'s server; with `sessionId`, that stored session */
   const openInTab = (folder: vscode.WorkspaceFolder, sessionId?: string): ChatPanel | undefined => {
     // a session is open in one chat only: one that has it already is shown instead
-    const open = sessionId ? [...panels].find((p) => p.session.state.sessionId === sessionId) : undefined;
-    if (open) return open.reveal(), open;
-    if (sessionId && agentFor(folder).main.state.sessionId === sessionId) return chat.reveal(), undefined;
+    if (sessionId && showOpenSession(sessionId)) return undefined;
     const panel = vscode.window.createWebviewPanel(ChatPanel.viewType, ChatPanel.DEFAULT_TITLE, vscode.ViewColumn.Active, { retainContextWhenHidden: true });
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "icon.svg");
     const p = new ChatPanel(viewDeps, agentFor(folder), panel, (closed) => panels.delete(closed));
@@ -117,7 +115,12 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     p.focusInput();
     return p;
   };
-  const viewDeps: ChatViewDeps = { extensionUri: context.extensionUri, agentFor, diffs, log, openInTab: (f, s) => void openInTab(f, s) };
+  const showOpenSession = (sessionId: string): boolean => {
+    const open = [...panels].find((p) => p.session.state.sessionId === sessionId) ?? (chat.chat()?.state.sessionId === sessionId ? chat : undefined);
+    open?.reveal();
+    return !!open;
+  };
+  const viewDeps: ChatViewDeps = { extensionUri: context.extensionUri, agentFor, diffs, log, openInTab: (f, s) => void openInTab(f, s), showOpenSession };
   chat = new ChatViewProvider(viewDeps);
 
   const current = (): FolderAgent | undefined => chat.currentAgent();
