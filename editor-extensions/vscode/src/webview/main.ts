@@ -114,7 +114,7 @@ function addAttachment(a: Attachment) {
 function renderQueue(m: ViewModel) {
   queueEl.replaceChildren(
     ...m.queue.map((q) => {
-      const row = h("div", { class: "queued" }, `<span class="badge">Queued</span> <span class="queued-text">${esc(q.text)}</span>`);
+      const row = h("div", { class: "queued" }, `<span class="badge">Queued</span> <span class="queued-text" title="${esc(q.text)}">${esc(q.text)}</span>`);
       for (const n of q.attachments) row.appendChild(chip(n, "file"));
       const buttons: [string, string, FromWebview][] = [
         ...(!m.chat.busy ? [["Send", "Send this message now", { type: "sendQueued", id: q.id }] as [string, string, FromWebview]] : []),
