@@ -256,3 +256,53 @@ test("activation disposes what it registered", async () => {
     assert.equal(__test.state.webviewProviders.size, 0, "the chat view is unregistered on dispose");
   });
 });
+
+test("New Chat in Editor Tab: a chat in a webview panel with its own session; History opens a session into a tab; closing the tab ends its chat", async () => {
+  await withExtension([], async () => {
+    await run(COMMANDS.newChatInTab);
+    assert.deepEqual(messages("warning"), ["Open a folder to chat with OpenVaala."], "without a folder it asks for one");
+    assert.equal(__test.state.panels.length, 0, "and opens no tab");
+  });
+  __test.reset();
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api) => {
+    await run(COMMANDS.newChatInTab);
+    const [panel] = __test.state.panels;
+    assert.ok(panel, "a webview panel opens in the editor area");
+    assert.equal(panel.viewType, "openvaala.chatTab");
+    assert.equal(panel.title, "OpenVaala Chat");
+    assert.match(panel.webview.html, /dist\/webview\.js/, "with the chat webview");
+    const [p] = [...api.panels];
+    const a = api.agentFor(folder(dir));
+    panel.send({ type: "send", text: "in the tab" });
+    await waitUntil(() => p!.session.state.items.some((i) => i.kind === "agent"), 5000, "the tab's answer");
+    await a.prompt("in the side bar");
+    assert.notEqual(p!.session.state.sessionId, a.state.sessionId, "the tab has its own session");
+    assert.deepEqual(a.state.items.filter((i) => i.kind === "user").map((i) => (i as { text: string }).text), ["in the side bar"], "the side bar chat is untouched by the tab");
+    const states = panel.posted.filter((m: { type: string }) => m.type === "state");
+    assert.equal(states[states.length - 1].model.inTab, true, "the tab's webview knows it is a tab (no folder picker)");
+
+    const sideSession = a.state.sessionId!;
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: sideSession });
+    assert.equal(__test.state.panels.length, 1, "a session open in the side bar is not opened a second time");
+    assert.ok(__test.state.executed.some((e) => e.command === "openvaala.chat.focus"), "the side bar is shown instead");
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: p!.session.state.sessionId! });
+    assert.equal(__test.state.panels.length, 1, "nor is a session open in a tab");
+    assert.equal(panel.revealed, 1, "that tab is shown instead");
+    await a.newChat();
+    await api.chat.onMessage({ type: "openSessionInTab", sessionId: sideSession });
+    await waitUntil(() => __test.state.panels.length === 2, 2000, "a second tab");
+    const second = [...api.panels][1]!;
+    await waitUntil(() => second.session.state.sessionId === sideSession, 5000, "the session loaded into the tab");
+    assert.equal((await receivedOf(a.connection!, "session/load")).at(-1).sessionId, sideSession, "History loads a stored session into a new tab");
+
+    const tabLoads = (await receivedOf(a.connection!, "session/load")).length;
+    await api.chat.onMessage({ type: "loadSession", sessionId: sideSession });
+    assert.equal(__test.state.panels[1].revealed, 1, "History in the side bar shows a session open in a tab there");
+    assert.equal((await receivedOf(a.connection!, "session/load")).length, tabLoads, "instead of loading it a second time");
+    assert.notEqual(a.state.sessionId, sideSession, "the side bar keeps its own session");
+
+    panel.dispose();
+    assert.equal(api.panels.size, 1, "a closed tab is forgotten");
+  });
+});

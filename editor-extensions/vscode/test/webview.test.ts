@@ -42,7 +42,7 @@ async function loadWebview(): Promise<Webview> {
     $,
     $$: (sel) => Array.from(doc.querySelectorAll(sel)) as El[],
     show(m) {
-      const model: ViewModel = { folders: [{ uri: "file:///w", name: "w" }], currentFolder: "file:///w", running: true, supportsSessionList: false, sessions: [], chat: initialChatState(), terminals: [], ...m };
+      const model: ViewModel = { folders: [{ uri: "file:///w", name: "w" }], currentFolder: "file:///w", running: true, supportsSessionList: false, sessions: [], chat: initialChatState(), terminals: [], queue: [], inTab: false, ...m };
       win.dispatchEvent(new win.MessageEvent("message", { data: { type: "state", model } }));
     },
     input,
@@ -84,7 +84,7 @@ test("the webview says it is ready, and an empty chat says how to start", async 
   assert.equal(w.$("#error").textContent, "prompt: the server is gone", "with its text");
 });
 
-test("sending: Enter or Send posts the trimmed text and clears the input; Shift+Enter, blank text and a busy turn do not", async () => {
+test("sending: Enter or Send posts the trimmed text and clears the input, during a turn too; Shift+Enter and blank text do not", async () => {
   const w = await loadWebview();
   w.show({});
   w.posted.length = 0;
@@ -106,17 +106,18 @@ test("sending: Enter or Send posts the trimmed text and clears the input; Shift+
   w.show({ chat: chat({ type: "turnStarted" }) });
   w.type("while busy");
   w.key("Enter");
-  assert.equal(w.posted.length, 2, "nothing is sent while a turn runs");
-  assert.equal(w.input.value, "while busy", "the text is kept while a turn runs");
+  assert.deepEqual(w.posted[2], { type: "send", text: "while busy" }, "a message typed while a turn runs goes to the host (which queues it)");
+  assert.equal(w.input.value, "", "and leaves the input");
+  w.posted.splice(2, 1);
   assert.equal(w.$("#stop").hidden, false, "Stop is shown while a turn runs");
-  assert.equal(w.$("#send").hasAttribute("disabled"), true, "Send is disabled while a turn runs");
+  assert.equal(w.$("#send").textContent, "Queue", "Send says it queues while a turn runs");
   assert.equal(w.$("#status").textContent, "Working…", "the status says the agent is working");
   w.$("#stop").click();
   assert.deepEqual(w.posted[2], { type: "stop" }, "Stop posts stop");
 
   w.show({ chat: chat({ type: "update", update: { sessionUpdate: "usage_update", used: 1200, size: 200000 } }) });
   assert.equal(w.$("#stop").hidden, true, "Stop is hidden when idle");
-  assert.equal(w.$("#send").hasAttribute("disabled"), false, "Send is enabled when idle");
+  assert.equal(w.$("#send").textContent, "Send", "Send sends when idle");
   assert.equal(w.$("#status").textContent, "1200/200000 tokens", "the status shows the context usage when idle");
   w.show({ chat: chat() });
   assert.equal(w.$("#status").textContent, "", "no status without usage");
@@ -335,7 +336,7 @@ test("session history: shown only when the server lists sessions; a click loads 
   w.show({ supportsSessionList: true, sessions });
   const rows = w.$$("#sessions .session");
   assert.equal(rows.length, 2, "a session nobody wrote in (no title) is not listed");
-  assert.equal(text(rows[0]), "Fix <parser> 5 min ago", "the newest first, by title, with a readable time");
+  assert.equal(text(rows[0]!.querySelector(".session-title")), "Fix <parser> 5 min ago", "the newest first, by title, with a readable time");
   assert.match(text(rows[1]), /^Older \S.*2020/, "an old session shows its date, not a raw timestamp");
   assert.ok(!rows.some((r) => /T\d\d:\d\d|s-\d/.test(text(r))), "no raw ids or ISO timestamps");
   w.posted.length = 0;
@@ -499,7 +500,76 @@ test("a message handed back by the host fills an empty input, and never overwrit
   assert.equal(w.input.value, "lost message", "the unsent message is back in the input");
   w.input.value = "typed since";
   w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "lost message" } }));
-  assert.equal(w.input.value, "typed since", "what the user typed since is kept");
+  assert.equal(w.input.value, "lost message\ntyped since", "what the user typed since is kept, after the message handed back");
+  w.input.value = "";
+  const att = { kind: "file", id: "f1", path: "/w/a.txt", name: "a.txt" };
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "restoreInput", text: "with a file", attachments: [att] } }));
+  assert.deepEqual(w.$$("#chips .chip").map((c) => c.getAttribute("title")), ["a.txt"], "its attachments come back as chips");
+});
+
+test("queued messages: shown with their attachments; Edit and × take them out, Send only when no turn runs", async () => {
+  const w = await loadWebview();
+  const queue = [{ id: "q1", text: "first <b>", attachments: ["a.txt"] }, { id: "q2", text: "second", attachments: [] }];
+  w.show({ chat: chat({ type: "turnStarted" }), queue });
+  assert.equal(w.$("#queue").hidden, false, "the queue is shown");
+  const rows = w.$$("#queue .queued");
+  assert.deepEqual(rows.map((r) => r.querySelector(".queued-text")?.textContent), ["first <b>", "second"], "each queued message as typed, in order");
+  assert.equal(rows[0]!.querySelector(".chip")?.getAttribute("title"), "a.txt", "with its attachments");
+  const buttons = (r: El) => Array.from(r.querySelectorAll("button")) as El[];
+  assert.deepEqual(buttons(rows[0]!).map((b) => b.textContent), ["Edit", "×"], "no Send while a turn runs (it goes when the turn ends)");
+  w.posted.length = 0;
+  buttons(rows[0]!)[0]!.click();
+  buttons(rows[1]!)[1]!.click();
+  assert.deepEqual(w.posted, [{ type: "unqueue", id: "q1", edit: true }, { type: "unqueue", id: "q2" }], "Edit takes it back into the input, × removes it");
+  w.show({ chat: chat(), queue: [queue[1]!] });
+  const row = w.$$("#queue .queued")[0]!;
+  assert.deepEqual(buttons(row).map((b) => b.textContent), ["Send", "Edit", "×"], "after Stop the queue stays, with Send");
+  w.posted.length = 0;
+  buttons(row)[0]!.click();
+  assert.deepEqual(w.posted, [{ type: "sendQueued", id: "q2" }], "Send sends it now");
+  w.show({ chat: chat(), queue: [] });
+  assert.equal(w.$("#queue").hidden, true, "an empty queue is hidden");
+});
+
+test("attachments: @ at a word start opens the file picker; the picked file replaces the @ as a removable chip and goes with the message", async () => {
+  const w = await loadWebview();
+  w.show({});
+  w.posted.length = 0;
+  w.type("mail me@x");
+  assert.deepEqual(w.posted, [], "an @ inside a word (an address) opens nothing");
+  w.type("look at @");
+  assert.deepEqual(w.posted, [{ type: "pickFile" }], "@ after a space opens the workspace file picker");
+  const a = { kind: "file", id: "f1", path: "/w/src/a.ts", name: "src/a.ts" };
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "attach", attachment: a } }));
+  assert.equal(w.input.value, "look at ", "the @ gives way to the chip");
+  assert.deepEqual(w.$$("#chips .chip").map((c) => c.getAttribute("title")), ["src/a.ts"], "the file shows as a chip");
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "attach", attachment: { ...a, id: "f2" } } }));
+  assert.equal(w.$$("#chips .chip").length, 1, "the same file is attached once");
+  const b = { kind: "file", id: "f3", path: "/w/b.ts", name: "b.ts" };
+  w.$("#attach").click();
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "attach", attachment: b } }));
+  assert.equal(w.input.value, "look at ", "the Attach button's pick takes no character out of the input");
+  (w.$$("#chips .chip")[0]!.querySelector(".chip-remove") as El).click();
+  assert.deepEqual(w.$$("#chips .chip").map((c) => c.getAttribute("title")), ["b.ts"], "× removes a chip");
+  w.posted.length = 0;
+  w.key("Enter");
+  assert.deepEqual(w.posted, [{ type: "send", text: "look at", attachments: [b] }], "the message goes with its attachments");
+  assert.equal(w.$("#chips").hidden, true, "and the chips are cleared");
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "attach", attachment: b } }));
+  w.posted.length = 0;
+  w.key("Enter");
+  assert.deepEqual(w.posted, [{ type: "send", text: "", attachments: [b] }], "attachments alone can be sent");
+});
+
+test("a sent message shows its attachments; History offers to open a session in a tab", async () => {
+  const w = await loadWebview();
+  w.show({ chat: chat({ type: "userPrompt", text: "see", attachments: ["a.txt", "pasted image 1"] }), supportsSessionList: true, sessions: [{ sessionId: "s1", cwd: "/w", title: "Old chat", updatedAt: new Date().toISOString() }] });
+  assert.deepEqual(w.$$(".msg.user .chip").map((c) => c.getAttribute("title")), ["a.txt", "pasted image 1"], "the attachment names under the message");
+  const history = w.$$("#bar button").find((b) => b.textContent === "History")!;
+  history.click();
+  w.posted.length = 0;
+  (w.$("#sessions .session .open-tab") as El).click();
+  assert.deepEqual(w.posted, [{ type: "openSessionInTab", sessionId: "s1" }], "Open in tab opens the session in an editor tab (not in this chat)");
 });
 
 test("code blocks are highlighted by language and have a Copy button that copies the code", async () => {

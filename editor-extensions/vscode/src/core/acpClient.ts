@@ -200,6 +200,15 @@ export class AgentConnection {
     return !!this.capabilities.loadSession;
   }
 
+  /** `sessionCapabilities.close`: sessions a client leaves can be closed (a closed one can be loaded again) */
+  get supportsClose(): boolean {
+    return !!(this.capabilities.sessionCapabilities as { close?: unknown } | undefined)?.close;
+  }
+
+  closeSession(sessionId: string): Promise<unknown> {
+    return this.agent.request(acp.methods.agent.session.close, { sessionId } as never);
+  }
+
   async initialize(): Promise<acp.InitializeResponse> {
     this.initializeResponse = await this.agent.request(acp.methods.agent.initialize, this.pendingInit!);
     return this.initializeResponse;

@@ -4,7 +4,7 @@ import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js";
 
 export type ChatItem =
-  | { kind: "user"; id: string; rev: number; text: string }
+  | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined }
   | { kind: "agent"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "thought"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
@@ -55,7 +55,7 @@ export interface ChatState {
 export type ChatEvent =
   | { type: "sessionStarted"; sessionId: string; modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null; title?: string | null }
   | { type: "reset" }
-  | { type: "userPrompt"; text: string }
+  | { type: "userPrompt"; text: string; attachments?: string[] }
   | { type: "update"; update: acp.SessionUpdate }
   | { type: "permissionRequested"; requestId: string; request: acp.RequestPermissionRequest }
   | { type: "permissionResolved"; requestId: string; outcome: string }
@@ -206,7 +206,7 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
         rev: s.rev + 1,
       };
     case "userPrompt":
-      return push(s, { kind: "user", text: e.text });
+      return push(s, { kind: "user", text: e.text, ...(e.attachments?.length ? { attachments: e.attachments } : {}) });
     case "update":
       return applyUpdate(s, e.update);
     case "permissionRequested": {

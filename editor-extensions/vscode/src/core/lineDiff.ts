@@ -10,7 +10,8 @@ export interface DiffLine {
 const MAX_LCS_CELLS = 250_000;
 const CONTEXT = 2;
 
-function lcsDiff(a: string[], b: string[]): DiffLine[] {
+/** the LCS diff of two line lists (every line, no context trimming) */
+export function lcsDiff(a: string[], b: string[]): DiffLine[] {
   if (a.length * b.length > MAX_LCS_CELLS) return [...a.map((text) => ({ op: "-" as const, text })), ...b.map((text) => ({ op: "+" as const, text }))];
   const n = a.length;
   const m = b.length;
@@ -29,15 +30,21 @@ function lcsDiff(a: string[], b: string[]): DiffLine[] {
   return out;
 }
 
-/** The changed lines of `oldText` -> `newText` with a little context; empty when nothing changed. */
-export function lineDiff(oldText: string, newText: string): DiffLine[] {
-  if (oldText === newText) return [];
+/** both texts' lines and how many lines they share at the start (head) and, after that, at the end (tail) */
+export function commonEnds(oldText: string, newText: string): { a: string[]; b: string[]; head: number; tail: number } {
   const a = oldText.split("\n");
   const b = newText.split("\n");
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  return { a, b, head, tail };
+}
+
+/** The changed lines of `oldText` -> `newText` with a little context; empty when nothing changed. */
+export function lineDiff(oldText: string, newText: string): DiffLine[] {
+  if (oldText === newText) return [];
+  const { a, b, head, tail } = commonEnds(oldText, newText);
   const before = a.slice(Math.max(0, head - CONTEXT), head).map((text) => ({ op: " " as const, text }));
   const after = a.slice(a.length - tail, a.length - tail + CONTEXT).map((text) => ({ op: " " as const, text }));
   return [...before, ...lcsDiff(a.slice(head, a.length - tail), b.slice(head, b.length - tail)), ...after];

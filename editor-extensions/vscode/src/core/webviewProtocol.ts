@@ -1,6 +1,7 @@
 // Messages between the extension host and the chat webview. No `vscode` import.
 import type { ChatState } from "./chatState.js";
 import type { SessionInfo, TerminalExitStatus } from "@agentclientprotocol/sdk/unstable";
+import type { Attachment } from "./attachments.js";
 
 export interface FolderView {
   uri: string;
@@ -15,12 +16,20 @@ export interface ViewModel {
   sessions: SessionInfo[];
   chat: ChatState;
   terminals: { id: string; command: string; output: string; truncated: boolean; exitStatus: TerminalExitStatus | null; released?: boolean }[];
+  /** messages typed during the turn, sent when it ends (attachments by name) */
+  queue: { id: string; text: string; attachments: string[] }[];
+  /** an editor tab's chat (no folder picker) rather than the side bar's */
+  inTab: boolean;
   error?: string | undefined;
 }
 
 export type FromWebview =
   | { type: "ready" }
-  | { type: "send"; text: string }
+  | { type: "send"; text: string; attachments?: Attachment[] }
+  | { type: "unqueue"; id: string; edit?: boolean }
+  | { type: "sendQueued"; id: string }
+  | { type: "pickFile" }
+  | { type: "openSessionInTab"; sessionId: string }
   | { type: "stop" }
   | { type: "newChat" }
   | { type: "permission"; requestId: string; optionId?: string }
@@ -37,4 +46,8 @@ export type FromWebview =
   | { type: "openChangeDiff"; itemId: string; path: string }
   | { type: "undoTurn"; itemId: string };
 
-export type ToWebview = { type: "state"; model: ViewModel } | { type: "focusInput" } | { type: "restoreInput"; text: string };
+export type ToWebview =
+  | { type: "state"; model: ViewModel }
+  | { type: "focusInput" }
+  | { type: "restoreInput"; text: string; attachments?: Attachment[] }
+  | { type: "attach"; attachment: Attachment };

@@ -5,13 +5,15 @@ import os from "node:os";
 import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { FolderAgent } from "./folderAgent.js";
-import { ChatViewProvider } from "./chatView.js";
-import { DiffContentProvider } from "./diff.js";
+import { ChatPanel, ChatViewProvider, type ChatViewDeps } from "./chatView.js";
+import { DiffContentProvider, EditHighlighter } from "./diff.js";
+import { readTextFile } from "./fsHost.js";
 import { configCheck } from "./configCheckCommand.js";
 import { serverBinary, serverEnv } from "./serverSettings.js";
 
 export const COMMANDS = {
   newChat: "openvaala.newChat",
+  newChatInTab: "openvaala.newChatInTab",
   stop: "openvaala.stop",
   showLog: "openvaala.showLog",
   showTraffic: "openvaala.showTraffic",
@@ -54,6 +56,9 @@ async function openConfigFolder(root: string): Promise<void> {
 export interface ExtensionApi {
   agents: Map<string, FolderAgent>;
   chat: ChatViewProvider;
+  /** the chats open in editor tabs */
+  panels: Set<ChatPanel>;
+  highlights: EditHighlighter;
   agentFor(folder: vscode.WorkspaceFolder): FolderAgent;
   dispose(): Promise<void>;
 }
@@ -69,6 +74,14 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const agents = new Map<string, FolderAgent>();
   const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version ?? "0.1.0";
 
+  const highlights = new EditHighlighter(diffs, async (p) => {
+    try {
+      return (await readTextFile({ sessionId: "", path: p })).content;
+    } catch {
+      return undefined;
+    }
+  });
+  const panels = new Set<ChatPanel>();
   let chat: ChatViewProvider;
   const agentFor = (folder: vscode.WorkspaceFolder): FolderAgent => {
     const key = folder.uri.toString();
@@ -81,14 +94,34 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
         log,
         traffic,
         mcpProvider,
-        reveal: () => chat.reveal(),
+        reveal: (c) => ([...panels].find((p) => p.session === c) ?? chat).reveal(),
+        onEdit: (d) => void highlights.onEdit(d).catch((e: Error) => log.appendLine(`[openvaala-vscode] showing the edit of ${d.path}: ${e.message}`)),
+        onTurnStarted: () => highlights.clear(),
         clientVersion: version,
       });
       agents.set(key, a);
     }
     return a;
   };
-  chat = new ChatViewProvider({ extensionUri: context.extensionUri, agentFor, diffs, log });
+  /** a chat in a new editor tab, on `folder`'s server; with `sessionId`, that stored session */
+  const openInTab = (folder: vscode.WorkspaceFolder, sessionId?: string): ChatPanel | undefined => {
+    // a session is open in one chat only: one that has it already is shown instead
+    if (sessionId && showOpenSession(sessionId)) return undefined;
+    const panel = vscode.window.createWebviewPanel(ChatPanel.viewType, ChatPanel.DEFAULT_TITLE, vscode.ViewColumn.Active, { retainContextWhenHidden: true });
+    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "icon.svg");
+    const p = new ChatPanel(viewDeps, agentFor(folder), panel, (closed) => panels.delete(closed));
+    panels.add(p);
+    if (sessionId) void p.session.loadSession(sessionId).catch((e: Error) => p.session.emit({ type: "notice", severity: "error", text: `Could not open the session: ${e.message}` }));
+    p.focusInput();
+    return p;
+  };
+  const showOpenSession = (sessionId: string): boolean => {
+    const open = [...panels].find((p) => p.session.state.sessionId === sessionId) ?? (chat.chat()?.state.sessionId === sessionId ? chat : undefined);
+    open?.reveal();
+    return !!open;
+  };
+  const viewDeps: ChatViewDeps = { extensionUri: context.extensionUri, agentFor, diffs, log, openInTab: (f, s) => void openInTab(f, s), showOpenSession };
+  chat = new ChatViewProvider(viewDeps);
 
   const current = (): FolderAgent | undefined => chat.currentAgent();
   const env = process.env;
@@ -98,6 +131,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     traffic,
     diagnostics,
     chat,
+    highlights,
+    { dispose: () => [...panels].forEach((p) => p.panel.dispose()) },
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(DiffContentProvider.scheme, diffs),
     vscode.commands.registerCommand(COMMANDS.newChat, async () => {
@@ -110,6 +145,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
       } catch (e) {
         void vscode.window.showErrorMessage(`OpenVaala: ${(e as Error).message}`);
       }
+    }),
+    vscode.commands.registerCommand(COMMANDS.newChatInTab, (sessionId?: unknown) => {
+      const folder = chat.currentFolder();
+      if (!folder) return void vscode.window.showWarningMessage("Open a folder to chat with OpenVaala.");
+      return openInTab(folder, typeof sessionId === "string" ? sessionId : undefined);
     }),
     vscode.commands.registerCommand(COMMANDS.stop, async () => {
       await current()?.cancel();
@@ -157,6 +197,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   api = {
     agents,
     chat,
+    panels,
+    highlights,
     agentFor,
     async dispose() {
       await Promise.allSettled([...agents.values()].map(async (a) => {

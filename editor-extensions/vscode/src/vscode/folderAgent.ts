@@ -3,12 +3,14 @@
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { AgentConnection, type AgentExit, type ClientHost } from "../core/acpClient.js";
-import { initialChatState, reduce, type ChatEvent, type ChatState } from "../core/chatState.js";
+import type { ChatState } from "../core/chatState.js";
 import { McpHub, type LegacyMcpRouter } from "../core/mcpRelay.js";
 import { toAcpMcpServer, type McpServerConfig } from "../core/mcpConfig.js";
 import { TerminalManager, type ManagedTerminal } from "../core/terminals.js";
-import { readTextFile, writeTextFile, undoFile } from "./fsHost.js";
-import type { FileChange, UndoOutcome } from "../core/turnChanges.js";
+import { readTextFile, writeTextFile } from "./fsHost.js";
+import type { FileChange } from "../core/turnChanges.js";
+import type { Attachment } from "../core/attachments.js";
+import { ChatSession, type ChatSessionHost } from "./chatSession.js";
 import { collectMcpServers } from "./mcpSources.js";
 import { serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
 
@@ -34,25 +36,28 @@ export interface FolderAgentDeps {
   binary?: string;
   env?: NodeJS.ProcessEnv;
   /** show the chat view when the agent asks for permission */
-  reveal?: () => void;
+  reveal?: (chat: ChatSession) => void;
   clientVersion?: string;
+  /** an edit of a chat completed (opens its diff and highlights it) */
+  onEdit?: ChatSessionHost["onEdit"];
+  /** a turn of a chat started (clears the highlights of the previous one) */
+  onTurnStarted?: () => void;
 }
 
 const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS = 3;
-const EXIT_GRACE_MS = 300;
-const SERVER_STOPPED = "The OpenVaala server stopped during the turn.";
 
 export class FolderAgent implements vscode.Disposable {
   private conn: AgentConnection | undefined;
   private starting: Promise<AgentConnection> | undefined;
   private hub: McpHub | undefined;
   private legacy: LegacyMcpRouter | undefined;
-  state: ChatState = initialChatState();
   readonly terminals: TerminalManager;
   private readonly ptys = new Map<string, { write: vscode.EventEmitter<string>; close: vscode.EventEmitter<number | void>; terminal?: vscode.Terminal }>();
-  private readonly permissionWaiters = new Map<string, (optionId: string | undefined) => void>();
   private permCounter = 0;
+  /** the side bar's chat; chats in editor tabs come and go (openChat, closeChat) */
+  readonly main: ChatSession;
+  private readonly chats = new Set<ChatSession>();
   private crashes: number[] = [];
   private disposed = false;
   private readonly changed = new vscode.EventEmitter<void>();
@@ -61,6 +66,7 @@ export class FolderAgent implements vscode.Disposable {
   private mcpServers: acp.McpServer[] = [];
 
   constructor(readonly folder: vscode.WorkspaceFolder, private readonly deps: FolderAgentDeps) {
+    this.main = this.openChat();
     this.terminals = new TerminalManager(folder.uri.fsPath);
     this.terminals.listeners.add({
       onCreate: (t) => this.mirrorTerminal(t),
@@ -83,9 +89,52 @@ export class FolderAgent implements vscode.Disposable {
     return !!this.conn?.isRunning;
   }
 
-  private emit(e: ChatEvent) {
-    this.state = reduce(this.state, e);
-    this.fire();
+  /** the side bar chat's state */
+  get state(): ChatState {
+    return this.main.state;
+  }
+
+  set state(s: ChatState) {
+    this.main.state = s;
+  }
+
+  /** a chat of its own (an editor tab) on this folder's server connection */
+  openChat(): ChatSession {
+    const agent = this;
+    const host: ChatSessionHost = {
+      get conn() {
+        return agent.conn;
+      },
+      get restarting() {
+        return agent.restarting;
+      },
+      get mcpServers() {
+        return agent.mcpServers;
+      },
+      get sessions() {
+        return agent.sessions;
+      },
+      ensureStarted: () => this.ensureStarted(),
+      fire: () => this.fire(),
+      cwd: this.folder.uri.fsPath,
+      onEdit: (d) => this.deps.onEdit?.(d),
+      onTurnStarted: () => this.deps.onTurnStarted?.(),
+    };
+    const c = new ChatSession(host);
+    this.chats.add(c);
+    return c;
+  }
+
+  closeChat(c: ChatSession): void {
+    if (c === this.main) return;
+    this.chats.delete(c);
+    void c.close();
+  }
+
+  /** the chat a notification or request of `sessionId` belongs to; updates before any session go to the side bar chat */
+  private chatFor(sessionId: string): ChatSession | undefined {
+    for (const c of this.chats) if (c.state.sessionId === sessionId) return c;
+    return this.main.state.sessionId ? undefined : this.main;
   }
 
   private fireTimer: ReturnType<typeof setTimeout> | undefined;
@@ -128,11 +177,12 @@ export class FolderAgent implements vscode.Disposable {
 
   private host(): ClientHost {
     return {
-      onSessionUpdate: (n) => {
-        if (this.state.sessionId && n.sessionId !== this.state.sessionId) return;
-        this.emit({ type: "update", update: n.update });
+      onSessionUpdate: (n) => this.chatFor(n.sessionId)?.onUpdate(n.update),
+      requestPermission: (p, signal) => {
+        const chat = this.chatFor(p.sessionId) ?? this.main;
+        this.deps.reveal?.(chat);
+        return chat.askPermission(`perm${++this.permCounter}`, p, signal);
       },
-      requestPermission: (p, signal) => this.askPermission(p, signal),
       readTextFile: (p) => readTextFile(p),
       writeTextFile: (p) => writeTextFile(p),
       onStderr: (s) => this.deps.log.append(s),
@@ -146,24 +196,9 @@ export class FolderAgent implements vscode.Disposable {
     return !!this.deps.traffic && vscode.workspace.getConfiguration("openvaala", this.folder.uri).get<boolean>("traceTraffic") === true;
   }
 
-  private askPermission(p: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
-    const requestId = `perm${++this.permCounter}`;
-    this.emit({ type: "permissionRequested", requestId, request: p });
-    this.deps.reveal?.();
-    return new Promise((resolve) => {
-      const done = (optionId: string | undefined) => {
-        this.permissionWaiters.delete(requestId);
-        this.emit({ type: "permissionResolved", requestId, outcome: optionId ?? "cancelled" });
-        resolve(optionId ? { outcome: { outcome: "selected", optionId } } : { outcome: { outcome: "cancelled" } });
-      };
-      this.permissionWaiters.set(requestId, done);
-      signal.addEventListener("abort", () => done(undefined), { once: true });
-    });
-  }
-
-  /** the webview's answer to a permission prompt */
+  /** the webview's answer to a permission prompt of the side bar chat */
   answerPermission(requestId: string, optionId: string | undefined) {
-    this.permissionWaiters.get(requestId)?.(optionId);
+    this.main.answerPermission(requestId, optionId);
   }
 
   binaryPath(): string {
@@ -245,31 +280,34 @@ export class FolderAgent implements vscode.Disposable {
 
   private onExit(info: AgentExit) {
     this.deps.log.appendLine(`[openvaala-vscode] server exited (code ${info.code}, signal ${info.signal})${info.expected ? "" : " unexpectedly"}`);
-    for (const w of [...this.permissionWaiters.values()]) w(undefined);
-    if (this.state.busy) this.emit({ type: "turnEnded", error: SERVER_STOPPED });
+    for (const c of this.chats) c.serverStopped();
     void this.hub?.dispose();
     this.hub = undefined;
     if (info.expected || this.disposed) return;
     const now = Date.now();
     this.crashes = this.crashes.filter((t) => now - t < RESTART_WINDOW_MS);
     this.crashes.push(now);
-    const lastSession = this.state.sessionId;
+    const notice = (severity: "warning" | "error", text: string) => {
+      for (const c of this.chats) c.emit({ type: "notice", severity, text });
+    };
     if (this.crashes.length > MAX_RESTARTS) {
-      this.emit({ type: "notice", severity: "error", text: `The OpenVaala server keeps crashing; not restarting. See "OpenVaala: Show Server Log".` });
+      notice("error", `The OpenVaala server keeps crashing; not restarting. See "OpenVaala: Show Server Log".`);
       void vscode.window.showErrorMessage(`OpenVaala server for ${this.folder.name} keeps crashing.`, "Show Log").then((c) => {
         if (c === "Show Log") this.deps.log.show(true);
       });
       return;
     }
-    this.emit({ type: "notice", severity: "warning", text: `The OpenVaala server exited (${info.signal ?? `code ${info.code}`}); restarting.` });
+    notice("warning", `The OpenVaala server exited (${info.signal ?? `code ${info.code}`}); restarting.`);
     void vscode.window.showWarningMessage(`OpenVaala server for ${this.folder.name} exited (${info.signal ?? `code ${info.code}`}); restarting it.`);
-    // the old session lives on only if the new process can load it
-    this.state = { ...this.state, sessionId: undefined };
+    // the old sessions live on only if the new process can load them
+    const lastSessions = [...this.chats].map((c) => ({ c, sessionId: c.state.sessionId }));
+    for (const c of this.chats) c.state = { ...c.state, sessionId: undefined };
     this.restarting = this.ensureStarted()
       .then(async (conn) => {
-        if (lastSession && conn.supportsLoad) await this.loadSession(lastSession, true).catch(() => undefined);
+        if (!conn.supportsLoad) return;
+        for (const { c, sessionId } of lastSessions) if (sessionId) await c.loadSession(sessionId, true).catch(() => undefined);
       })
-      .catch((e) => this.emit({ type: "notice", severity: "error", text: `Restart failed: ${(e as Error).message}` }))
+      .catch((e) => notice("error", `Restart failed: ${(e as Error).message}`))
       .finally(() => {
         this.restarting = undefined;
       });
@@ -277,86 +315,37 @@ export class FolderAgent implements vscode.Disposable {
 
   private restarting: Promise<void> | undefined;
 
-  /**
-   * An empty chat whose revision goes on from the old one: the webview redraws an item only when
-   * its revision changes, so a counter that started over would show stale items.
-   */
-  private clearedChat(): ChatState {
-    return reduce(this.state, { type: "reset" });
+  // the side bar chat's actions (the chat view and tests call them on the agent)
+  newChat(): Promise<void> {
+    return this.main.newChat();
   }
 
-  /** A new session (the old chat is cleared). */
-  async newChat(): Promise<void> {
-    const conn = await this.ensureStarted();
-    const s = await conn.newSession(this.folder.uri.fsPath, this.mcpServers);
-    this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId: s.sessionId, modes: s.modes ?? null, configOptions: s.configOptions ?? null });
-    this.fire();
+  ensureSession(): Promise<string> {
+    return this.main.ensureSession();
   }
 
-  async ensureSession(): Promise<string> {
-    await this.restarting;
-    if (!this.state.sessionId || !this.conn?.isRunning) await this.newChat();
-    return this.state.sessionId!;
-  }
-
-  async prompt(text: string): Promise<acp.PromptResponse | undefined> {
-    const sessionId = await this.ensureSession();
-    this.emit({ type: "userPrompt", text });
-    this.emit({ type: "turnStarted" });
-    try {
-      const r = await this.conn!.prompt(sessionId, text);
-      this.emit({ type: "turnEnded", stopReason: r.stopReason });
-      return r;
-    } catch (e) {
-      const serverGone = await this.exitsSoon(this.conn);
-      // when the server died, onExit has ended the turn with SERVER_STOPPED already
-      if (this.state.busy) this.emit({ type: "turnEnded", error: serverGone ? SERVER_STOPPED : (e as Error).message });
-      return undefined;
-    }
-  }
-
-  /** whether the server process is gone or goes within a moment (a prompt fails before the exit is seen) */
-  private async exitsSoon(conn: AgentConnection | undefined): Promise<boolean> {
-    if (!conn) return true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), EXIT_GRACE_MS);
-    });
-    const exited = conn.exited.then(() => true as const);
-    const r = await Promise.race([exited, soon]);
-    clearTimeout(timer);
-    return r;
+  prompt(text: string, attachments: Attachment[] = []): Promise<acp.PromptResponse | undefined> {
+    return this.main.prompt(text, attachments);
   }
 
   changedFile(itemId: string, path: string): FileChange | undefined {
-    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
-    return item?.kind === "changes" ? item.files.find((f) => f.path === path) : undefined;
+    return this.main.changedFile(itemId, path);
   }
 
-  /** puts the files a turn changed back as they were before it; a file edited since is left alone */
-  async undoTurn(itemId: string): Promise<void> {
-    const item = this.state.items.find((i) => i.kind === "changes" && i.id === itemId);
-    if (item?.kind !== "changes" || item.undo) return;
-    const outcomes: UndoOutcome[] = [];
-    for (const f of item.files) outcomes.push(await undoFile(f));
-    this.emit({ type: "turnUndone", itemId, outcomes });
+  undoTurn(itemId: string): Promise<void> {
+    return this.main.undoTurn(itemId);
   }
 
-  async cancel(): Promise<void> {
-    for (const w of [...this.permissionWaiters.values()]) w(undefined);
-    if (this.conn && this.state.sessionId) await this.conn.cancel(this.state.sessionId);
+  cancel(): Promise<void> {
+    return this.main.cancel();
   }
 
-  async setMode(modeId: string): Promise<void> {
-    if (!this.conn || !this.state.sessionId) return;
-    await this.conn.setMode(this.state.sessionId, modeId);
-    this.emit({ type: "modeSet", modeId });
+  setMode(modeId: string): Promise<void> {
+    return this.main.setMode(modeId);
   }
 
-  async setConfigOption(configId: string, value: string | boolean): Promise<void> {
-    if (!this.conn || !this.state.sessionId) return;
-    const r = await this.conn.setConfigOption(this.state.sessionId, configId, value);
-    if (r.configOptions) this.emit({ type: "configOptions", configOptions: r.configOptions });
+  setConfigOption(configId: string, value: string | boolean): Promise<void> {
+    return this.main.setConfigOption(configId, value);
   }
 
   async listSessions(): Promise<acp.SessionInfo[]> {
@@ -371,19 +360,8 @@ export class FolderAgent implements vscode.Disposable {
     return r.sessions;
   }
 
-  /** Loads a stored session; its history is replayed into a fresh chat (or, after a restart, `keepChat`). */
-  async loadSession(sessionId: string, keepChat = false): Promise<void> {
-    const conn = await this.ensureStarted();
-    if (!keepChat) {
-      this.state = reduce(this.clearedChat(), { type: "sessionStarted", sessionId });
-      this.fire();
-    } else {
-      // replayed history would duplicate what is shown: ignore updates until the load returns
-      this.state = { ...this.state, sessionId: `loading:${sessionId}` };
-    }
-    const r = await conn.loadSession(sessionId, this.folder.uri.fsPath, this.mcpServers);
-    const title = this.sessions.find((s) => s.sessionId === sessionId)?.title ?? null;
-    this.emit({ type: "sessionStarted", sessionId, modes: r.modes ?? null, configOptions: r.configOptions ?? null, title });
+  loadSession(sessionId: string, keepChat = false): Promise<void> {
+    return this.main.loadSession(sessionId, keepChat);
   }
 
   async stop(): Promise<void> {
@@ -396,7 +374,7 @@ export class FolderAgent implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
-    this.state = this.clearedChat();
+    for (const c of this.chats) c.state = c.clearedChat();
     await this.ensureStarted();
     this.fire();
   }

@@ -7,6 +7,7 @@ import type { ChatItem, ToolCallState } from "../core/chatState.js";
 import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
 import { lineDiff } from "../core/lineDiff.js";
 import { historyEntries } from "../core/history.js";
+import { atTyped, imageFromDataUrl, type Attachment } from "../core/attachments.js";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -31,6 +32,11 @@ const itemCache = new Map<string, { rev: number; el: HTMLElement }>();
 let suggestions: SlashSuggestion[] = [];
 let selected = 0;
 let showSessions = false;
+/** files and images attached to the message being typed (chips above the input) */
+let attachments: Attachment[] = [];
+/** where the `@` that opened the file picker was typed (taken out when a file is picked) */
+let atPos: number | undefined;
+let attachCounter = 0;
 
 function h(tag: string, attrs: Record<string, string> = {}, html = ""): HTMLElement {
   const el = document.createElement(tag);
@@ -47,8 +53,10 @@ app.innerHTML = `
   <footer>
     <div id="completion" hidden></div>
     <div id="error" hidden></div>
-    <textarea id="input" rows="3" placeholder="Ask OpenVaala… (/ for commands, Enter to send, Shift+Enter for a new line)"></textarea>
-    <div id="actions"><span id="status"></span><button id="stop" hidden title="Stop (session/cancel)">Stop</button><button id="send">Send</button></div>
+    <div id="queue" hidden></div>
+    <div id="chips" hidden></div>
+    <textarea id="input" rows="3" placeholder="Ask OpenVaala… (/ for commands, @ to attach a file, Enter to send, Shift+Enter for a new line)"></textarea>
+    <div id="actions"><button id="attach" class="secondary" title="Attach a workspace file (@); paste an image with Ctrl+V">@ Attach</button><span id="status"></span><button id="stop" hidden title="Stop (session/cancel)">Stop</button><button id="send">Send</button></div>
   </footer>`;
 const bar = document.getElementById("bar")!;
 const log = document.getElementById("log")!;
@@ -59,14 +67,97 @@ const sessionsEl = document.getElementById("sessions")!;
 const stopBtn = document.getElementById("stop")!;
 const sendBtn = document.getElementById("send")!;
 const statusEl = document.getElementById("status")!;
+const queueEl = document.getElementById("queue")!;
+const chipsEl = document.getElementById("chips")!;
 
+/** sends the message (the host queues it while a turn runs) */
 function send() {
   const text = input.value.trim();
-  if (!text || model?.chat.busy) return;
+  if (!text && !attachments.length) return;
   input.value = "";
   hideCompletion();
-  post({ type: "send", text });
+  post(attachments.length ? { type: "send", text, attachments } : { type: "send", text });
+  attachments = [];
+  renderChips();
 }
+
+function chip(name: string, kind: string, onRemove?: () => void): HTMLElement {
+  const el = h("span", { class: `chip chip-${kind}`, title: name }, esc(name));
+  if (onRemove) {
+    const x = h("button", { class: "chip-remove", title: `Remove ${name}` }, "×");
+    x.addEventListener("click", onRemove);
+    el.appendChild(x);
+  }
+  return el;
+}
+
+function renderChips() {
+  chipsEl.replaceChildren(
+    ...attachments.map((a) =>
+      chip(a.name, a.kind, () => {
+        attachments = attachments.filter((x) => x !== a);
+        renderChips();
+        input.focus();
+      }),
+    ),
+  );
+  chipsEl.hidden = !attachments.length;
+}
+
+function addAttachment(a: Attachment) {
+  if (a.kind === "file" && attachments.some((x) => x.kind === "file" && x.path === a.path)) return;
+  attachments = [...attachments, a];
+  renderChips();
+}
+
+/** messages typed during the turn: each can go back into the input or be removed; after Stop, sent by hand */
+function renderQueue(m: ViewModel) {
+  queueEl.replaceChildren(
+    ...m.queue.map((q) => {
+      const row = h("div", { class: "queued" }, `<span class="badge">Queued</span> <span class="queued-text" title="${esc(q.text)}">${esc(q.text)}</span>`);
+      for (const n of q.attachments) row.appendChild(chip(n, "file"));
+      const buttons: [string, string, FromWebview][] = [
+        ...(!m.chat.busy ? [["Send", "Send this message now", { type: "sendQueued", id: q.id }] as [string, string, FromWebview]] : []),
+        ["Edit", "Take it back into the input", { type: "unqueue", id: q.id, edit: true }],
+        ["×", "Remove it from the queue", { type: "unqueue", id: q.id }],
+      ];
+      for (const [label, title, msg] of buttons) {
+        const b = h("button", { class: "secondary", title }, esc(label));
+        b.addEventListener("click", () => post(msg));
+        row.appendChild(b);
+      }
+      return row;
+    }),
+  );
+  queueEl.hidden = !m.queue.length;
+}
+
+document.getElementById("attach")!.addEventListener("click", () => {
+  atPos = undefined;
+  post({ type: "pickFile" });
+});
+input.addEventListener("input", () => {
+  const caret = input.selectionStart ?? input.value.length;
+  if (atTyped(input.value, caret)) {
+    atPos = caret - 1;
+    post({ type: "pickFile" });
+  }
+});
+// a pasted image becomes an attachment (text pastes as usual)
+input.addEventListener("paste", (e) => {
+  const files = Array.from(e.clipboardData?.items ?? []).filter((i) => i.kind === "file" && i.type.startsWith("image/")).map((i) => i.getAsFile());
+  if (!files.length) return;
+  e.preventDefault();
+  for (const f of files) {
+    if (!f) continue;
+    const reader = new FileReader();
+    reader.onload = () => {
+      const img = imageFromDataUrl(String(reader.result));
+      if (img) addAttachment({ kind: "image", id: `img${++attachCounter}`, name: f.name && f.name !== "image.png" ? f.name : `pasted image ${attachCounter}`, ...img });
+    };
+    reader.readAsDataURL(f);
+  }
+});
 sendBtn.addEventListener("click", send);
 // Copy buttons of code blocks (rendered as HTML strings, so one listener for all of them)
 log.addEventListener("click", (e) => {
@@ -223,12 +314,20 @@ function renderSessions(m: ViewModel) {
   const entries = historyEntries(m.sessions, new Date(), m.chat.sessionId);
   sessionsEl.innerHTML = entries.length ? "" : "<div class='muted'>No previous sessions.</div>";
   for (const s of entries) {
-    const row = h("div", { class: "session" }, `${esc(s.title)}<span class="muted"> ${esc(s.when)}</span>`);
+    const row = h("div", { class: "session" }, `<span class="session-title">${esc(s.title)}<span class="muted"> ${esc(s.when)}</span></span>`);
     row.addEventListener("click", () => {
       showSessions = false;
       sessionsEl.hidden = true;
       post({ type: "loadSession", sessionId: s.sessionId });
     });
+    const tab = h("button", { class: "secondary open-tab", title: "Open this session in an editor tab" }, "Open in tab");
+    tab.addEventListener("click", (e) => {
+      e.stopPropagation();
+      showSessions = false;
+      sessionsEl.hidden = true;
+      post({ type: "openSessionInTab", sessionId: s.sessionId });
+    });
+    row.appendChild(tab);
     sessionsEl.appendChild(row);
   }
 }
@@ -329,8 +428,11 @@ function reportedOutput(t: ToolCallState): string | undefined {
 
 function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
   switch (item.kind) {
-    case "user":
-      return h("div", { class: "msg user" }, `<pre>${esc(item.text)}</pre>`);
+    case "user": {
+      const el = h("div", { class: "msg user" }, `<pre>${esc(item.text)}</pre>`);
+      if (item.attachments?.length) el.appendChild(h("div", { class: "chips" })).append(...item.attachments.map((n) => chip(n, "file")));
+      return el;
+    }
     case "agent":
       return h("div", { class: "msg agent md" }, md(item.text));
     case "thought": {
@@ -403,7 +505,10 @@ function render(m: ViewModel) {
   if (!m.chat.items.length) log.innerHTML = `<div class="empty">${m.running ? "Ask anything. Type / for commands." : "OpenVaala starts when you send your first message."}</div>`;
   if (atBottom) log.scrollTop = log.scrollHeight;
   stopBtn.hidden = !m.chat.busy;
-  sendBtn.toggleAttribute("disabled", m.chat.busy);
+  // during a turn Send queues the message; it goes when the turn ends
+  sendBtn.textContent = m.chat.busy ? "Queue" : "Send";
+  sendBtn.title = m.chat.busy ? "Queue the message: it is sent when the turn ends" : "Send (Enter)";
+  renderQueue(m);
   statusEl.textContent = m.chat.busy ? "Working…" : m.chat.usage ? `${m.chat.usage.used}/${m.chat.usage.size} tokens` : "";
   if (suggestions.length || slashQuery(input.value) !== undefined) updateCompletion();
 }
@@ -411,9 +516,20 @@ function render(m: ViewModel) {
 window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
   if (e.data.type === "state") render(e.data.model);
   else if (e.data.type === "focusInput") input.focus();
-  else if (e.data.type === "restoreInput" && !input.value.trim()) {
-    input.value = e.data.text;
+  else if (e.data.type === "restoreInput") {
+    // never overwrites what is being typed: a message handed back goes before it
+    const typed = input.value.trim();
+    input.value = typed ? `${e.data.text}\n${input.value}` : e.data.text;
+    for (const a of e.data.attachments ?? []) addAttachment(a);
     input.focus();
+  } else if (e.data.type === "attach") {
+    // the `@` that opened the picker gives way to the chip
+    if (atPos !== undefined && input.value[atPos] === "@") input.value = input.value.slice(0, atPos) + input.value.slice(atPos + 1);
+    const caret = atPos ?? input.value.length;
+    atPos = undefined;
+    addAttachment(e.data.attachment);
+    input.focus();
+    input.setSelectionRange(caret, caret);
   }
 });
 post({ type: "ready" });

@@ -116,7 +116,9 @@ async function shot(name) {
   await page.screenshot({ path: file });
   console.log(`# screenshot ${file}`);
 }
-const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+// the webviews in creation order: the side bar chat first, then chats in editor tabs
+const webview = (n) => page.frameLocator("iframe.webview.ready").nth(n).frameLocator("iframe#active-frame");
+const chat = () => webview(0);
 
 async function runCommand(title) {
   await page.keyboard.press("F1");
@@ -124,17 +126,41 @@ async function runCommand(title) {
   await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click();
 }
 
-async function send(text) {
-  const input = chat().locator("#input");
-  const users = await chat().locator(".msg.user").count();
+async function send(text, view = chat()) {
+  const input = view.locator("#input");
+  const users = await view.locator(".msg.user").count();
   await input.fill(text);
   await input.press("Enter");
   // the turn has begun once the message is in the chat (else a check could run before it starts)
-  await until(async () => (await chat().locator(".msg.user").count()) > users, 20000, `"${text}" in the chat`);
+  await until(async () => (await view.locator(".msg.user").count()) > users, 20000, `"${text}" in the chat`);
 }
-async function turnDone(ms = 30000) {
-  await until(async () => (await chat().locator("#stop").isHidden()) && !(await chat().locator("#send").isDisabled()), ms, "the turn to end");
+async function turnDone(ms = 30000, view = chat()) {
+  await until(async () => (await view.locator("#stop").isHidden()) && !(await view.locator("#send").isDisabled()), ms, "the turn to end");
 }
+/** opens a workspace file in the editor (Quick Open) */
+async function openFile(name) {
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().click();
+  await sleep(1000);
+  await until(() => page.locator(".tabs-container .tab.active", { hasText: name }).isVisible(), 10000, `${name} in the editor`);
+}
+/** the lines of the active editor that carry the extension's decoration (VS Code's `ced-` classes) */
+async function highlightedLines() {
+  await sleep(500);
+  return page.locator(".editor-group-container.active .monaco-editor .view-overlays [class*='ced-']").count();
+}
+/** `@` in the input, then the file picked in VS Code's quick pick */
+async function attachFile(view, name) {
+  const chips = await view.locator("#chips .chip").count();
+  await view.locator("#input").press("End");
+  await view.locator("#input").pressSequentially(" @");
+  await until(() => page.locator(".quick-input-widget").isVisible(), 10000, "the file picker");
+  await page.locator(".quick-input-widget input").fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().click();
+  await until(async () => (await view.locator("#chips .chip").count()) > chips, 10000, `${name} as a chip`);
+}
+const EDIT_PATCH = (from, to) => `*** Begin Patch\n*** Update File: a.txt\n@@\n-${from}\n+${to}\n*** End Patch`;
 async function allowPending() {
   const allow = chat().locator(".perm button.allow").first();
   if (await allow.count()) await allow.click();
@@ -184,6 +210,13 @@ try {
   const changes = chat().locator(".changes").last();
   check((await changes.locator(".change a").first().textContent())?.endsWith("a.txt") ?? false, "the turn lists the file it changed");
   await shot("light-changed-files");
+  // the edit's diff opened by itself (openvaala.openDiffAfterEdit), and the file shows the edited line highlighted
+  check(await page.locator(".tabs-container .tab", { hasText: "a.txt: edited by OpenVaala" }).isVisible(), "the diff of the edit opens after the edit");
+  await shot("light-diff-after-edit");
+  await openFile("a.txt");
+  const lit = await highlightedLines();
+  check(lit > 0, "the edited line is highlighted in the editor", `${lit} decorated lines`);
+  await shot("light-edit-highlight");
   await changes.locator("button.undo").click();
   await until(() => fs.readFileSync(path.join(ws, "a.txt"), "utf8") === "old line\n", 10000, "Undo to restore a.txt").then(
     () => check(true, "Undo restores the file as it was before the turn"),
@@ -226,6 +259,96 @@ try {
     await shot("light-model-picker");
   }
 
+  // 6a. a message sent during a turn is queued and goes when the turn ends
+  fake.push({ chunks: ["Working ", "on ", "it ", "slowly."], chunkDelayMs: 1500 });
+  fake.push({ text: "Follow-up answered." });
+  await send("Slow task");
+  await chat().locator("#input").fill("queued follow-up");
+  await chat().locator("#input").press("Enter");
+  const queued = chat().locator(".queued", { hasText: "queued follow-up" });
+  await until(() => queued.isVisible(), 5000, "the queued message").then(
+    () => check(true, "a message sent during a turn shows as queued"),
+    (e) => check(false, "a message sent during a turn shows as queued", e.message),
+  );
+  await shot("light-queued-message");
+  await until(async () => (await chat().locator(".msg.user", { hasText: "queued follow-up" }).count()) > 0, 30000, "the queued message sent");
+  await turnDone();
+  check(((await chat().locator(".msg.agent").last().textContent()) || "").includes("Follow-up answered.") && (await chat().locator("#queue").isHidden()), "the queued message is sent when the turn ends, and leaves the queue");
+
+  // 6b. after Stop the queued message stays, and is sent by hand
+  fake.push({ chunks: ["a ", "b ", "c ", "d ", "e ", "f ", "g ", "h"], chunkDelayMs: 1500 });
+  await send("Another slow task");
+  await chat().locator("#input").fill("after stop");
+  await chat().locator("#input").press("Enter");
+  await until(() => chat().locator(".queued", { hasText: "after stop" }).isVisible(), 5000, "the second queued message");
+  const sentBefore = fake.requests.length;
+  await chat().locator("#stop").click();
+  await turnDone();
+  await sleep(1500);
+  check(
+    (await chat().locator(".queued", { hasText: "after stop" }).isVisible()) && (await chat().locator(".msg.user", { hasText: "after stop" }).count()) === 0 && fake.requests.length === sentBefore,
+    "after Stop the queued message stays queued and is not sent",
+    `requests ${sentBefore} -> ${fake.requests.length}`,
+  );
+  await shot("light-queue-after-stop");
+  fake.push({ text: "Sent by hand." });
+  await chat().locator(".queued button", { hasText: "Send" }).click();
+  await until(async () => (await chat().locator(".msg.user", { hasText: "after stop" }).count()) > 0, 10000, "the queued message sent by hand");
+  await turnDone();
+  check(((await chat().locator(".msg.agent").last().textContent()) || "").includes("Sent by hand."), "a queued message left after Stop can be sent by hand");
+
+  // 6c. @ attaches a workspace file, a pasted image attaches itself; both reach the model
+  await chat().locator("#input").fill("Describe these");
+  await attachFile(chat(), "a.txt");
+  await chat().locator("#input").evaluate((el) => {
+    const png = atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==");
+    const dt = new DataTransfer();
+    dt.items.add(new File([Uint8Array.from(png, (c) => c.charCodeAt(0))], "image.png", { type: "image/png" }));
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+  });
+  await until(async () => (await chat().locator("#chips .chip").count()) === 2, 5000, "the pasted image as a chip").catch(() => {});
+  const chipNames = await chat().locator("#chips .chip").evaluateAll((cs) => cs.map((c) => c.getAttribute("title")));
+  check(chipNames.length === 2 && chipNames[0] === "a.txt" && /pasted image/.test(chipNames[1] ?? ""), "@ and a pasted image show as chips in the input", JSON.stringify(chipNames));
+  check(!(await chat().locator("#input").inputValue()).includes("@"), "the @ gives way to the chip");
+  await shot("light-attachments");
+  const askedBefore = fake.requests.length;
+  fake.push({ text: "A file and an image." });
+  await chat().locator("#input").press("Enter");
+  await until(async () => (await chat().locator(".msg.user .chip").count()) >= 2, 10000, "the message with its attachments");
+  await turnDone();
+  const lastUser = JSON.stringify(fake.requests[askedBefore]?.body?.messages?.at(-1) ?? {});
+  check(lastUser.includes("data:image/png;base64,iVBOR"), "the pasted image reaches the model (ACP image block)", lastUser.slice(0, 400));
+  check(lastUser.includes("old line"), "the @ file's text reaches the model (ACP embedded resource)", lastUser.slice(0, 400));
+  await shot("light-sent-attachments");
+
+  // 6d. a chat in an editor tab: its own session over the same server
+  await runCommand("OpenVaala: New Chat in Editor Tab");
+  await until(async () => (await page.locator("iframe.webview.ready").count()) >= 2, 30000, "the chat tab");
+  const tab = webview(1);
+  await until(() => tab.locator("#input").isVisible(), 30000, "the tab's input");
+  check(await page.locator(".tabs-container .tab", { hasText: "OpenVaala Chat" }).isVisible(), "New Chat in Editor Tab opens a chat tab in the editor area");
+  fake.push({ text: "Hello from the tab." });
+  await send("Hello tab", tab);
+  await turnDone(30000, tab);
+  const tabAnswer = (await tab.locator(".msg.agent").last().textContent()) || "";
+  const sideAnswer = (await chat().locator(".msg.agent").last().textContent()) || "";
+  check(tabAnswer.includes("Hello from the tab.") && !sideAnswer.includes("Hello from the tab.") && (await tab.locator(".msg.user").count()) === 1, "the tab is a chat of its own; the side bar chat is untouched", `tab=${tabAnswer} side=${sideAnswer}`);
+  await shot("light-chat-tab");
+  // History opens a stored session (the side bar's, after New) into another tab
+  await chat().locator("#bar button", { hasText: "New" }).click();
+  await until(async () => (await chat().locator(".msg").count()) === 0, 15000, "the side bar's new chat");
+  await chat().locator("#bar button", { hasText: "History" }).click();
+  const stored = chat().locator("#sessions .session", { hasText: "Say hello" });
+  await until(async () => (await stored.count()) > 0, 15000, "the first session in the history");
+  await shot("light-history-open-in-tab");
+  await stored.first().locator(".open-tab").click();
+  await until(async () => (await page.locator("iframe.webview.ready").count()) >= 3, 30000, "the history tab");
+  await until(async () => (await webview(2).locator(".msg.user").count()) > 0, 30000, "the session's messages in the tab").then(
+    () => check(true, "History opens a stored session into an editor tab"),
+    (e) => check(false, "History opens a stored session into an editor tab", e.message),
+  );
+  await shot("light-history-tab");
+
   // 6. Check Configuration runs with openvaala.env (a problem planted in that config root is found)
   fs.mkdirSync(path.join(cfg, "mcp_servers"), { recursive: true });
   fs.writeFileSync(path.join(cfg, "mcp_servers", "broken.yaml"), "command: [unclosed\n");
@@ -245,6 +368,27 @@ try {
   await until(async () => (await page.locator(".monaco-workbench").getAttribute("class"))?.includes("vs-dark"), 20000, "the dark theme");
   await sleep(1000);
   await shot("dark-chat");
+  // the edit highlight in the dark theme
+  fake.push([{ toolCalls: [{ id: "call_edit2", name: "apply_patch", arguments: { patch: EDIT_PATCH("old line", "dark line") } }] }, { text: "Edited again." }]);
+  await send("Edit a.txt again");
+  await finishTurn();
+  await openFile("a.txt");
+  const darkLit = await highlightedLines();
+  check(darkLit > 0, "the edit highlight shows in the dark theme", `${darkLit}`);
+  await shot("dark-edit-highlight");
+  // a queued message and attachment chips in the dark theme
+  fake.push({ chunks: ["Thinking ", "in ", "the ", "dark."], chunkDelayMs: 1500 });
+  fake.push({ text: "Done." });
+  await send("Slow in the dark");
+  await chat().locator("#input").fill("a queued message in the dark");
+  await chat().locator("#input").press("Enter");
+  await chat().locator("#input").fill("With a file");
+  await attachFile(chat(), "a.txt");
+  await shot("dark-queue-and-chips");
+  await until(async () => (await chat().locator(".msg.agent", { hasText: "Done." }).count()) > 0, 30000, "the queued message answered");
+  await page.locator(".tabs-container .tab", { hasText: "OpenVaala: Hello tab" }).first().click();
+  await sleep(800);
+  await shot("dark-chat-tab");
 } catch (e) {
   check(false, "the run went through", e.stack || String(e));
   await shot("failure").catch(() => {});

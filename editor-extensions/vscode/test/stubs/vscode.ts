@@ -123,8 +123,34 @@ export class StubDocument {
   }
 }
 
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export enum OverviewRulerLane {
+  Left = 1,
+  Center = 2,
+  Right = 4,
+  Full = 7,
+}
+export class RelativePattern {
+  constructor(readonly base: { uri: Uri } | Uri, readonly pattern: string) {}
+}
+/** a visible text editor: the decorations set on it, by decoration type */
+export class StubEditor {
+  decorations = new Map<unknown, Range[]>();
+  constructor(readonly document: StubDocument) {}
+  setDecorations(type: unknown, ranges: Range[]) {
+    this.decorations.set(type, ranges);
+  }
+}
+
 const state = {
   documents: [] as StubDocument[],
+  visibleEditors: [] as StubEditor[],
+  visibleEditorEvents: new EventEmitter<StubEditor[]>(),
+  documentChanges: new EventEmitter<{ document: StubDocument; contentChanges: unknown[] }>(),
+  decorationTypes: [] as { options: any; disposed: boolean }[],
+  panels: [] as any[],
   config: new Map<string, unknown>(),
   inputAnswers: [] as (string | undefined)[],
   inputPrompts: [] as any[],
@@ -156,8 +182,18 @@ export const __test = {
   setConfig(key: string, value: unknown) {
     state.config.set(key, value);
   },
+  /** shows a document in a visible editor (onDidChangeVisibleTextEditors fires) */
+  showEditor(doc: StubDocument) {
+    const e = new StubEditor(doc);
+    state.visibleEditors.push(e);
+    state.visibleEditorEvents.fire(state.visibleEditors);
+    return e;
+  },
   reset() {
     state.documents.length = 0;
+    state.visibleEditors.length = 0;
+    state.decorationTypes.length = 0;
+    state.panels.length = 0;
     state.config.clear();
     state.inputAnswers.length = 0;
     state.inputPrompts.length = 0;
@@ -220,6 +256,21 @@ export const workspace = {
     };
   },
   onDidChangeWorkspaceFolders: state.folderEvents.event,
+  onDidChangeTextDocument: state.documentChanges.event,
+  /** every file under the pattern's base (no glob matching: the stub's callers want all) */
+  async findFiles(p: RelativePattern, _exclude?: unknown, max = Infinity) {
+    const base = "uri" in p.base ? p.base.uri.fsPath : p.base.fsPath;
+    const out: Uri[] = [];
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const full = nodePath.join(d, e.name);
+        if (e.isDirectory()) walk(full);
+        else if (out.length < max) out.push(Uri.file(full));
+      }
+    };
+    walk(base);
+    return out;
+  },
   getWorkspaceFolder(u: Uri) {
     return workspace.workspaceFolders?.find((f) => u.fsPath.startsWith(f.uri.fsPath));
   },
@@ -277,6 +328,35 @@ export const window = {
     return new Disposable(() => state.webviewProviders.delete(id));
   },
   onDidChangeActiveTextEditor: new EventEmitter<any>().event,
+  get visibleTextEditors() {
+    return state.visibleEditors;
+  },
+  onDidChangeVisibleTextEditors: state.visibleEditorEvents.event,
+  createTextEditorDecorationType(options: any) {
+    const t = { options, disposed: false, dispose() { t.disposed = true; } };
+    state.decorationTypes.push(t);
+    return t;
+  },
+  createWebviewPanel(viewType: string, title: string, column: unknown, options: any) {
+    const disposeEvents = new EventEmitter<void>();
+    let receive: ((m: unknown) => void) | undefined;
+    const panel = {
+      viewType, title, column, options, posted: [] as any[], revealed: 0, disposed: false, iconPath: undefined as unknown,
+      webview: {
+        options: {} as any, html: "", cspSource: "vscode-webview://csp",
+        onDidReceiveMessage: (fn: (m: unknown) => void) => { receive = fn; return new Disposable(); },
+        postMessage: async (m: unknown) => { panel.posted.push(m); return true; },
+        asWebviewUri: (u: Uri) => Uri.from({ scheme: "vscode-resource", path: u.path }),
+      },
+      /** a message from the panel's webview */
+      send: (m: unknown) => receive!(m),
+      onDidDispose: disposeEvents.event,
+      reveal() { panel.revealed++; },
+      dispose() { if (panel.disposed) return; panel.disposed = true; disposeEvents.fire(); },
+    };
+    state.panels.push(panel);
+    return panel;
+  },
   async showTextDocument(doc: any, opts?: any) {
     state.shownDocuments.push({ doc, opts });
   },
