@@ -5,6 +5,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
+#include <boost/json/parse.hpp>
 
 #include <cstring>
 #include <optional>
@@ -22,6 +23,11 @@ std::size_t first_non_space(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size() && is_json_space(s[i])) ++i;
   return i;
+}
+
+// `id` when JSON-RPC allows it as an id (a string or an integer), else null.
+json::value valid_id(const json::value& id) {
+  return id.is_string() || id.is_int64() || id.is_uint64() ? id : json::value(nullptr);
 }
 
 // The basic_parser handler: builds the json::value of one document.
@@ -72,10 +78,8 @@ class ValueBuilder {
   // response's id is one of ours; answering it would look like the reply to our own call).
   // Only an id JSON-RPC allows (a string or an integer): found by the fuzzer, an id of 4e99999
   // (a double, infinite) was echoed back as a number no peer can parse.
-  json::value reply_id() const {
-    const bool valid = id_.is_string() || id_.is_int64() || id_.is_uint64();
-    return id_seen_ && !is_response_ && valid ? id_ : json::value(nullptr);
-  }
+  json::value reply_id() const { return id_seen_ && !is_response_ ? valid_id(id_) : json::value(nullptr); }
+  bool is_response() const { return is_response_; }
 
   void reset() {
     frames_.clear();
@@ -133,6 +137,94 @@ json::parse_options options_with_depth(std::size_t max_depth) {
   return opt;
 }
 
+// The rest of a line after the parser refused a value as too deep. Only nesting and strings are
+// tracked (no recursion, no allocation beyond a short key), so that a top-level "id" written
+// after the deep part is still found and the sender is answered under its own id.
+class TailScanner {
+ public:
+  // `open`: the containers open where the scan starts (the top-level object is the first).
+  explicit TailScanner(std::size_t open) : depth_(open) {}
+
+  void feed(std::string_view s) {
+    for (char c : s) step(c);
+  }
+  // The "id" found after the deep part, if any and if the message is no response.
+  bool found_id() const { return id_done_ && !response_; }
+  bool is_response() const { return response_; }
+  json::value id() const {
+    json::error_code ec;
+    auto v = json::parse(id_raw_, ec);
+    return ec ? json::value(nullptr) : v;
+  }
+
+ private:
+  // Ids longer than this are no id anyone uses; a key longer than "result" is none we look for.
+  static constexpr std::size_t kMaxId = 256;
+  static constexpr std::size_t kMaxKey = 8;
+
+  void step(char c) {
+    const bool top = depth_ == 1;
+    if (in_string_) {
+      if (top && reading_id_ && id_raw_.size() < kMaxId) id_raw_ += c;
+      if (top && in_key_ && key_.size() <= kMaxKey && !(c == '"' && !escaped_)) key_ += c;
+      if (escaped_) escaped_ = false;
+      else if (c == '\\') escaped_ = true;
+      else if (c == '"') in_string_ = in_key_ = false;
+      return;
+    }
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        if (top && expect_key_) {
+          in_key_ = true;
+          key_.clear();
+        } else if (top && reading_id_) {
+          id_raw_ += c;
+        }
+        return;
+      case '{':
+      case '[':
+        if (top) {  // a container is no id
+          reading_id_ = false;
+          id_raw_.clear();
+        }
+        ++depth_;
+        return;
+      case '}':
+      case ']':
+        if (top) end_member();
+        if (depth_ > 0) --depth_;
+        return;
+      case ':':
+        if (top) {
+          expect_key_ = false;
+          if (key_ == "result" || key_ == "error") response_ = true;
+          reading_id_ = key_ == "id";
+          if (reading_id_) id_raw_.clear();
+        }
+        return;
+      case ',':
+        if (top) {
+          end_member();
+          expect_key_ = true;
+        }
+        return;
+      default:
+        if (top && reading_id_ && !is_json_space(c) && id_raw_.size() < kMaxId) id_raw_ += c;
+    }
+  }
+  void end_member() {
+    if (reading_id_ && !id_raw_.empty()) id_done_ = true;
+    reading_id_ = false;
+  }
+
+  std::size_t depth_;
+  bool in_string_ = false, escaped_ = false, in_key_ = false;
+  bool expect_key_ = false;  // the scan starts inside a value, never at a key
+  bool reading_id_ = false, id_done_ = false, response_ = false;
+  std::string key_, id_raw_;
+};
+
 }  // namespace
 
 // The state of the line being read.
@@ -144,6 +236,7 @@ class MessageReader::LineParser {
 
   void feed(std::string_view s) {
     bytes_ += s.size();
+    if (tail_) tail_->feed(s);
     if (result_.problem != IncomingMessage::Problem::None) return;
     if (!started_) {
       s.remove_prefix(first_non_space(s));
@@ -156,6 +249,11 @@ class MessageReader::LineParser {
     }
     json::error_code ec;
     const std::size_t used = parser_.write_some(true, s.data(), s.size(), ec);
+    if (ec == json::error::too_deep) {
+      // Open where the parser stopped: the containers it held, at the bracket it refused.
+      tail_.emplace(max_depth_);
+      tail_->feed(s.substr(used));
+    }
     if (ec) fail(ec);
     else if (used < s.size() && first_non_space(s.substr(used)) < s.size() - used)
       fail(json::make_error_code(json::error::extra_data));
@@ -181,6 +279,7 @@ class MessageReader::LineParser {
       }
       if (result_.problem == IncomingMessage::Problem::None) result_.value = parser_.handler().take_root();
     }
+    if (tail_ && result_.reply_id.is_null() && tail_->found_id() && !response_seen_) result_.reply_id = valid_id(tail_->id());
     IncomingMessage out = std::move(result_);
     out.bytes = bytes_;
     restart();
@@ -190,6 +289,7 @@ class MessageReader::LineParser {
  private:
   void fail(json::error_code ec) {
     const bool too_deep = ec == json::error::too_deep;
+    response_seen_ = parser_.handler().is_response();
     result_.problem = too_deep ? IncomingMessage::Problem::TooDeep : IncomingMessage::Problem::Syntax;
     result_.error = too_deep ? "nested deeper than " + std::to_string(max_depth_) + " levels" : ec.message();
     result_.reply_id = parser_.handler().reply_id();
@@ -201,6 +301,8 @@ class MessageReader::LineParser {
   }
   void restart() {
     drop_partial_value();
+    tail_.reset();
+    response_seen_ = false;
     result_ = IncomingMessage{};
     started_ = false;
     bytes_ = 0;
@@ -209,6 +311,8 @@ class MessageReader::LineParser {
   std::size_t max_depth_;
   json::basic_parser<ValueBuilder> parser_;
   IncomingMessage result_;
+  std::optional<TailScanner> tail_;  // after a too-deep value: looks for the id further on
+  bool response_seen_ = false;       // before the too-deep value
   bool started_ = false;
   std::size_t bytes_ = 0;
 };

@@ -19,7 +19,6 @@ class OneShotEvent {
     set_ = true;
     timer_.cancel();
   }
-  bool is_set() const { return set_; }
 
   boost::asio::awaitable<void> wait() {
     while (!set_) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));

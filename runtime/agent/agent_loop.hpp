@@ -37,7 +37,6 @@ class AgentLoop {
   static std::int64_t context_window(const providers::Model& model);
 
   HookRuntime& hooks() { return hooks_; }
-  ToolRouter& router() { return router_; }
   EditorHost& host() { return hooks_.host(); }
 
  private:

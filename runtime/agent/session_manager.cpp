@@ -114,6 +114,7 @@ void SessionManager::reload_config() {
             s->engine = engine_;
             refresh_view(*s);
           }
+          if (on_reloaded_) on_reloaded_(*engine_);
         } while (reload_again_);
         reloading_ = false;
       },

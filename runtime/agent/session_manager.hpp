@@ -6,6 +6,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,8 @@ class SessionManager {
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
   void reload_config();
+  // Runs on the executor after each reload that took effect, once the open sessions use it.
+  void on_reloaded(std::function<void(const engine::Engine&)> f) { on_reloaded_ = std::move(f); }
   // The editor is gone: cancel every turn, stop every MCP server now.
   void shutdown();
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
@@ -95,6 +98,7 @@ class SessionManager {
   std::unique_ptr<support::OneShotEvent> engine_ready_;
   bool reloading_ = false;
   bool reload_again_ = false;
+  std::function<void(const engine::Engine&)> on_reloaded_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -22,6 +24,10 @@ namespace {
 // coroutine (and a socket) for the model request's long timeouts.
 constexpr std::chrono::seconds kFetchTimeout{5};
 constexpr std::size_t kMaxBody = 4 * 1024 * 1024;
+// The first retry comes soon (a gateway still starting), later ones rarely: a provider without a
+// models endpoint costs one small GET every few minutes.
+constexpr std::chrono::seconds kRetryDelays[] = {std::chrono::seconds{2}, std::chrono::seconds{15},
+                                                 std::chrono::seconds{60}, std::chrono::seconds{300}};
 
 // GET <models endpoint> with the headers of a model request; nullopt (logged at debug: the
 // picker then offers the current model only, which is no error for the user) when it fails.
@@ -92,9 +98,12 @@ std::optional<std::vector<std::string>> parse_model_list(std::string_view body) 
 
 struct ModelCatalog::State {
   asio::any_io_executor executor;
+  bool alive = true;  // false once the catalog is gone: retries stop
   std::function<void()> on_change;
   std::map<std::string, std::vector<std::string>> fetched;  // by provider id
-  std::set<std::string> attempted;  // "<provider id> <base_url>": a changed base_url is fetched again
+  // What each provider's list is fetched from ("<base_url> <key>"): a reload that changes either
+  // starts a new fetch, and the old one's retries stop.
+  std::map<std::string, std::string> source;
 };
 
 ModelCatalog::ModelCatalog(asio::any_io_executor executor) : state_(std::make_shared<State>()) {
@@ -102,13 +111,16 @@ ModelCatalog::ModelCatalog(asio::any_io_executor executor) : state_(std::make_sh
 }
 
 // Fetches in flight keep the state alive but must not call back into whoever owned the catalog.
-ModelCatalog::~ModelCatalog() { state_->on_change = nullptr; }
+ModelCatalog::~ModelCatalog() {
+  state_->alive = false;
+  state_->on_change = nullptr;
+}
 
 void ModelCatalog::on_change(std::function<void()> f) { state_->on_change = std::move(f); }
 
 void ModelCatalog::fetch_missing(const config::MainConfig& cfg) {
   for (const auto& [id, provider] : cfg.providers) {
-    if (provider.models || !state_->attempted.insert(id + " " + provider.base_url).second) continue;
+    if (provider.models) continue;
     ResolvedModel target;
     try {
       target = resolve_model(cfg, id + "/-");  // the provider and its key, as a model request has them
@@ -116,11 +128,20 @@ void ModelCatalog::fetch_missing(const config::MainConfig& cfg) {
       spdlog::debug("models of provider '{}' not fetched: {}", id, e.what());
       continue;
     }
+    std::string source = target.provider.base_url + " " + target.api_key;
+    if (auto& known = state_->source[id]; known == source) continue;
+    else known = source;
     asio::co_spawn(
         state_->executor,
-        [state = state_, target = std::move(target)]() -> asio::awaitable<void> {
-          auto models = co_await fetch_model_list(target);
-          if (!models) co_return;
+        [state = state_, target = std::move(target), source = std::move(source)]() -> asio::awaitable<void> {
+          auto current = [&] { return state->alive && state->source[target.provider.id] == source; };
+          std::optional<std::vector<std::string>> models;
+          for (std::size_t failures = 0; !(models = co_await fetch_model_list(target)); ++failures) {
+            asio::steady_timer wait(state->executor, kRetryDelays[std::min(failures, std::size(kRetryDelays) - 1)]);
+            co_await wait.async_wait(asio::use_awaitable);
+            if (!current()) co_return;
+          }
+          if (!current()) co_return;
           auto [known, fresh] = state->fetched.try_emplace(target.provider.id);
           if (!fresh && known->second == *models) co_return;
           known->second = std::move(*models);

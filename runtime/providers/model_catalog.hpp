@@ -1,7 +1,8 @@
 #pragma once
 // The models the editor's model picker offers: each configured provider's `models:`, else what
 // its models endpoint lists. Endpoint lists are fetched in the background (never on a request's
-// path), once per provider for the server's life; one that cannot be fetched offers nothing.
+// path), once per provider and base URL for the server's life; one that cannot be fetched offers
+// nothing until a retry succeeds (a gateway that was down at start-up fills the picker later).
 #include <boost/asio/any_io_executor.hpp>
 #include <functional>
 #include <map>
@@ -34,7 +35,8 @@ class ModelCatalog {
   // Runs on the executor each time a fetched list differs from what was known of its provider.
   void on_change(std::function<void()> f);
   // Starts fetching the lists of `cfg`'s providers without `models:` not fetched (or being
-  // fetched) yet. Returns at once.
+  // fetched) yet. A failed fetch is tried again after kRetryDelays (the last one repeating) for
+  // as long as the catalog lives. Returns at once.
   void fetch_missing(const config::MainConfig& cfg);
   std::vector<std::string> choices(const config::MainConfig& cfg, const std::string& current) const;
 

@@ -103,6 +103,11 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
   models_.on_change([this] {
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
   });
+  // A reload may add providers (their lists are fetched) or change `models:` (shown at once).
+  sessions_.on_reloaded([this](const engine::Engine& engine) {
+    models_.fetch_missing(engine.main_config());
+    for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
+  });
   conn_.on_request(acp::methods::kInitialize,
                    [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
   conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {

@@ -115,6 +115,40 @@ scenario("model picker: a models endpoint that fails offers just the current mod
   h.assertSchemaClean();
 });
 
+scenario("model picker: a models endpoint that failed is asked again, and the open session's picker fills in", async (ctx) => {
+  const { fake, ws, h } = await ctx.setup();
+  fake.models = null; // down at start-up
+  const created = await h.newSession(ws);
+  await h.waitUntil(() => fake.modelListRequests.length === 1, { label: "the models endpoint asked" });
+  fake.models = ["test-model", "came-back"]; // the gateway is up again
+  const update = await h.waitUntil(() => h.updatesOf(created.sessionId, "config_option_update").at(-1), {
+    label: "config_option_update after the models endpoint answered a retry",
+    timeout: 8000,
+  });
+  assert.deepEqual(values(modelOption(update.configOptions)), ["fake/test-model", "fake/came-back"],
+    "a failed list fetch is retried and its models reach the open session");
+  assert.equal(fake.modelListRequests.length, 2, "one retry was enough: the endpoint is asked again only after a failure");
+  h.assertSchemaClean();
+});
+
+scenario("model picker: a reload (SIGHUP) that adds a provider or changes models: updates the open session's picker", async (ctx) => {
+  const { fake, ws, home, h } = await ctx.setup({ configOpts: { providerYaml: "models: [test-model]" }, fakeOpts: { models: ["listed-a"] } });
+  const created = await h.newSession(ws);
+  assert.deepEqual(values(modelOption(created.configOptions)), ["fake/test-model"]);
+  const fs = await import("node:fs");
+  let yaml = fs.readFileSync(home.configPath, "utf8").replace("models: [test-model]", "models: [test-model, added-model]");
+  yaml += `  second:\n    api_type: openai\n    base_url: ${fake.url}/v1\n    api_key_env: FAKE_MODEL_KEY\n`;
+  fs.writeFileSync(home.configPath, yaml);
+  process.kill(h.child.pid, "SIGHUP");
+  const update = await h.waitUntil(() => {
+    const u = h.updatesOf(created.sessionId, "config_option_update").at(-1);
+    return u && values(modelOption(u.configOptions)).includes("second/listed-a") ? u : null;
+  }, { label: "config_option_update with the new provider's listed models", timeout: 8000 });
+  assert.deepEqual(values(modelOption(update.configOptions)), ["fake/test-model", "fake/added-model", "second/listed-a"],
+    "after a reload the picker shows the changed models: and the new provider's fetched list");
+  h.assertSchemaClean();
+});
+
 scenario("thought level: an OpenAI model offers a thought_level select; the picked level is the next request's reasoning_effort", async (ctx) => {
   const { fake, ws, h } = await ctx.setup({ script: [{ text: "one" }, { text: "two" }, { text: "three" }] });
   const { sessionId, configOptions } = await h.newSession(ws);

@@ -64,6 +64,12 @@ scenario("a request nested 1000 deep is served, and one nested too deep is refus
   assert.equal(refused.id, "deep-2", "a request too deep to accept is still answered under its own id");
   assert.equal(refused.error?.code, -32600);
   assert.match(refused.error.message, /deeper than/);
+
+  from = r.messages.length;
+  await r.send(`{"jsonrpc":"2.0","method":"session/list","params":{"_meta":${nested(20000)}},"id":"deep-3"}`);
+  const late = await answerTo(r, "deep-3", from, "the answer to a too-deep request whose id comes last");
+  assert.equal(late.id, "deep-3", "an id written after the too-deep part is still read and answered under");
+  assert.equal(late.error?.code, -32600);
   assert.equal((await r.request("session/list", {}, "after")).id, "after", "the server keeps serving");
   assert.equal(r.exitInfo, null);
 });

@@ -52,6 +52,34 @@ TEST(MessageReader, AcceptsRealisticNestingAndRefusesPastTheLimitWithTheId) {
   EXPECT_EQ(refused.reply_id, json::value("r-9")) << "the id was read before the deep part: it must be reported";
 }
 
+TEST(MessageReader, ATooDeepRequestIsAnsweredUnderAnIdWrittenAfterTheDeepPart) {
+  const std::string too_deep = nested(acp::kMaxMessageDepth + 1);
+  // Strings holding brackets, an escaped quote and a fake "id" must not confuse the scan.
+  const std::string line = R"({"jsonrpc":"2.0","method":"m","params":{"s":[)" + too_deep +
+                           R"(,"]\\\"{[",{"id":2}]},"note":"\"id\":1","id":"after-\"deep\""})";
+  // Split into reads of every size, so that the scan after the refused part starts mid-read too.
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{1} << 20}) {
+    Collect c;
+    acp::MessageReader r(c);
+    for (std::size_t i = 0; i < line.size(); i += chunk) r.feed(std::string_view(line).substr(i, chunk));
+    r.finish();
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].problem, Problem::TooDeep);
+    EXPECT_EQ(c.got[0].reply_id, json::value("after-\"deep\""))
+        << "chunk " << chunk << ": the id written after the deep part must be reported";
+  }
+  auto numbered = acp::MessageReader::parse_line(R"({"params":)" + too_deep + R"(,"id": 42 })");
+  EXPECT_EQ(numbered.reply_id, json::value(42));
+  auto response = acp::MessageReader::parse_line(R"({"result":)" + too_deep + R"(,"id":7})");
+  EXPECT_TRUE(response.reply_id.is_null()) << "a response's id is never answered";
+  auto late_response = acp::MessageReader::parse_line(R"({"x":)" + too_deep + R"(,"id":7,"error":{}})");
+  EXPECT_TRUE(late_response.reply_id.is_null()) << "an \"error\" after the deep part makes it a response";
+  for (const char* bad_id : {"1.5", "[1]", "true"}) {
+    auto m = acp::MessageReader::parse_line(R"({"p":)" + too_deep + R"(,"id":)" + bad_id + "}");
+    EXPECT_TRUE(m.reply_id.is_null()) << "id " << bad_id << " is not a JSON-RPC id";
+  }
+}
+
 TEST(MessageReader, ReportsTheIdOfABrokenRequestButNotOfABrokenResponse) {
   auto request = acp::MessageReader::parse_line(R"({"jsonrpc":"2.0","id":12,"method":"m","params":{"a":tru})");
   EXPECT_EQ(request.problem, Problem::Syntax);
