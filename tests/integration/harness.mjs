@@ -1228,6 +1228,33 @@ export function pgrep(pattern) {
   }
 }
 
+/** SIGKILLs every process whose command line matches `pattern` (a scenario's leftovers). */
+export function killMatching(pattern) {
+  for (const pid of pgrep(pattern)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** The pids of every process whose process group is one of `pgids` (a Set). */
+export function processesInGroups(pgids) {
+  const out = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgids.has(pgrp)) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
 /** "pid: command line" for each pid (for failure messages). */
 export function describePids(pids) {
   return pids
