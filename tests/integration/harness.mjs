@@ -1239,15 +1239,18 @@ export function killMatching(pattern) {
   }
 }
 
-/** The pids of every process whose process group is one of `pgids` (a Set). */
+/**
+ * The pids of every running process whose process group is one of `pgids` (a Set). Zombies have
+ * ended and are left out: once the agent has exited, reaping them is its parent's (init's) job.
+ */
 export function processesInGroups(pgids) {
   const out = [];
   for (const d of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgids.has(pgrp)) out.push(Number(d));
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state !== "Z" && pgids.has(Number(pgrp))) out.push(Number(d));
     } catch {
       /* gone */
     }

@@ -142,7 +142,7 @@ scenario("stdin EOF with 100 configured servers that ignore SIGTERM and are stil
 
   agent.child.stdin.end();
   await assertProcessesGone(() => processesInGroups(new Set(leaders)), {
-    within: 3000,
+    within: 2000,
     promise: "after stdin EOF every server's process group is gone, whatever their number (one shared grace period, then SIGKILL)",
   });
   const exit = await Promise.race([agent.exited, sleep(1000).then(() => null)]);
