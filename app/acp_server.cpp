@@ -96,8 +96,9 @@ int run_acp_server() {
       [&] { stop("stdin closed or stdout broken: the client disconnected"); },
   });
   ioc.run();
-  // Nothing we started may outlive us: MCP servers' process groups go before we exit.
-  bridge::process::kill_all_process_groups();
+  // Nothing we started may outlive us: every MCP server's group is signalled at once; the
+  // orphan guard gives them their grace period after we are gone, so exiting does not wait.
+  bridge::process::end_all_process_groups_on_exit();
   transport->flush_and_stop();
   pool.join();  // local commands were told to stop; their process groups are killed
   spdlog::shutdown();

@@ -1,6 +1,7 @@
 // stdio transport: the server is a child process in a new process group; one JSON-RPC message
 // per line on its stdin/stdout; stderr goes to the log. Closing it closes stdin, gives the
 // server 500 ms to leave, then SIGTERM and SIGKILL to the whole group: gone within a second.
+// kill_now() signals the group and leaves the SIGKILL to a timer: it never blocks.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -26,6 +27,7 @@
 #include "bridge/process/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "bridge/process/child_spawn.hpp"
+#include "support/run_blocking.hpp"
 #include "support/text.hpp"
 
 extern char** environ;
@@ -55,6 +57,8 @@ struct LineCollector : acp::LineFramer::Sink {
 };
 constexpr std::chrono::milliseconds kStdinGrace{500};
 constexpr std::chrono::milliseconds kTermGrace{400};
+// After kill_now() or a crash: SIGTERM, then SIGKILL to what is left of the group.
+constexpr std::chrono::milliseconds kKillGrace{100};
 
 std::string find_executable(const std::string& file, const std::string& path_var) {
   if (file.find('/') != std::string::npos) return file;
@@ -135,15 +139,30 @@ Spawned spawn_server(const StdioSpec& spec) {
 
 class StdioTransport : public Transport {
  public:
-  StdioTransport(asio::any_io_executor ex, StdioSpec spec, std::string log_id)
-      : ex_(ex), spec_(std::move(spec)), log_id_(std::move(log_id)), in_(ex), out_(ex), err_(ex), wake_(ex) {}
+  StdioTransport(asio::any_io_executor ex, StdioSpec spec, std::string log_id, asio::thread_pool* spawn_pool)
+      : ex_(ex), spec_(std::move(spec)), log_id_(std::move(log_id)), spawn_pool_(spawn_pool), in_(ex), out_(ex),
+        err_(ex), wake_(ex) {}
   ~StdioTransport() override { kill_now(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds) override {
     handlers_ = std::move(handlers);
-    Spawned s = spawn_server(spec_);
+    auto self = std::static_pointer_cast<StdioTransport>(shared_from_this());
+    // Registered where it is spawned, so the way out ends it even if the io thread never
+    // hears of it.
+    auto spawn = [spec = spec_] {
+      Spawned s = spawn_server(spec);
+      process::register_process_group(s.pid);
+      return s;
+    };
+    Spawned s;
+    if (spawn_pool_) s = co_await support::run_blocking(*spawn_pool_, std::move(spawn));
+    else s = spawn();
+    if (stopped_) {  // killed while it was being spawned
+      for (int fd : {s.in, s.out, s.err}) ::close(fd);
+      process::end_process_group(ex_, s.pid, kKillGrace);
+      throw McpError(McpError::Kind::Closed, "stopped while starting");
+    }
     pid_ = s.pid;
-    process::register_process_group(pid_);
     in_.assign(s.in);
     out_.assign(s.out);
     err_.assign(s.err);
@@ -151,7 +170,6 @@ class StdioTransport : public Transport {
     out_.non_blocking(true);
     err_.non_blocking(true);
     spdlog::debug("mcp {}: started {} (pid {})", log_id_, spec_.command, pid_);
-    auto self = std::static_pointer_cast<StdioTransport>(shared_from_this());
     asio::co_spawn(ex_, [self]() { return self->read_stdout(); }, asio::detached);
     asio::co_spawn(ex_, [self]() { return self->read_stderr(); }, asio::detached);
     asio::co_spawn(ex_, [self]() { return self->write_loop(); }, asio::detached);
@@ -215,11 +233,8 @@ class StdioTransport : public Transport {
     out_.close(ec);
     err_.close(ec);
     wake_.cancel();
-    if (pid_ > 0) {
-      process::terminate_process_group(pid_, std::chrono::milliseconds(100));
-      process::unregister_process_group(pid_);
-      pid_ = -1;
-    }
+    const pid_t group = std::exchange(pid_, -1);
+    process::end_process_group(ex_, group, kKillGrace);
   }
 
   std::string describe() const override { return "stdio " + spec_.command; }
@@ -297,11 +312,7 @@ class StdioTransport : public Transport {
     handlers_ = {};
     stopped_ = true;
     wake_.cancel();
-    if (pid_ > 0) {  // whatever it left behind in its group
-      process::terminate_process_group(pid_, std::chrono::milliseconds(50));
-      process::unregister_process_group(pid_);
-      pid_ = -1;
-    }
+    process::end_process_group(ex_, std::exchange(pid_, -1), kKillGrace);  // whatever it left in its group
     if (handlers.on_closed) handlers.on_closed(reason);
   }
 
@@ -324,6 +335,7 @@ class StdioTransport : public Transport {
   asio::any_io_executor ex_;
   StdioSpec spec_;
   std::string log_id_;
+  asio::thread_pool* spawn_pool_;
   stream_descriptor in_, out_, err_;
   asio::steady_timer wake_;
   std::deque<std::string> queue_;
@@ -335,8 +347,9 @@ class StdioTransport : public Transport {
 
 }  // namespace
 
-std::shared_ptr<Transport> make_stdio_transport(asio::any_io_executor ex, StdioSpec spec, std::string log_id) {
-  return std::make_shared<StdioTransport>(std::move(ex), std::move(spec), std::move(log_id));
+std::shared_ptr<Transport> make_stdio_transport(asio::any_io_executor ex, StdioSpec spec, std::string log_id,
+                                                asio::thread_pool* spawn_pool) {
+  return std::make_shared<StdioTransport>(std::move(ex), std::move(spec), std::move(log_id), spawn_pool);
 }
 
 }  // namespace bridge::mcp

@@ -18,7 +18,7 @@ const char* transport_name(const TransportSpec& t) {
 
 std::shared_ptr<Transport> make_transport(asio::any_io_executor ex, const ServerSpec& spec, const TransportDeps& deps) {
   std::string log_id = deps.server_id_for_logs.empty() ? spec.id : deps.server_id_for_logs;
-  if (auto* s = std::get_if<StdioSpec>(&spec.transport)) return make_stdio_transport(ex, *s, log_id);
+  if (auto* s = std::get_if<StdioSpec>(&spec.transport)) return make_stdio_transport(ex, *s, log_id, deps.spawn_pool);
   if (auto* h = std::get_if<HttpSpec>(&spec.transport)) return make_http_transport(ex, *h, log_id);
   if (auto* s = std::get_if<SseSpec>(&spec.transport)) return make_sse_transport(ex, *s, log_id);
   const auto& a = std::get<AcpSpec>(spec.transport);

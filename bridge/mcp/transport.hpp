@@ -12,6 +12,7 @@
 // - close() stops everything the transport started; handlers are not called afterwards.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <functional>
@@ -39,7 +40,9 @@ class Transport : public std::enable_shared_from_this<Transport> {
   virtual boost::asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) = 0;
   virtual void send(boost::json::object message) = 0;
   virtual boost::asio::awaitable<void> close() = 0;
-  // Immediate teardown without waiting (shutdown path; the io_context may be about to stop).
+  // Immediate teardown without waiting (shutdown path; the io_context may be about to stop):
+  // a stdio server is sent SIGTERM and SIGKILLed after a grace period on a timer, so ending
+  // many at once costs one grace period, and never blocks the caller.
   virtual void kill_now() {}
   // Stateless transports (MCP-over-ACP 2026-07-28) have no initialize handshake.
   virtual bool stateless() const { return false; }
@@ -52,13 +55,17 @@ struct TransportDeps {
   acp::Connection* acp = nullptr;        // needed for AcpSpec
   AcpTunnelRouter* router = nullptr;     // routes the client's mcp/message notifications
   std::string server_id_for_logs;
+  // Where stdio servers are spawned (posix_spawn costs ~1 ms that must not hold up the io
+  // thread); null: on the caller's thread.
+  boost::asio::thread_pool* spawn_pool = nullptr;
 };
 
 // Throws McpError(Transport) when the spec needs something deps lack.
 std::shared_ptr<Transport> make_transport(boost::asio::any_io_executor ex, const ServerSpec& spec,
                                           const TransportDeps& deps);
 
-std::shared_ptr<Transport> make_stdio_transport(boost::asio::any_io_executor ex, StdioSpec spec, std::string log_id);
+std::shared_ptr<Transport> make_stdio_transport(boost::asio::any_io_executor ex, StdioSpec spec, std::string log_id,
+                                                boost::asio::thread_pool* spawn_pool = nullptr);
 std::shared_ptr<Transport> make_http_transport(boost::asio::any_io_executor ex, HttpSpec spec, std::string log_id);
 std::shared_ptr<Transport> make_sse_transport(boost::asio::any_io_executor ex, SseSpec spec, std::string log_id);
 std::shared_ptr<Transport> make_acp_transport(boost::asio::any_io_executor ex, acp::Connection& conn,

@@ -105,6 +105,7 @@ void enable_orphan_guard() {
 
 void guard_group(pid_t pgid) { tell_guard('+', pgid); }
 void release_group(pid_t pgid) { tell_guard('-', pgid); }
+bool orphan_guard_running() { return guard_fd.load() >= 0; }
 
 namespace {
 

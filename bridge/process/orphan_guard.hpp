@@ -30,6 +30,8 @@ void enable_orphan_guard();
 // off or could not be started (that is logged once).
 void guard_group(pid_t pgid);
 void release_group(pid_t pgid);
+// The guard was started and will end the groups still listed when we exit.
+bool orphan_guard_running();
 
 // The guard itself: reads the list from `fd` until EOF, then ends the groups still listed and,
 // when `server` is a pid, every process seen in its tree. Signals that would stop it early

@@ -1,6 +1,11 @@
 // The registry of long-lived children's process groups, and killing them on the way out.
 #include "bridge/process/process_groups.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -58,6 +63,34 @@ bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace) {
   ::kill(-pgid, SIGKILL);
   for (int i = 0; i < 20 && !process_group_gone(pgid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   return false;
+}
+
+void end_process_group(boost::asio::any_io_executor ex, pid_t pgid, std::chrono::milliseconds grace) {
+  if (pgid <= 0) return;
+  ::kill(-pgid, SIGTERM);
+  auto wait = [ex, pgid, grace]() -> boost::asio::awaitable<void> {
+    boost::asio::steady_timer t(ex);
+    auto poll_until = [&](std::chrono::steady_clock::time_point until) -> boost::asio::awaitable<bool> {
+      while (!process_group_gone(pgid)) {
+        if (std::chrono::steady_clock::now() >= until) co_return false;
+        t.expires_after(std::chrono::milliseconds(10));
+        co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      }
+      co_return true;
+    };
+    if (!co_await poll_until(std::chrono::steady_clock::now() + grace)) {
+      ::kill(-pgid, SIGKILL);
+      co_await poll_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+    }
+    unregister_process_group(pgid);
+  };
+  boost::asio::co_spawn(ex, std::move(wait), boost::asio::detached);
+}
+
+void end_all_process_groups_on_exit() {
+  if (!orphan_guard_running()) return kill_all_process_groups();
+  std::lock_guard lock(mu());
+  for (pid_t g : groups()) ::kill(-g, SIGTERM);
 }
 
 void kill_all_process_groups(std::chrono::milliseconds grace) {

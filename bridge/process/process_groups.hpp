@@ -4,6 +4,7 @@
 // orphan guard. Thread-safe.
 #include <sys/types.h>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 
 namespace bridge::process {
@@ -16,9 +17,18 @@ bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace);
 // Non-blocking: reaps the leader if it exited; true when the whole group is gone.
 bool process_group_gone(pid_t pgid);
 
+// SIGTERM to the group now, SIGKILL after `grace` to whatever is left, then unregisters it. Never
+// blocks: the waiting is a timer on `ex`, so many groups ended at once share one grace period.
+// If `ex` stops first, the group stays registered and the way out (or the orphan guard) ends it.
+void end_process_group(boost::asio::any_io_executor ex, pid_t pgid, std::chrono::milliseconds grace);
+
 // Kills every registered process group that is still alive (SIGTERM, a short grace, SIGKILL).
 // Synchronous and safe when the io_context is no longer running: call it on the way out (stdin
 // EOF, SIGTERM) so no server outlives the agent.
 void kill_all_process_groups(std::chrono::milliseconds grace = std::chrono::milliseconds(300));
+// The way out of `openvaala acp`: SIGTERM to every registered group at once; when the orphan
+// guard runs, it gives them their grace period and SIGKILLs the rest after we are gone, so we
+// exit at once; without it, kill_all_process_groups().
+void end_all_process_groups_on_exit();
 
 }  // namespace bridge::process

@@ -169,34 +169,36 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
-  start_mcp(s, std::move(request.editor_servers));
+  make_mcp(s, std::move(request.editor_servers));
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(),
                request.kind == OpenRequest::Kind::New ? "new" : request.kind == OpenRequest::Kind::Load ? "loaded" : "resumed");
   sessions_.emplace(s.id, session);
-  // After the reply, so the editor knows the session when the commands arrive.
+  // After the reply, so the editor knows the session when the commands arrive, and so that
+  // starting MCP servers (a process each) never delays the reply.
   boost::asio::post(deps_.executor, [this, sid = s.id] {
-    if (auto it = sessions_.find(sid); it != sessions_.end()) send_commands_if_changed(*it->second);
+    auto it = sessions_.find(sid);
+    if (it == sessions_.end()) return;
+    send_commands_if_changed(*it->second);
+    if (auto mcp = it->second->mcp) mcp->start_all();
   });
   co_return session;
 }
 
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
-void SessionManager::start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers) {
-  std::vector<bridge::mcp::ServerSpec> specs;
-  for (const auto& c : s.view.mcp_servers) specs.push_back(mcp::spec_from_config(c, s.cwd));
-  for (auto& e : editor_servers) {
-    std::erase_if(specs, [&](const auto& x) { return x.id == e.id; });
-    specs.push_back(std::move(e));
-  }
-  mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr};
+// Nothing starts here: start_all runs after the reply (see open).
+void SessionManager::make_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+  std::vector<bridge::mcp::ServerSpec> configured;
+  for (const auto& c : s.view.mcp_servers) configured.push_back(mcp::spec_from_config(c, s.cwd));
+  for (const auto& e : editor_servers) std::erase_if(configured, [&](const auto& x) { return x.id == e.id; });
+  mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr, mcp_servers_};
+  deps.tunnel.spawn_pool = deps_.pool;
   deps.on_server_event = [this, sid = s.id](const std::string& server, const std::string& message) {
     spdlog::warn("MCP server {}: {}", server, message);
     if (sessions_.count(sid)) deps_.host->emit(sid, Notice{"MCP server `" + server + "`: " + message});
   };
-  s.mcp = std::make_shared<mcp::McpManager>(std::move(deps), std::move(specs));
-  s.mcp->start_all();
+  s.mcp = std::make_shared<mcp::McpManager>(std::move(deps), std::move(configured), std::move(editor_servers));
 }
 
 // SessionStart hooks: their context joins the first message.

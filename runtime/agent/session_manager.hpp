@@ -18,6 +18,7 @@
 #include "runtime/agent/agent_error.hpp"
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/session.hpp"
+#include "runtime/mcp/mcp_server.hpp"
 #include "runtime/engine/engine.hpp"
 #include "runtime/sessions/session_store.hpp"
 #include "support/one_shot_event.hpp"
@@ -85,7 +86,7 @@ class SessionManager {
  private:
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
   boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
-  void start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers);
+  void make_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);
@@ -100,6 +101,8 @@ class SessionManager {
   bool reload_again_ = false;
   std::function<void(const engine::Engine&)> on_reloaded_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
+  // Configured stdio MCP servers, shared by the sessions that would start them identically.
+  std::shared_ptr<mcp::McpServerPool> mcp_servers_ = std::make_shared<mcp::McpServerPool>();
 };
 
 }  // namespace runtime

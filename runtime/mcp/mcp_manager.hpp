@@ -1,15 +1,16 @@
 #pragma once
-// The MCP servers of one session: starts them (all in the background at session start; the
-// ones still missing before a turn), exposes their tools as runtime::tools::Tool named
+// The MCP servers of one session: starts them (all in the background once the session is
+// open; the ones still missing before a turn), exposes their tools as runtime::tools::Tool named
 // mcp__<id>__<tool>, restarts a server that crashed on its next use, and stops everything on
-// close.
+// close. Configured stdio servers come from the connection's McpServerPool, shared with the
+// other sessions that would start them identically; the last session to close stops them.
 //
 // Wiring (per session; the session manager does this):
-//   auto mcp = std::make_shared<McpManager>(deps, specs);
-//   mcp->start_all();                                   // session opened: in the background
+//   auto mcp = std::make_shared<McpManager>(deps, configured, from_editor);
+//   mcp->start_all();                                   // after the session/new reply
 //   auto extra = co_await mcp->tools_for_turn(&cancel); // each turn
 //   co_await mcp->close();                              // session closed
-//   mcp->kill_now();                                    // shutdown (sync)
+//   mcp->kill_now();                                    // shutdown (never blocks)
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <filesystem>
@@ -25,15 +26,13 @@
 #include "runtime/tools/tool.hpp"
 
 #include "bridge/mcp/transport.hpp"
+#include "runtime/mcp/mcp_server.hpp"
 
 namespace runtime::mcp {
 
 struct RequiredServerUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-enum class ServerState { NotStarted, Starting, Ready, Failed, Crashed, Closed };
-const char* state_name(ServerState s);
 
 struct ServerStatus {
   std::string id;
@@ -52,9 +51,14 @@ class McpManager {
     std::vector<std::filesystem::path> roots;        // the session's folders (roots/list)
     // A server failed to start, crashed or came back; for the editor log / a session update.
     std::function<void(const std::string& server_id, const std::string& message)> on_server_event;
+    // The connection's shared servers; null: nothing is shared.
+    std::shared_ptr<McpServerPool> pool = nullptr;
   };
 
-  McpManager(Deps deps, std::vector<bridge::mcp::ServerSpec> servers);
+  // `servers` (configured) are shared through deps.pool when they are stdio; `private_servers`
+  // (what the editor gave this session) never are.
+  McpManager(Deps deps, std::vector<bridge::mcp::ServerSpec> servers,
+             std::vector<bridge::mcp::ServerSpec> private_servers = {});
   ~McpManager();  // kill_now()
   McpManager(const McpManager&) = delete;
   McpManager& operator=(const McpManager&) = delete;
@@ -67,9 +71,10 @@ class McpManager {
   boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(support::CancelSource* cancel);
   std::vector<ServerStatus> status() const;
   const std::vector<bridge::mcp::ServerSpec>& specs() const;
-  // Stops every server (stdio: close stdin, 500 ms, SIGTERM, SIGKILL; http: DELETE).
+  // Stops every server no other session uses, all at once (stdio: close stdin, 500 ms,
+  // SIGTERM, 400 ms, SIGKILL; http: DELETE).
   boost::asio::awaitable<void> close();
-  // Synchronous teardown for the shutdown path.
+  // Teardown for the shutdown path: signals them and returns at once.
   void kill_now();
 
  private:

@@ -1228,6 +1228,36 @@ export function pgrep(pattern) {
   }
 }
 
+/** SIGKILLs every process whose command line matches `pattern` (a scenario's leftovers). */
+export function killMatching(pattern) {
+  for (const pid of pgrep(pattern)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/**
+ * The pids of every running process whose process group is one of `pgids` (a Set). Zombies have
+ * ended and are left out: once the agent has exited, reaping them is its parent's (init's) job.
+ */
+export function processesInGroups(pgids) {
+  const out = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state !== "Z" && pgids.has(Number(pgrp))) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
 /** "pid: command line" for each pid (for failure messages). */
 export function describePids(pids) {
   return pids

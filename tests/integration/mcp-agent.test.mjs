@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 import {
-  scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, pgrep, sleep, toolCallStatuses, toolCallsById,
+  scenario, agentBinary, assertProcessesGone, describePids, expectRpcError, killMatching, pgrep, sleep, toolCallStatuses, toolCallsById,
   toolNames, toolResultText, withTimeout, writeFiles,
 } from "./harness.mjs";
 import { EVERYTHING, everythingTools, startEverything } from "../fixtures/mcp/everything.mjs";
@@ -370,13 +370,7 @@ function markedRun(ctx) {
   const bin = path.join(dir, "openvaala");
   fs.symlinkSync(agentBinary(), bin);
   ctx.defer(() => {
-    for (const pid of pgrep(marker)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    }
+    killMatching(marker);
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const server = (name = "marked", m = marker) => ({ name, command: process.execPath, args: [MARKED, m, dir], env: [] });

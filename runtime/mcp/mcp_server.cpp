@@ -1,0 +1,196 @@
+#include "runtime/mcp/mcp_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+namespace runtime::mcp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using bridge::mcp::Client;
+using bridge::mcp::McpError;
+using bridge::mcp::ServerSpec;
+
+const char* state_name(ServerState s) {
+  switch (s) {
+    case ServerState::NotStarted: return "not started";
+    case ServerState::Starting: return "starting";
+    case ServerState::Ready: return "ready";
+    case ServerState::Failed: return "failed";
+    case ServerState::Crashed: return "crashed";
+    case ServerState::Closed: return "closed";
+  }
+  return "?";
+}
+
+McpServer::McpServer(Env env, ServerSpec spec) : env_(std::move(env)), spec_(std::move(spec)), started_(env_.executor) {}
+
+int McpServer::subscribe(EventFn fn) {
+  subscribers_.emplace(next_token_, std::move(fn));
+  return next_token_++;
+}
+
+void McpServer::unsubscribe(int token) { subscribers_.erase(token); }
+
+void McpServer::event(const std::string& message) {
+  spdlog::info("mcp {}: {}", spec_.id, message);
+  // A copy: a subscriber may close its session, and unsubscribe, from inside.
+  auto subscribers = subscribers_;
+  for (auto& [_, fn] : subscribers)
+    if (fn) fn(spec_.id, message);
+}
+
+// Marks it Starting (so others wait instead of starting it twice); returns the generation.
+int McpServer::begin_start() {
+  state_ = ServerState::Starting;
+  error_.clear();
+  started_.expires_at(asio::steady_timer::time_point::max());
+  return ++generation_;
+}
+
+void McpServer::start_in_background() {
+  if (state_ != ServerState::NotStarted) return;
+  const int gen = begin_start();
+  asio::co_spawn(env_.executor, [self = shared_from_this(), gen]() { return self->start(gen, false); }, asio::detached);
+}
+
+// Connects and lists the tools; state ends Ready or Failed.
+asio::awaitable<void> McpServer::start(int gen, bool restart) {
+  auto self = shared_from_this();
+  try {
+    bridge::mcp::TransportDeps tdeps = env_.tunnel;
+    tdeps.server_id_for_logs = spec_.id;
+    auto transport = bridge::mcp::make_transport(env_.executor, spec_, tdeps);
+    Client::Options opts;
+    opts.client_name = "openvaala";
+    opts.client_version = OPENVAALA_VERSION;
+    opts.log_id = spec_.id;
+    opts.roots = [roots = env_.roots] {
+      std::vector<bridge::mcp::Root> out;
+      for (const auto& r : roots) out.push_back({bridge::mcp::file_uri(r.string()), r.filename().string()});
+      return out;
+    };
+    std::weak_ptr<McpServer> weak = self;
+    opts.on_closed = [weak, gen](const std::string& reason) {
+      auto me = weak.lock();
+      if (!me || me->generation_ != gen || me->state_ == ServerState::Closed) return;
+      me->state_ = ServerState::Crashed;
+      me->error_ = reason;
+      me->event("crashed: " + reason + " (it will be restarted on next use)");
+    };
+    auto client = std::make_shared<Client>(env_.executor, std::move(transport), std::move(opts));
+    client_ = client;
+    co_await client->connect(spec_.startup_timeout);
+    auto tools = co_await client->list_tools(spec_.startup_timeout);
+    if (generation_ != gen || state_ == ServerState::Closed) co_return;
+    tools_ = std::move(tools);
+    state_ = ServerState::Ready;
+    spdlog::info("mcp {}: {} ({}), {} tools", spec_.id, restart ? "restarted" : "ready", client->describe(), tools_.size());
+    if (restart) event("restarted");
+  } catch (const std::exception& e) {
+    if (generation_ == gen && state_ != ServerState::Closed) {
+      state_ = ServerState::Failed;
+      error_ = e.what();
+      if (client_) client_->kill_now();
+      client_.reset();
+      event(std::string("could not start (") + bridge::mcp::transport_name(spec_.transport) + "): " + e.what());
+    }
+  }
+  started_.cancel();
+}
+
+asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retry_failed) {
+  auto self = shared_from_this();
+  if (state_ == ServerState::Ready && client_ && client_->connected()) {
+    if (client_->tools_stale()) {
+      try {
+        tools_ = co_await client_->list_tools(spec_.startup_timeout, cancel);
+      } catch (const McpError& e) {
+        spdlog::warn("mcp {}: refreshing the tool list failed: {}", spec_.id, e.what());
+      }
+    }
+    co_return;
+  }
+  if (state_ == ServerState::Closed) co_return;
+  if (state_ == ServerState::NotStarted || state_ == ServerState::Crashed || state_ == ServerState::Ready ||
+      (retry_failed && state_ == ServerState::Failed)) {
+    if (client_) {
+      client_->kill_now();
+      client_.reset();
+    }
+    const bool restart = state_ == ServerState::Crashed || state_ == ServerState::Ready;
+    const int gen = begin_start();
+    co_await start(gen, restart);
+    co_return;
+  }
+  support::CancelSource::Registration reg;
+  if (cancel) reg = cancel->on_cancel([self] { self->started_.cancel(); });
+  while (state_ == ServerState::Starting && !(cancel && cancel->cancelled()))
+    co_await started_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<json::object> McpServer::call(std::string tool, json::object args, support::CancelSource* cancel,
+                                              Client::ProgressFn progress) {
+  auto self = shared_from_this();
+  if (state_ != ServerState::Ready || !client_ || !client_->connected()) {
+    co_await ensure(cancel, true);
+    if (state_ != ServerState::Ready) throw McpError(McpError::Kind::Transport, error_.empty() ? "not running" : error_);
+  }
+  auto client = client_;
+  co_return co_await client->call_tool(tool, std::move(args), spec_.tool_timeout, cancel, std::move(progress));
+}
+
+void McpServer::stop_state() {
+  state_ = ServerState::Closed;
+  ++generation_;
+  started_.cancel();
+}
+
+asio::awaitable<void> McpServer::close() {
+  auto self = shared_from_this();
+  stop_state();
+  if (auto c = std::move(client_)) co_await c->close();
+}
+
+void McpServer::kill_now() {
+  stop_state();
+  if (auto c = std::move(client_)) c->kill_now();
+}
+
+// ---- McpServerPool
+
+namespace {
+// Everything that makes two starts of a server the same process.
+std::string sharing_key(const ServerSpec& spec, const McpServer::Env& env) {
+  const auto& t = std::get<bridge::mcp::StdioSpec>(spec.transport);
+  json::array args(t.args.begin(), t.args.end());
+  json::array vars;
+  for (const auto& [k, v] : t.env) vars.push_back(json::array{json::string(k), json::string(v)});
+  json::array roots;
+  for (const auto& r : env.roots) roots.push_back(json::string(r.string()));
+  return json::serialize(json::object{{"id", spec.id}, {"command", t.command}, {"args", std::move(args)},
+                                      {"env", std::move(vars)}, {"cwd", t.cwd}, {"roots", std::move(roots)}});
+}
+}  // namespace
+
+bool McpServerPool::shareable(const ServerSpec& spec) {
+  return std::holds_alternative<bridge::mcp::StdioSpec>(spec.transport);
+}
+
+std::shared_ptr<McpServer> McpServerPool::acquire(const ServerSpec& spec, const McpServer::Env& env) {
+  auto& slot = servers_[sharing_key(spec, env)];
+  if (!slot) slot = std::make_shared<McpServer>(env, spec);
+  ++slot->users;
+  return slot;
+}
+
+bool McpServerPool::release(const std::shared_ptr<McpServer>& server) {
+  if (--server->users > 0) return false;
+  std::erase_if(servers_, [&](const auto& entry) { return entry.second == server; });
+  return true;
+}
+
+}  // namespace runtime::mcp
