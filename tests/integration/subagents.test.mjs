@@ -152,7 +152,7 @@ scenario("with the subagents capability a spawned agent is a session of its own:
   const h3 = await ctx.agent({ env: home.env, cwd: ws, unstableSdk: true });  // would see them if sent
   await h3.initialize();
   await h3.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
-  assert.deepEqual(h3.updatesOf(sessionId, "subagent_update"), []);
+  assert.deepEqual(h3.updatesOf(sessionId, "subagent_update"), [], "an editor without the capability is not told of sub-agent sessions");
   h3.assertSchemaClean();
 });
 
