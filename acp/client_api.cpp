@@ -22,6 +22,7 @@ ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
   }
   c.terminal = bool_at(o, "terminal");
   if (auto* auth = obj_at(o, "auth")) c.auth_terminal = bool_at(*auth, "terminal");
+  c.subagents = obj_at(o, "subagents") != nullptr;
   return c;
 }
 

@@ -16,6 +16,7 @@ struct ClientCapabilities {
   bool fs_write = false;
   bool terminal = false;
   bool auth_terminal = false;  // auth.terminal: the client can run `type: "terminal"` auth methods
+  bool subagents = false;      // subagents (unstable): sub-agents as sessions of their own
 
   static ClientCapabilities from_json(const boost::json::value& caps);
 };

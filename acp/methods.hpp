@@ -7,6 +7,7 @@ inline constexpr const char* kSessionNew = "session/new";
 inline constexpr const char* kSessionLoad = "session/load";
 inline constexpr const char* kSessionList = "session/list";
 inline constexpr const char* kSessionResume = "session/resume";
+inline constexpr const char* kSessionFork = "session/fork";  // unstable
 inline constexpr const char* kSessionClose = "session/close";
 inline constexpr const char* kSessionDelete = "session/delete";
 inline constexpr const char* kSessionPrompt = "session/prompt";

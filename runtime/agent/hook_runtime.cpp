@@ -6,7 +6,8 @@ namespace runtime {
 
 hooks::HookInput hook_input(const Session& session, const TurnScope& scope) {
   hooks::HookInput input;
-  input.session_id = session.id;
+  // Inside a sub-agent the hooks are told the session the user started, as they always were.
+  input.session_id = session.parent_id.empty() ? session.id : session.parent_id;
   input.turn_id = scope.turn_id;
   input.cwd = session.cwd;
   input.agent_id = scope.agent_id;

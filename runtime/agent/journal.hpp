@@ -7,5 +7,7 @@
 namespace runtime {
 
 void record(Session& session, sessions::RecordBody body);
+// The turn's end: a turn_end record, then fsync (a finished turn survives a crash).
+void record_turn_end(Session& session, const char* stop_reason);
 
 }  // namespace runtime

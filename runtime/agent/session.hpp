@@ -28,6 +28,8 @@ struct Session {
   ToolEnv tool_env() const { return ToolEnv{id, cwd, mode}; }
 
   std::string id;
+  // A sub-agent's own session: the session that spawned it (hooks keep naming that one).
+  std::string parent_id;
   std::filesystem::path cwd;
   Mode mode = Mode::Default;
   std::vector<Message> history;
@@ -35,6 +37,8 @@ struct Session {
   std::map<std::string, bool> remembered_permissions;
   // The prompt turn in flight, if any; session/cancel fires it.
   support::CancelSourcePtr turn_cancel;
+  // The journal's size when that turn began: what a fork copies while it runs.
+  std::uint64_t journal_before_turn = 0;
   int turn_count = 0;
   // Tokens in the context at the last model response (input + output), for usage_update and
   // compaction; and the totals of the session.

@@ -122,6 +122,7 @@ void SessionManager::reload_config() {
 }
 
 void SessionManager::shutdown() {
+  for (auto& [_, cancel] : running_children_) cancel->cancel();
   for (auto& [_, s] : sessions_) {
     if (s->turn_cancel) s->turn_cancel->cancel();
     if (s->mcp) s->mcp->kill_now();
@@ -172,8 +173,8 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   make_mcp(s, std::move(request.editor_servers));
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
-  spdlog::info("session {} in {} ({})", s.id, s.cwd.string(),
-               request.kind == OpenRequest::Kind::New ? "new" : request.kind == OpenRequest::Kind::Load ? "loaded" : "resumed");
+  static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
+  spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
   sessions_.emplace(s.id, session);
   // After the reply, so the editor knows the session when the commands arrive, and so that
   // starting MCP servers (a process each) never delays the reply.
@@ -184,6 +185,41 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     if (auto mcp = it->second->mcp) mcp->start_all();
   });
   co_return session;
+}
+
+boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::fork(OpenRequest request) {
+  const std::string source = request.session_id;
+  sessions::Header header{new_session_id(), request.cwd.lexically_normal().string(), {}, {}, {}};
+  std::optional<std::uint64_t> limit;
+  std::vector<sessions::RecordBody> settings;
+  if (auto it = sessions_.find(source); it != sessions_.end()) {
+    const Session& s = *it->second;
+    if (s.turn_cancel) limit = s.journal_before_turn;  // the turn in flight is not committed yet
+    // What the source runs with now (it may have changed during that turn).
+    settings = {sessions::ModeChange{mode_id(s.mode)}, sessions::AgentChange{s.agent_name},
+                sessions::ModelChange{s.model}, sessions::ThoughtLevelChange{s.reasoning_effort}};
+  }
+  auto job = [this, source, header, limit, settings]() -> std::variant<bool, std::string> {
+    try {
+      return store_.fork(source, header, limit, settings);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+  auto copied = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (auto* err = std::get_if<std::string>(&copied))
+    throw AgentError(AgentError::Kind::Internal, "The session could not be forked: " + *err);
+  if (!std::get<bool>(copied)) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + source);
+  spdlog::info("session {} forked from {}", header.id, source);
+  request.session_id = header.id;
+  std::exception_ptr failed;
+  try {
+    co_return co_await open(std::move(request));
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  store_.remove(header.id);  // a fork that cannot be opened leaves nothing behind
+  std::rethrow_exception(failed);
 }
 
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
@@ -206,7 +242,7 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
   std::shared_ptr<const hooks::HookSet> hook_set(s.engine, &s.engine->hooks());
   if (!hook_set->has(hooks::HookEvent::SessionStart)) co_return;
   auto input = hook_input(s, {});
-  input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";
+  input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";  // a fork resumes a copy
   // Not through HookRuntime::fire: the editor does not know the session yet, so nothing is shown.
   auto outcome = co_await hooks::run_hooks_async(*deps_.pool, hook_set, hooks::HookEvent::SessionStart, std::move(input));
   for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
@@ -214,7 +250,12 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
 }
 
 void SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
-  for (const auto& event : loaded.replay) deps_.host->emit(s.id, event);
+  const bool subagents = deps_.host->shows_subagents();
+  for (const auto& event : loaded.replay) {
+    // An editor that does not show sub-agent sessions must not be told about them.
+    if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
+    deps_.host->emit(s.id, event);
+  }
   if (!loaded.title.empty()) deps_.host->emit(s.id, TitleChanged{loaded.title, {}});
 }
 
@@ -283,6 +324,25 @@ void SessionManager::set_reasoning_effort(Session& session, const std::string& e
 void SessionManager::cancel_turn(const std::string& id) {
   auto it = sessions_.find(id);
   if (it != sessions_.end() && it->second->turn_cancel) it->second->turn_cancel->cancel();
+  if (auto child = running_children_.find(id); child != running_children_.end()) child->second->cancel();
+}
+
+void SessionManager::start_child(Session& child, const Session& parent, support::CancelSourcePtr cancel) {
+  child.id = new_session_id();
+  child.parent_id = parent.id;
+  try {
+    child.log = std::make_shared<sessions::SessionWriter>(
+        store_.create(sessions::Header{child.id, child.cwd.string(), child.agent_name, mode_id(child.mode), parent.id}));
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: not saved, the session log cannot be written: {}", child.id, e.what());
+  }
+  running_children_[child.id] = std::move(cancel);
+  spdlog::info("session {}: sub-agent {} of session {}", child.id, child.agent_name, parent.id);
+}
+
+void SessionManager::end_child(Session& child, const char* stop_reason) {
+  running_children_.erase(child.id);
+  record_turn_end(child, stop_reason);
 }
 
 void SessionManager::refresh_view(Session& s) {

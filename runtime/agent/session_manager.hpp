@@ -26,9 +26,9 @@
 namespace runtime {
 
 struct OpenRequest {
-  enum class Kind { New, Load, Resume };
+  enum class Kind { New, Load, Resume, Fork };
   Kind kind = Kind::New;
-  std::string session_id;  // Load / Resume
+  std::string session_id;  // Load / Resume; Fork: the source
   std::filesystem::path cwd;
   std::vector<bridge::mcp::ServerSpec> editor_servers;  // replace configured servers of the same id
 };
@@ -60,6 +60,10 @@ class SessionManager {
 
   // session/load shows the whole history (through the host) before it returns.
   boost::asio::awaitable<std::shared_ptr<Session>> open(OpenRequest request);
+  // session/fork: a new session whose journal is a copy of the source's (open or only saved; of a
+  // source with a turn in flight, what came before that turn), with the source's mode, agent,
+  // model and thought level, opened like a resumed one. The source is untouched.
+  boost::asio::awaitable<std::shared_ptr<Session>> fork(OpenRequest request);
   boost::asio::awaitable<void> close(const std::string& id);
   boost::asio::awaitable<void> remove(const std::string& id);
   boost::asio::awaitable<sessions::ListPage> list(std::optional<std::string> cwd, std::optional<std::string> cursor);
@@ -72,7 +76,14 @@ class SessionManager {
   // From the next model request on; the caller checks that `model` is one offered.
   void set_model(Session& session, const std::string& model);
   void set_reasoning_effort(Session& session, const std::string& effort);  // empty: the model's default
-  void cancel_turn(const std::string& id);
+  void cancel_turn(const std::string& id);  // also a sub-agent's session (see start_child)
+
+  // Gives a sub-agent's conversation (spawn_agent, for editors that show sub-agents) a session of
+  // its own: a new id and a journal naming its parent (not listed, loadable on its own).
+  // session/cancel with its id fires `cancel` until end_child.
+  void start_child(Session& child, const Session& parent, support::CancelSourcePtr cancel);
+  // Journals the end of its turn and forgets it.
+  void end_child(Session& child, const char* stop_reason);
   // Shows the session's slash commands when they changed since last shown.
   void send_commands_if_changed(Session& session);
 
@@ -103,6 +114,7 @@ class SessionManager {
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   // Configured stdio MCP servers, shared by the sessions that would start them identically.
   std::shared_ptr<mcp::McpServerPool> mcp_servers_ = std::make_shared<mcp::McpServerPool>();
+  std::map<std::string, support::CancelSourcePtr> running_children_;  // sub-agent sessions by id
 };
 
 }  // namespace runtime

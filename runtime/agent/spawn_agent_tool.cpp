@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/agent/journal.hpp"
+#include "runtime/agent/session_manager.hpp"
 #include "support/json_read.hpp"
 
 namespace runtime {
@@ -50,8 +52,9 @@ class SpawnAgentTool : public tools::Tool {
     if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
     co_await ctx.authorize(tools::Permission::None, {}, {});
 
-    // The sub-conversation reports into the parent's session (same id): the editor shows its
-    // messages and tool calls as progress of this call. It keeps no log of its own.
+    // Without a session of its own the sub-conversation reports into the parent's session (same
+    // id): the editor shows its messages and tool calls as progress of this call, and it keeps no
+    // log of its own.
     Session child;
     child.id = parent.id;
     child.cwd = parent.cwd;
@@ -85,6 +88,7 @@ class SpawnAgentTool : public tools::Tool {
     if (auto block = child.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
     settings.scope = scope;
     settings.hooks = c_.hooks;
+    settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
     for (auto* t : c_.mcp_tools) {
       // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
       if (!agent->mcp_servers) {
@@ -94,15 +98,50 @@ class SpawnAgentTool : public tools::Tool {
       for (const auto& id : *agent->mcp_servers)
         if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
     }
-    StopReason stop_reason = StopReason::EndTurn;
-    try {
-      stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, ctx.cancel());
-    } catch (const providers::ModelError& e) {
-      co_return tools::error_result(std::string("The sub-agent failed: ") + e.what());
+    // The parent's cancel stops the sub-agent; with a session of its own, so does its own.
+    auto cancel = std::make_shared<support::CancelSource>();
+    auto follow_parent = ctx.cancel().on_cancel([cancel] { cancel->cancel(); });
+    const bool own_session = c_.sessions && c_.loop->host().shows_subagents();
+    if (own_session) {
+      c_.sessions->start_child(child, parent, cancel);
+      SubagentChanged hello;
+      hello.session_id = child.id;
+      hello.title = agent_name;
+      hello.description = prompt;
+      hello.cwd = child.cwd.string();
+      hello.tool_call_id = agent_id;
+      hello.cancellable = true;
+      hello.state = SubagentChanged::State::Running;
+      tell_parent(parent, std::move(hello));  // before anything of the child's own
     }
+    StopReason stop_reason = StopReason::EndTurn;
+    std::string failure;
+    std::exception_ptr unexpected;
+    try {
+      stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, *cancel);
+    } catch (const providers::ModelError& e) {
+      failure = e.what();
+    } catch (...) {
+      unexpected = std::current_exception();
+      failure = "internal error";
+    }
+    if (own_session) {
+      SubagentChanged done;
+      done.session_id = child.id;
+      done.state = SubagentChanged::State::Idle;
+      done.stop_reason = failure.empty() ? stop_reason_name(stop_reason) : "error";
+      done.error = failure;
+      c_.sessions->end_child(child, done.stop_reason.c_str());
+      tell_parent(parent, std::move(done));  // after everything of the child's own
+    }
+    if (unexpected) std::rethrow_exception(unexpected);
+    if (!failure.empty()) co_return tools::error_result("The sub-agent failed: " + failure);
     // What the user allowed for good inside the sub-agent holds for the session.
     for (const auto& [tool, allowed] : child.remembered_permissions) parent.remembered_permissions[tool] = allowed;
-    if (stop_reason == StopReason::Cancelled) throw tools::ToolCancelled();
+    if (stop_reason == StopReason::Cancelled) {
+      if (ctx.cancel().cancelled()) throw tools::ToolCancelled();
+      co_return tools::error_result("The user stopped the " + agent_name + " agent before it finished.");
+    }
     std::string answer;
     for (auto it = child.history.rbegin(); it != child.history.rend(); ++it)
       if (it->role == Message::Role::Assistant && !it->text.empty()) {
@@ -118,6 +157,12 @@ class SpawnAgentTool : public tools::Tool {
   }
 
  private:
+  // Journaled too: session/load of the parent shows its sub-agent sessions again.
+  void tell_parent(Session& parent, SubagentChanged change) {
+    record(parent, sessions::SubagentRecord{change});
+    c_.loop->host().emit(parent.id, std::move(change));
+  }
+
   SpawnAgentContext c_;
 };
 

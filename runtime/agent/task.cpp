@@ -49,6 +49,13 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   if (session.turn_cancel) throw AgentError(AgentError::Kind::InvalidRequest, "A prompt is already running in this session");
   auto cancel = std::make_shared<support::CancelSource>();
   session.turn_cancel = cancel;
+  if (session.log) {
+    try {
+      session.journal_before_turn = session.log->size();
+    } catch (const std::exception& e) {
+      spdlog::error("session {}: {}", session.id, e.what());
+    }
+  }
   struct TurnGuard {
     Session& s;
     ~TurnGuard() { s.turn_cancel.reset(); }
@@ -109,7 +116,8 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel);  // keeps the manager alive
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
-                          base_system_prompt(session), [this](providers::ResolvedModel m) { return sessions_.open_model(std::move(m)); }};
+                          base_system_prompt(session), [this](providers::ResolvedModel m) { return sessions_.open_model(std::move(m)); },
+                          &sessions_};
   auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
   p.settings.extra_tools.push_back(spawn_tool.get());
   p.settings.extra_tools.push_back(plan_tool_.get());  // top-level turns only (not sub-agents)
@@ -128,13 +136,7 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
 
 void Task::end_turn(Session& session, const char* stop_reason) {
   if (!session.log) return;
-  record(session, sessions::TurnEnd{stop_reason});
-  try {
-    session.log->turn_boundary();  // fsync: a finished turn survives a crash
-  } catch (const std::exception& e) {
-    spdlog::error("session {}: cannot sync the session log: {}", session.id, e.what());
-    if (session.log_error.empty()) session.log_error = e.what();
-  }
+  record_turn_end(session, stop_reason);
   if (!session.log_error.empty()) {
     // The user must know this turn may be missing after a restart, not only the log file.
     sessions_.host().emit(session.id, Notice{"This turn could not be saved to the session history (" +

@@ -46,6 +46,9 @@ class EditorHost {
   virtual bool can_read_files() const = 0;
   virtual bool can_write_files() const = 0;
   virtual bool has_terminals() const = 0;
+  // Whether sub-agents may run as sessions of their own (SubagentChanged), else they report into
+  // their parent's session.
+  virtual bool shows_subagents() const { return false; }
 
   // All of these throw EditorError when the editor refuses or fails.
   virtual boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id,

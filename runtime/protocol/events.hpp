@@ -113,7 +113,23 @@ struct TitleChanged {
   std::string updated_at;  // ISO 8601, may be empty
 };
 
+// A sub-agent running as a session of its own (only for editors that show sub-agents), sent on
+// its parent's session: first announced (running, with its name, task and folder) before
+// anything of its own is sent, then its state when its work stops. Unset fields are unchanged.
+struct SubagentChanged {
+  enum class State { Unchanged, Running, Idle, Unknown };  // Unknown: it stopped with the server
+  std::string session_id;  // the sub-agent's
+  std::optional<std::string> title;        // the agent's name
+  std::optional<std::string> description;  // its task
+  std::optional<std::string> cwd;
+  std::optional<std::string> tool_call_id;  // the spawn_agent call that runs it
+  bool cancellable = false;                 // the editor may stop it alone (session/cancel)
+  State state = State::Unchanged;
+  std::string stop_reason;  // Idle: a stop_reason_name, or "error"
+  std::string error;        // Idle with "error": what failed
+};
+
 using SessionEvent = std::variant<UserContent, TextDelta, ThoughtDelta, ToolCallBegin, ToolCallUpdate, PlanShown,
-                                  ContextUsage, Notice, ModeChanged, CommandsChanged, TitleChanged>;
+                                  ContextUsage, Notice, ModeChanged, CommandsChanged, TitleChanged, SubagentChanged>;
 
 }  // namespace runtime

@@ -49,7 +49,11 @@ json::object agent_capabilities() {
       {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
       {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
       {"sessionCapabilities",
-       json::object{{"list", json::object{}}, {"resume", json::object{}}, {"close", json::object{}}, {"delete", json::object{}}}},
+       json::object{{"list", json::object{}},
+                    {"resume", json::object{}},
+                    {"close", json::object{}},
+                    {"delete", json::object{}},
+                    {"fork", json::object{}}}},
   };
 }
 
@@ -133,6 +137,7 @@ void AcpAgent::bind_methods() {
   conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
   conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Load); });
   conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Resume); });
+  conn_.on_request(kSessionFork, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Fork); });
   conn_.on_request(kSessionClose, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), false); });
   conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), true); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
@@ -174,12 +179,15 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   const json::value* editor_servers = p.object().if_contains("mcpServers");
   request.editor_servers = parse_acp_mcp_servers(editor_servers ? *editor_servers : json::value(nullptr), mcp_options);
   if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
-  auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> { co_return co_await sessions_.open(std::move(request)); };
+  auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> {
+    if (kind == OpenRequest::Kind::Fork) co_return co_await sessions_.fork(std::move(request));
+    co_return co_await sessions_.open(std::move(request));
+  };
   auto session = co_await mapping_errors(body);
   // The model picker fills in when the providers' lists arrive (config_option_update); nothing waits.
   models_.fetch_missing(session->engine->main_config());
   json::object reply{{"modes", modes_state(*session)}, {"configOptions", shown_config_options(*session)}};
-  if (kind == OpenRequest::Kind::New) reply["sessionId"] = session->id;
+  if (kind == OpenRequest::Kind::New || kind == OpenRequest::Kind::Fork) reply["sessionId"] = session->id;
   co_return reply;
 }
 

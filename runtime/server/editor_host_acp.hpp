@@ -18,6 +18,7 @@ class AcpEditorHost : public EditorHost {
   bool can_read_files() const override { return client_.capabilities().fs_read; }
   bool can_write_files() const override { return client_.capabilities().fs_write; }
   bool has_terminals() const override { return client_.capabilities().terminal; }
+  bool shows_subagents() const override { return client_.capabilities().subagents; }
 
   boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id, PermissionRequest request,
                                                           support::CancelSource* cancel) override;

@@ -53,6 +53,26 @@ json::array plan_json(const std::vector<PlanEntry>& entries) {
   return out;
 }
 
+// ACP SubagentUpdate (unstable): a patch of the child's association, sent on the parent.
+json::object subagent_update(const SubagentChanged& c) {
+  using State = SubagentChanged::State;
+  json::object o{{"sessionUpdate", "subagent_update"}, {"sessionId", c.session_id}};
+  if (c.title) o["title"] = *c.title;
+  if (c.description) o["description"] = *c.description;
+  if (c.cwd) o["cwd"] = *c.cwd;
+  if (c.cancellable) o["capabilities"] = json::object{{"cancel", json::object{}}};
+  if (c.state == State::Running) o["state"] = json::object{{"state", "running"}};
+  if (c.state == State::Unknown) o["state"] = json::object{{"state", "unknown"}};
+  if (c.state == State::Idle) {
+    json::object idle{{"state", "idle"}, {"stopReason", c.stop_reason}};
+    if (c.stop_reason == "error") idle["error"] = json::object{{"code", -32603}, {"message", c.error}};
+    o["state"] = std::move(idle);
+  }
+  // The schema has no field for the tool call that started the child; clients bind it from here.
+  if (c.tool_call_id) o["_meta"] = json::object{{"openvaala", json::object{{"toolCallId", *c.tool_call_id}}}};
+  return o;
+}
+
 }  // namespace
 
 json::object encode_tool_call(const std::string& id, const ToolCallFields& f) {
@@ -104,6 +124,7 @@ json::object encode_update(const SessionEvent& event) {
             if (!t.updated_at.empty()) o["updatedAt"] = t.updated_at;
             return o;
           },
+          [](const SubagentChanged& c) { return subagent_update(c); },
       },
       event);
 }

@@ -180,6 +180,45 @@ std::vector<PlanEntry> plan_from(const json::array& a) {
   return out;
 }
 
+// ---- Sub-agent sessions: {"sessionId", "title"?, "description"?, "cwd"?, "toolCallId"?,
+// "cancellable"?, "state"?: "running" | "idle" | "unknown", "stopReason"?, "error"?} ----
+
+constexpr std::pair<SubagentChanged::State, const char*> kSubagentStates[] = {
+    {SubagentChanged::State::Running, "running"},
+    {SubagentChanged::State::Idle, "idle"},
+    {SubagentChanged::State::Unknown, "unknown"}};
+
+void subagent_to_json(const SubagentChanged& c, json::object& o) {
+  o["sessionId"] = c.session_id;
+  const std::pair<const char*, const std::optional<std::string>*> texts[] = {
+      {"title", &c.title}, {"description", &c.description}, {"cwd", &c.cwd}, {"toolCallId", &c.tool_call_id}};
+  for (auto [key, v] : texts)
+    if (*v) o[key] = **v;
+  if (c.cancellable) o["cancellable"] = true;
+  for (auto [state, name] : kSubagentStates)
+    if (c.state == state) o["state"] = name;
+  if (!c.stop_reason.empty()) o["stopReason"] = c.stop_reason;
+  if (!c.error.empty()) o["error"] = c.error;
+}
+
+SubagentChanged subagent_from_json(const json::object& o) {
+  SubagentChanged c;
+  c.session_id = str(o, "sessionId", true);
+  c.title = opt_str(o, "title");
+  c.description = opt_str(o, "description");
+  c.cwd = opt_str(o, "cwd");
+  c.tool_call_id = opt_str(o, "toolCallId");
+  if (const json::value* v = field(o, "cancellable")) c.cancellable = v->is_bool() && v->get_bool();
+  if (auto state = opt_str(o, "state")) {
+    for (auto [s, name] : kSubagentStates)
+      if (*state == name) c.state = s;
+    if (c.state == SubagentChanged::State::Unchanged) bad("unknown sub-agent state \"" + *state + "\"");
+  }
+  c.stop_reason = str(o, "stopReason");
+  c.error = str(o, "error");
+  return c;
+}
+
 }  // namespace
 
 json::object message_to_json(const Message& m) {
@@ -249,6 +288,7 @@ const char* record_type(const RecordBody& body) {
                         [](const Compaction&) { return "compaction"; },
                         [](const TurnEnd&) { return "turn_end"; },
                         [](const PlanUpdate&) { return "plan"; },
+                        [](const SubagentRecord&) { return "subagent"; },
                     },
                     body);
 }
@@ -264,6 +304,7 @@ json::object to_json(const Record& r) {
                    o["cwd"] = h.cwd;
                    o["agent"] = h.agent;
                    o["mode"] = h.mode;
+                   if (!h.parent.empty()) o["parent"] = h.parent;
                  },
                  [&](const UserMessage& u) {
                    o["message"] = message_to_json(u.message);
@@ -295,6 +336,7 @@ json::object to_json(const Record& r) {
                  },
                  [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
                  [&](const PlanUpdate& p) { o["entries"] = plan_json(p.entries); },
+                 [&](const SubagentRecord& r) { subagent_to_json(r.change, o); },
              },
              r.body);
   return o;
@@ -305,7 +347,7 @@ Record record_from_json(const json::object& o) {
   const std::string type = str(o, "type", true);
   r.time = str(o, "t");
   if (type == "header") {
-    r.body = Header{str(o, "id", true), str(o, "cwd", true), str(o, "agent"), str(o, "mode")};
+    r.body = Header{str(o, "id", true), str(o, "cwd", true), str(o, "agent"), str(o, "mode"), str(o, "parent")};
   } else if (type == "user") {
     UserMessage u{expect_role(message_from_json(obj(o, "message")), Message::Role::User), {}};
     if (auto p = opt_arr(o, "prompt")) u.prompt = std::move(*p);
@@ -347,6 +389,8 @@ Record record_from_json(const json::object& o) {
     auto entries = opt_arr(o, "entries");
     if (!entries) bad("plan record without \"entries\"");
     r.body = PlanUpdate{plan_from(*entries)};
+  } else if (type == "subagent") {
+    r.body = SubagentRecord{subagent_from_json(o)};
   } else {
     bad("unknown record type \"" + type + "\"");
   }

@@ -82,6 +82,7 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
   bool have_header = false;
   bool title_explicit = false;
   std::map<std::string, std::size_t> tool_index;  // toolCallId -> index in s.replay
+  std::set<std::string> running_children;        // sub-agent sessions announced and not ended
   std::size_t line_no = 0;
 
   json::parser parser;
@@ -132,6 +133,7 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.cwd = std::move(r.cwd);
             s.agent = std::move(r.agent);
             s.mode = std::move(r.mode);
+            s.parent = std::move(r.parent);
             s.created_at = rec.time;
           } else if constexpr (std::is_same_v<T, UserMessage>) {
             s.interrupted = true;
@@ -201,6 +203,11 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
           } else if constexpr (std::is_same_v<T, PlanUpdate>) {
             if (!opt.conversation) return;
             s.replay.push_back(PlanShown{std::move(r.entries)});
+          } else if constexpr (std::is_same_v<T, SubagentRecord>) {
+            if (!opt.conversation) return;
+            if (r.change.state == SubagentChanged::State::Running) running_children.insert(r.change.session_id);
+            else if (r.change.state != SubagentChanged::State::Unchanged) running_children.erase(r.change.session_id);
+            s.replay.push_back(std::move(r.change));
           }
         },
         rec.body);
@@ -208,6 +215,13 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
   if (!have_header) note("no header record: cwd, agent and mode are unknown");
   if (opt.conversation) {
     repair_tool_results(s);
+    // A sub-agent still running when the log ends stopped with the server: its outcome is unknown.
+    for (const auto& child : running_children) {
+      SubagentChanged ended;
+      ended.session_id = child;
+      ended.state = SubagentChanged::State::Unknown;
+      s.replay.push_back(std::move(ended));
+    }
     // No tool call is running once the session is loaded: one without a final status failed.
     for (auto& event : s.replay) {
       auto* call = std::get_if<ToolCallBegin>(&event);

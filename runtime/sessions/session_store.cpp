@@ -160,6 +160,7 @@ SessionWriter SessionStore::open(std::string_view id) {
   SessionWriter w(file, meta_of(id), std::string(id));
   LoadedSession s = load_text(id, *text, {.conversation = false});
   w.cwd_ = s.cwd;
+  w.parent_ = s.parent;
   w.title_ = s.title;
   w.created_at_ = s.created_at;
   w.updated_at_ = s.updated_at;
@@ -209,6 +210,8 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
         const json::value* c = o.if_contains("cwd");
         const json::value* t = o.if_contains("title");
         const json::value* u = o.if_contains("updatedAt");
+        const json::value* parent = o.if_contains("parent");
+        sum.parent = parent && parent->is_string() && !parent->get_string().empty();
         if (size && size->is_int64() && size->get_int64() == st.st_size && c && c->is_string() && t &&
             t->is_string() && u && u->is_string()) {
           sum.cwd = std::string(c->get_string());
@@ -225,8 +228,10 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
       sum.cwd = std::move(s.cwd);
       sum.title = std::move(s.title);
       sum.updated_at = std::move(s.updated_at);
+      sum.parent = !s.parent.empty();
     }
     if (sum.cwd.empty()) continue;  // no header: SessionInfo needs a cwd
+    if (sum.parent) continue;       // a sub-agent's session: shown through its parent
     sum.updated_ms = parse_iso8601(sum.updated_at).value_or(static_cast<std::int64_t>(st.st_mtime) * 1000);
     if (sum.updated_at.empty()) sum.updated_at = iso8601(sum.updated_ms);
     if (want && normal_cwd(sum.cwd) != *want) continue;
@@ -248,6 +253,36 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
   if (n < remaining && !page.sessions.empty())
     page.next_cursor = encode_cursor(page.sessions.back().updated_ms, page.sessions.back().id);
   return page;
+}
+
+bool SessionStore::fork(std::string_view source, Header header, std::optional<std::uint64_t> limit,
+                        const std::vector<RecordBody>& tail) {
+  if (!valid_session_id(source)) return false;
+  const std::optional<std::string> text = support::read_file(file_of(source));
+  if (!text) return false;
+  std::string_view records(*text);
+  if (limit && *limit < records.size()) records = records.substr(0, *limit);
+  records = records.substr(0, records.rfind('\n') + 1);  // whole lines only (none: npos + 1 = 0)
+  // The writer puts the header first: it is replaced, the rest is copied as written.
+  const std::size_t first_end = records.find('\n') + 1;
+  LoadedSession first = load_text(source, records.substr(0, first_end), {.conversation = false});
+  if (!first.cwd.empty()) {
+    header.agent = first.agent;
+    header.mode = first.mode;
+    records.remove_prefix(first_end);
+  }
+  SessionWriter w = create(header);
+  {
+    std::lock_guard lock(*w.mu_);
+    if (!records.empty()) w.write_line_locked(std::string(records));
+    // The title and times the sidecar shows: the copied records', and this session's creation.
+    LoadedSession copied = load_text(header.id, records, {.conversation = false});
+    w.title_ = copied.title;
+    w.title_explicit_ = !copied.title.empty();
+  }
+  for (const auto& r : tail) w.append(r);
+  w.turn_boundary();
+  return true;
 }
 
 bool SessionStore::remove(std::string_view id) {

@@ -31,13 +31,16 @@ namespace fs = std::filesystem;
 
 // ---- Records (one per line: {"type": ..., "t": "<ISO 8601 UTC>", ...fields}) ----
 
-// First line of every file.  {"type":"header","v":1,"id","cwd","agent","mode"}; its "t" is the
-// creation time.
+// First line of every file.  {"type":"header","v":1,"id","cwd","agent","mode","parent"?}; its "t" is
+// the creation time.
 struct Header {
   std::string id;
   std::string cwd;
   std::string agent;
   std::string mode;  // a mode id (runtime::mode_id), kept as text
+  // A sub-agent's session: the session whose spawn_agent call started it (empty otherwise).
+  // Such sessions are not listed: the editor reaches them through their parent.
+  std::string parent;
 };
 
 // A user prompt as given to the model.  `prompt` optionally keeps the ACP ContentBlocks the
@@ -110,8 +113,15 @@ struct PlanUpdate {
   std::vector<PlanEntry> entries;
 };
 
+// A sub-agent that ran as a session of its own (see SubagentChanged): its announcement and its
+// end, replayed on the parent's session by session/load.
+struct SubagentRecord {
+  SubagentChanged change;
+};
+
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
-                                AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd, PlanUpdate>;
+                                AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
+                                PlanUpdate, SubagentRecord>;
 
 struct Record {
   RecordBody body;
@@ -119,7 +129,7 @@ struct Record {
 };
 
 // The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
-// "agent", "title", "usage", "compaction", "turn_end", "plan").
+// "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent").
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);
@@ -147,6 +157,7 @@ struct LoadedSession {
   std::string cwd;
   std::string agent;
   std::string mode;
+  std::string parent;      // a sub-agent's session: its parent's id
   std::string model;       // the last model picked in the editor; empty: none was
   std::string reasoning_effort;  // the last thought level picked; empty: the model's default
   std::string title;       // the title record, else from the first user message, else ""
@@ -157,7 +168,8 @@ struct LoadedSession {
   // result (the server died mid-step) get an error result so the next request is well formed.
   std::vector<Message> conversation;
   // What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
-  // calls (each in its final state), plans and compaction notices.
+  // calls (each in its final state), plans, compaction notices and sub-agent sessions (one
+  // still running when the log ends gets state Unknown: it stopped with the server).
   std::vector<SessionEvent> replay;
   Usage usage_total;
   std::optional<Usage> last_usage;
@@ -176,6 +188,7 @@ struct SessionSummary {
   std::string title;  // may be empty: no user message yet
   std::string updated_at;
   std::int64_t updated_ms = 0;
+  bool parent = false;  // a sub-agent's session
 };
 
 struct ListPage {
@@ -219,6 +232,14 @@ class SessionStore {
   ListPage list(const std::optional<std::string>& cwd = std::nullopt,
                 const std::optional<std::string>& cursor = std::nullopt, std::size_t page_size = 50) const;
 
+  // A new session `header.id` holding a copy of session `source`'s records (session/fork): every
+  // line after the source's header, only the first `limit` bytes of its file when given (a turn
+  // in flight: what came before it), then `tail`.  The header's agent and mode are the source's
+  // (its records change them as they did in the source).  false: no such source.  Throws like
+  // `create`.
+  bool fork(std::string_view source, Header header, std::optional<std::uint64_t> limit,
+            const std::vector<RecordBody>& tail);
+
   // Deletes the session's files.  Idempotent; returns whether something was removed.
   bool remove(std::string_view id);
 
@@ -241,6 +262,7 @@ class SessionWriter {
   // appending the first prompt, what a session_info_update would carry.
   std::string title() const;
   std::string updated_at() const;  // time of the last record appended
+  std::uint64_t size() const;      // bytes in the file now
 
   // Writes the record as one line now (one write(2), O_APPEND).  Throws std::system_error.
   void append(Record record);
@@ -259,7 +281,7 @@ class SessionWriter {
   fs::path file_, meta_;
   std::string id_;
   // What the sidecar says.
-  std::string cwd_, title_, created_at_, updated_at_;
+  std::string cwd_, parent_, title_, created_at_, updated_at_;
   bool title_explicit_ = false;
   bool torn_ = false;  // a failed write left part of a line that could not be cut off
 };

@@ -41,6 +41,7 @@ SessionWriter::SessionWriter(SessionWriter&& o) noexcept
       meta_(std::move(o.meta_)),
       id_(std::move(o.id_)),
       cwd_(std::move(o.cwd_)),
+      parent_(std::move(o.parent_)),
       title_(std::move(o.title_)),
       created_at_(std::move(o.created_at_)),
       updated_at_(std::move(o.updated_at_)),
@@ -56,6 +57,7 @@ SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
     meta_ = std::move(o.meta_);
     id_ = std::move(o.id_);
     cwd_ = std::move(o.cwd_);
+    parent_ = std::move(o.parent_);
     title_ = std::move(o.title_);
     created_at_ = std::move(o.created_at_);
     updated_at_ = std::move(o.updated_at_);
@@ -77,6 +79,13 @@ std::string SessionWriter::title() const {
 std::string SessionWriter::updated_at() const {
   std::lock_guard lock(*mu_);
   return updated_at_;
+}
+
+std::uint64_t SessionWriter::size() const {
+  std::lock_guard lock(*mu_);
+  struct stat st {};
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0) throw_errno("stat " + file_.string());
+  return static_cast<std::uint64_t>(st.st_size);
 }
 
 void SessionWriter::write_line_locked(const std::string& line) {
@@ -108,6 +117,7 @@ void SessionWriter::append(Record record) {
   updated_at_ = record.time;
   if (const auto* h = std::get_if<Header>(&record.body)) {
     cwd_ = h->cwd;
+    parent_ = h->parent;
     created_at_ = record.time;
   } else if (const auto* u = std::get_if<UserMessage>(&record.body)) {
     if (!title_explicit_ && title_.empty()) title_ = detail::user_title(*u);
@@ -127,13 +137,14 @@ void SessionWriter::turn_boundary() {
 void SessionWriter::write_meta_locked() {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw_errno("stat " + file_.string());
-  const json::object meta{{"v", 1},
-                          {"id", id_},
-                          {"cwd", cwd_},
-                          {"title", title_},
-                          {"createdAt", created_at_},
-                          {"updatedAt", updated_at_},
-                          {"size", static_cast<std::int64_t>(st.st_size)}};
+  json::object meta{{"v", 1},
+                    {"id", id_},
+                    {"cwd", cwd_},
+                    {"title", title_},
+                    {"createdAt", created_at_},
+                    {"updatedAt", updated_at_},
+                    {"size", static_cast<std::int64_t>(st.st_size)}};
+  if (!parent_.empty()) meta["parent"] = parent_;
   // Through the one atomic writer: `list` never reads half a sidecar.
   support::write_file_atomically(meta_, json::serialize(meta) + "\n", 0600);
 }

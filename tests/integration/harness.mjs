@@ -23,6 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
+import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 
 export { startFakeModel } from "../fake-model/fake-model-server.mjs";
 
@@ -213,6 +214,11 @@ export class AcpSchemaValidator {
     // method -> { request, response, notification } def names, stable first, unstable for the rest
     this.index = { stable: this.#buildIndex(this.schemas["acp-stable"]), unstable: this.#buildIndex(this.schemas["acp-unstable"]) };
     this.cache = new Map();
+    // session/update kinds of the stable schema; the others (subagent_update…) are checked against
+    // the unstable one, which the agent uses only when the client advertised them.
+    this.stableUpdateKinds = new Set(
+      this.schemas["acp-stable"].$defs.SessionUpdate.oneOf.map((v) => v.properties?.sessionUpdate?.const),
+    );
   }
 
   #buildIndex(schema) {
@@ -266,10 +272,14 @@ export class AcpSchemaValidator {
       const kind = hasId ? "request" : "notification";
       if (Object.hasOwn(msg, "result") || Object.hasOwn(msg, "error")) problems.push(`${kind} ${msg.method} also carries result/error`);
       if (hasId && msg.id === null) problems.push(`request ${msg.method} has id null`);
-      const def = this.lookup(msg.method, kind);
+      let def = this.lookup(msg.method, kind);
       if (!def) {
         if (!msg.method.startsWith("_")) problems.push(`agent sent unknown ${kind} method "${msg.method}"`);
         return problems;
+      }
+      const updateKind = msg.method === "session/update" ? msg.params?.update?.sessionUpdate : undefined;
+      if (updateKind !== undefined && !this.stableUpdateKinds.has(updateKind)) {
+        def = { schemaId: "acp-unstable", ...this.index.unstable[msg.method][kind] };
       }
       if (def.side === "agent") problems.push(`agent sent ${kind} "${msg.method}", which only the client may send (x-side agent)`);
       const err = this.validateDef(def.schemaId, def.name, msg.params);
@@ -531,6 +541,8 @@ export const DEFAULT_CLIENT_CAPABILITIES = Object.freeze({
  *   onRequest(method, params)  fallback for other client requests (default: method not found)
  *   onUpdate(params)     called for every session/update as it arrives (after it is recorded)
  *   echoStderr           pipe the agent's stderr to ours (also env OPENVAALA_TEST_STDERR=1)
+ *   unstableSdk          the SDK's unstable client, which parses unstable messages (subagent_update…)
+ *                        instead of dropping them
  */
 export async function startAgent(opts = {}) {
   const {
@@ -547,7 +559,9 @@ export async function startAgent(opts = {}) {
     onRequest = null,
     onUpdate = null,
     echoStderr = !!process.env.OPENVAALA_TEST_STDERR,
+    unstableSdk = false,
   } = opts;
+  const sdk = unstableSdk ? acpUnstable : acp;
 
   const child = spawn(bin, args, {
     cwd,
@@ -688,37 +702,37 @@ export async function startAgent(opts = {}) {
     },
   };
 
-  const app = acp
+  const app = sdk
     .client({ name: "openvaala-integration-tests" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
+    .onNotification(sdk.methods.client.session.update, ({ params }) => {
       updates.push(params);
       for (const w of updateWaiters) w();
       if (onUpdate) onUpdate(params);
     })
     .onNotification("*", () => {})
-    .onRequest(acp.methods.client.session.requestPermission, (ctx) =>
+    .onRequest(sdk.methods.client.session.requestPermission, (ctx) =>
       handle("session/request_permission", ctx.params, ctx, defaults.permission))
-    .onRequest(acp.methods.client.fs.readTextFile, (ctx) =>
+    .onRequest(sdk.methods.client.fs.readTextFile, (ctx) =>
       handle("fs/read_text_file", ctx.params, ctx, onFsRead ?? defaults.fsRead))
-    .onRequest(acp.methods.client.fs.writeTextFile, (ctx) =>
+    .onRequest(sdk.methods.client.fs.writeTextFile, (ctx) =>
       handle("fs/write_text_file", ctx.params, ctx, onFsWrite ?? defaults.fsWrite))
-    .onRequest(acp.methods.client.terminal.create, (ctx) =>
+    .onRequest(sdk.methods.client.terminal.create, (ctx) =>
       handle("terminal/create", ctx.params, ctx, onTerminal.create ?? defaults.terminalCreate))
-    .onRequest(acp.methods.client.terminal.output, (ctx) =>
+    .onRequest(sdk.methods.client.terminal.output, (ctx) =>
       handle("terminal/output", ctx.params, ctx, onTerminal.output ?? defaults.terminalOutput))
-    .onRequest(acp.methods.client.terminal.waitForExit, (ctx) =>
+    .onRequest(sdk.methods.client.terminal.waitForExit, (ctx) =>
       handle("terminal/wait_for_exit", ctx.params, ctx, onTerminal.waitForExit ?? defaults.terminalWait))
-    .onRequest(acp.methods.client.terminal.kill, (ctx) =>
+    .onRequest(sdk.methods.client.terminal.kill, (ctx) =>
       handle("terminal/kill", ctx.params, ctx, onTerminal.kill ?? defaults.terminalKill))
-    .onRequest(acp.methods.client.terminal.release, (ctx) =>
+    .onRequest(sdk.methods.client.terminal.release, (ctx) =>
       handle("terminal/release", ctx.params, ctx, onTerminal.release ?? defaults.terminalRelease))
     .onRequest("*", (ctx) =>
       handle(ctx.method, ctx.params, ctx, async (params) => {
         if (onRequest) return onRequest(ctx.method, params, ctx);
-        throw new acp.RequestError(-32601, `Method not found: ${ctx.method}`);
+        throw new sdk.RequestError(-32601, `Method not found: ${ctx.method}`);
       }));
 
-  const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(toSdk));
+  const stream = sdk.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(toSdk));
   const connection = app.connect(stream);
   const agent = connection.agent;
 

@@ -76,6 +76,18 @@ Header header(std::string id, std::string cwd = "/work/project") {
   return Header{std::move(id), std::move(cwd), "build", "default"};
 }
 
+SubagentChanged subagent_started(std::string id) {
+  SubagentChanged c;
+  c.session_id = std::move(id);
+  c.title = "reviewer";
+  c.description = "Check the notes";
+  c.cwd = "/work/project";
+  c.tool_call_id = "call_sub";
+  c.cancellable = true;
+  c.state = SubagentChanged::State::Running;
+  return c;
+}
+
 std::vector<RecordBody> every_record_type() {
   Message u = user("look at this\nsecond line");
   u.images.push_back({"image/png", "iVBORw0KGgo="});
@@ -112,6 +124,7 @@ std::vector<RecordBody> every_record_type() {
       c,
       TurnEnd{"end_turn"},
       PlanUpdate{{{"Read main.cpp", "completed"}}},
+      SubagentRecord{subagent_started("ses_child")},
   };
 }
 
@@ -747,4 +760,108 @@ TEST_F(SessionStoreTest, RemoveIsIdempotent) {
   auto l = store.list();
   ASSERT_EQ(l.sessions.size(), 1u);
   EXPECT_EQ(l.sessions[0].id, "s2");
+}
+
+// ---- Fork ----
+
+TEST_F(SessionStoreTest, AForkCopiesTheSourcesRecordsUnderItsOwnHeaderAndLeavesTheSourceAlone) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(Header{"src", "/p/a", "build", "default"});
+    w.append(ModeChange{"full_auto"});
+    w.append(UserMessage{user("first question"), {}});
+    w.append(AssistantMessage{assistant("first answer")});
+    w.append(TurnEnd{"end_turn"});
+    w.turn_boundary();
+  }
+  const std::string source_before = read(store.file_of("src"));
+  ASSERT_TRUE(store.fork("src", Header{"frk", "/p/b", "", ""}, std::nullopt, {}));
+  EXPECT_EQ(read(store.file_of("src")), source_before) << "the source's journal is untouched";
+
+  auto fork = store.load("frk");
+  ASSERT_TRUE(fork);
+  EXPECT_TRUE(fork->warnings.empty()) << fork->warnings.front();
+  EXPECT_EQ(fork->cwd, "/p/b") << "the fork has the folder it was given";
+  EXPECT_EQ(fork->agent, "build") << "and the source's agent and mode";
+  EXPECT_EQ(fork->mode, "full_auto");
+  ASSERT_EQ(fork->conversation.size(), 2u);
+  EXPECT_EQ(fork->conversation[0].text, "first question");
+  EXPECT_EQ(fork->conversation[1].text, "first answer");
+  EXPECT_EQ(fork->turns, 1);
+  EXPECT_EQ(fork->title, "first question");
+  auto listed = store.list();
+  ASSERT_EQ(listed.sessions.size(), 2u);
+  EXPECT_EQ(listed.sessions[0].id, "frk") << "the fork is the newest";
+  EXPECT_EQ(listed.sessions[0].title, "first question");
+
+  EXPECT_FALSE(store.fork("nobody", Header{"frk2", "/p", "", ""}, std::nullopt, {}));
+  EXPECT_FALSE(store.exists("frk2"));
+}
+
+TEST_F(SessionStoreTest, AForkWithALimitCopiesOnlyTheWholeLinesBeforeItThenTheTail) {
+  SessionStore store(root_);
+  std::uint64_t before_turn = 0;
+  {
+    SessionWriter w = store.create(Header{"src", "/p/a", "build", "default"});
+    w.append(UserMessage{user("committed"), {}});
+    w.append(TurnEnd{"end_turn"});
+    before_turn = w.size();
+    w.append(UserMessage{user("in flight"), {}});
+    w.append(AssistantMessage{assistant("half")});
+  }
+  // A limit inside a line keeps only the lines before it.
+  ASSERT_TRUE(store.fork("src", Header{"frk", "/p/a", "", ""}, before_turn + 5, {ModeChange{"read_only"}}));
+  auto fork = store.load("frk");
+  ASSERT_TRUE(fork);
+  ASSERT_EQ(fork->conversation.size(), 1u);
+  EXPECT_EQ(fork->conversation[0].text, "committed");
+  EXPECT_FALSE(fork->interrupted);
+  EXPECT_EQ(fork->mode, "read_only") << "the tail comes after the copied records";
+  EXPECT_EQ(store.load("src")->conversation.size(), 3u) << "the source keeps its turn in flight";
+}
+
+// ---- Sub-agent sessions ----
+
+TEST_F(SessionStoreTest, ASubAgentsSessionNamesItsParentAndIsNotListed) {
+  SessionStore store(root_);
+  make_session(store, "parent", "/p", "2026-01-01T00:00:01.000Z", "x");
+  {
+    SessionWriter w = store.create(Header{"child", "/p", "reviewer", "default", "parent"});
+    w.append(UserMessage{user("Check the notes"), {}});
+    w.turn_boundary();
+  }
+  auto child = store.load("child");
+  ASSERT_TRUE(child);
+  EXPECT_EQ(child->parent, "parent");
+  auto ids = [&] {
+    std::vector<std::string> out;
+    for (const auto& s : store.list().sessions) out.push_back(s.id);
+    return out;
+  };
+  EXPECT_EQ(ids(), std::vector<std::string>{"parent"});
+  fs::remove(store.meta_of("child"));  // read from the log when there is no sidecar
+  EXPECT_EQ(ids(), std::vector<std::string>{"parent"});
+}
+
+TEST_F(SessionStoreTest, SubAgentSessionsAreReplayedAndOneTheServerLeftRunningEndsUnknown) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("parent"));
+    w.append(SubagentRecord{subagent_started("done")});
+    SubagentChanged end;
+    end.session_id = "done";
+    end.state = SubagentChanged::State::Idle;
+    end.stop_reason = "end_turn";
+    w.append(SubagentRecord{end});
+    w.append(SubagentRecord{subagent_started("orphan")});
+  }
+  auto loaded = store.load("parent");
+  ASSERT_TRUE(loaded);
+  std::vector<std::pair<std::string, SubagentChanged::State>> seen;
+  for (const auto& e : loaded->replay)
+    if (auto* c = std::get_if<SubagentChanged>(&e)) seen.emplace_back(c->session_id, c->state);
+  using S = SubagentChanged::State;
+  const std::vector<std::pair<std::string, S>> expected{
+      {"done", S::Running}, {"done", S::Idle}, {"orphan", S::Running}, {"orphan", S::Unknown}};
+  EXPECT_EQ(seen, expected);
 }

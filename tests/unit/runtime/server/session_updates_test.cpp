@@ -70,3 +70,32 @@ TEST(SessionUpdates, SessionLevelUpdates) {
   EXPECT_EQ(title.at("sessionUpdate"), "session_info_update");
   EXPECT_FALSE(title.contains("updatedAt"));
 }
+
+TEST(SessionUpdates, ASubAgentSessionIsAnnouncedAndEndedAsTheUnstableSchemaSays) {
+  const SubagentChanged hello{.session_id = "ses_child",
+                              .title = "reviewer",
+                              .description = "Check the notes",
+                              .cwd = "/w",
+                              .tool_call_id = "call_sub",
+                              .cancellable = true,
+                              .state = SubagentChanged::State::Running};
+  EXPECT_EQ(encode_update(hello), (json::object{{"sessionUpdate", "subagent_update"},
+                                                {"sessionId", "ses_child"},
+                                                {"title", "reviewer"},
+                                                {"description", "Check the notes"},
+                                                {"cwd", "/w"},
+                                                {"capabilities", json::object{{"cancel", json::object{}}}},
+                                                {"state", json::object{{"state", "running"}}},
+                                                {"_meta", json::object{{"openvaala", json::object{{"toolCallId", "call_sub"}}}}}}));
+  const SubagentChanged failed{
+      .session_id = "ses_child", .state = SubagentChanged::State::Idle, .stop_reason = "error", .error = "model unreachable"};
+  EXPECT_EQ(encode_update(failed),
+            (json::object{{"sessionUpdate", "subagent_update"},
+                          {"sessionId", "ses_child"},
+                          {"state", json::object{{"state", "idle"},
+                                                 {"stopReason", "error"},
+                                                 {"error", json::object{{"code", -32603}, {"message", "model unreachable"}}}}}}))
+      << "only what changed, and the failure as a JSON-RPC error";
+  const SubagentChanged lost{.session_id = "ses_child", .state = SubagentChanged::State::Unknown};
+  EXPECT_EQ(encode_update(lost).at("state"), (json::object{{"state", "unknown"}}));
+}
