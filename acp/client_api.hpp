@@ -16,6 +16,8 @@ struct ClientCapabilities {
   bool fs_write = false;
   bool terminal = false;
   bool auth_terminal = false;  // auth.terminal: the client can run `type: "terminal"` auth methods
+  bool notices = false;        // session.notices: `notice` session updates
+  bool compaction = false;     // session.compaction: `compaction_update` / `compaction_summary_chunk`
 
   static ClientCapabilities from_json(const boost::json::value& caps);
 };

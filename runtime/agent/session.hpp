@@ -12,6 +12,7 @@
 #include "runtime/protocol/tool_env.hpp"
 #include "support/cancellation.hpp"
 #include "runtime/protocol/conversation.hpp"
+#include "runtime/protocol/events.hpp"
 #include "runtime/engine/engine.hpp"
 
 namespace runtime {
@@ -36,6 +37,7 @@ struct Session {
   // The prompt turn in flight, if any; session/cancel fires it.
   support::CancelSourcePtr turn_cancel;
   int turn_count = 0;
+  int compactions = 0;  // started so far (journaled ones counted on load): numbers compaction ids
   // Tokens in the context at the last model response (input + output), for usage_update and
   // compaction; and the totals of the session.
   std::int64_t context_tokens = 0;
@@ -59,6 +61,9 @@ struct Session {
   // Context from hooks (SessionStart) waiting for the next user message.
   std::vector<std::string> pending_context;
   std::shared_ptr<mcp::McpManager> mcp;
+  // False until the editor has the answer to session/new|load|resume: notices wait in held_notices.
+  bool announced = false;
+  std::vector<Notice> held_notices;
   // Everything that happens is appended here as it happens (null when the disk refused).
   std::shared_ptr<sessions::SessionWriter> log;
   // Why the last write to `log` failed, until the end of the turn tells the editor.

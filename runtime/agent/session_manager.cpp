@@ -6,6 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <random>
+#include <utility>
 
 #include "runtime/agent/journal.hpp"
 #include "runtime/hooks/hooks_async.hpp"
@@ -147,6 +148,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   s.total_usage = loaded.usage_total;
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
   s.turn_count = loaded.turns;
+  s.compactions = loaded.compactions;
   s.title_sent = loaded.title;
 }
 
@@ -169,7 +171,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
-  start_mcp(s, std::move(request.editor_servers));
+  start_mcp(session, std::move(request.editor_servers));
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(),
@@ -177,13 +179,31 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   sessions_.emplace(s.id, session);
   // After the reply, so the editor knows the session when the commands arrive.
   boost::asio::post(deps_.executor, [this, sid = s.id] {
-    if (auto it = sessions_.find(sid); it != sessions_.end()) send_commands_if_changed(*it->second);
+    auto it = sessions_.find(sid);
+    if (it == sessions_.end()) return;
+    Session& opened = *it->second;
+    opened.announced = true;
+    for (auto& n : std::exchange(opened.held_notices, {})) deps_.host->emit(sid, std::move(n));
+    send_commands_if_changed(opened);
   });
   co_return session;
 }
 
+namespace {
+Notice mcp_notice(const std::string& server, mcp::ServerState state, const std::string& detail) {
+  const std::string name = "MCP server `" + server + "`";
+  switch (state) {
+    case mcp::ServerState::Failed: return {NoticeSeverity::Error, name + " could not start", detail};
+    case mcp::ServerState::Crashed: return {NoticeSeverity::Warning, name + " crashed", detail};
+    case mcp::ServerState::Ready: return {NoticeSeverity::Info, name + " restarted", detail};
+    default: return {NoticeSeverity::Info, name + ": " + mcp::state_name(state), detail};
+  }
+}
+}  // namespace
+
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
-void SessionManager::start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+void SessionManager::start_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+  Session& s = *session;
   std::vector<bridge::mcp::ServerSpec> specs;
   for (const auto& c : s.view.mcp_servers) specs.push_back(mcp::spec_from_config(c, s.cwd));
   for (auto& e : editor_servers) {
@@ -191,9 +211,16 @@ void SessionManager::start_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> 
     specs.push_back(std::move(e));
   }
   mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr};
-  deps.on_server_event = [this, sid = s.id](const std::string& server, const std::string& message) {
-    spdlog::warn("MCP server {}: {}", server, message);
-    if (sessions_.count(sid)) deps_.host->emit(sid, Notice{"MCP server `" + server + "`: " + message});
+  // A server that fails while session/new is still being answered is told once the editor knows the session.
+  deps.on_server_event = [this, weak = std::weak_ptr<Session>(session)](const std::string& server, mcp::ServerState state,
+                                                                       const std::string& detail) {
+    spdlog::warn("MCP server {}: {} {}", server, mcp::state_name(state), detail);
+    auto s = weak.lock();
+    if (!s) return;
+    if (!s->announced)
+      s->held_notices.push_back(mcp_notice(server, state, detail));
+    else if (sessions_.count(s->id))
+      deps_.host->emit(s->id, mcp_notice(server, state, detail));
   };
   s.mcp = std::make_shared<mcp::McpManager>(std::move(deps), std::move(specs));
   s.mcp->start_all();

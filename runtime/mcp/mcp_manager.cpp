@@ -56,9 +56,10 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
     }
   }
 
-  void event(Server& s, const std::string& message) {
-    spdlog::info("mcp {}: {}", s.spec.id, message);
-    if (deps_.on_server_event) deps_.on_server_event(s.spec.id, message);
+  void event(Server& s, const std::string& detail) {
+    spdlog::info("mcp {}: {}{}{}", s.spec.id, s.state == ServerState::Ready ? "restarted" : state_name(s.state),
+                 detail.empty() ? "" : ": ", detail);
+    if (deps_.on_server_event) deps_.on_server_event(s.spec.id, s.state, detail);
   }
 
   // Connects and lists the tools; state ends Ready or Failed.
@@ -94,7 +95,7 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
         if (!srv || !me || srv->generation != gen || srv->state == ServerState::Closed) return;
         srv->state = ServerState::Crashed;
         srv->error = reason;
-        me->event(*srv, "crashed: " + reason + " (it will be restarted on next use)");
+        me->event(*srv, reason + " (it will be restarted on next use)");
       };
       auto client = std::make_shared<Client>(deps_.executor, std::move(transport), std::move(opts));
       s->client = client;
@@ -105,14 +106,14 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
       s->state = ServerState::Ready;
       spdlog::info("mcp {}: {} ({}), {} tools", s->spec.id, restart ? "restarted" : "ready", client->describe(),
                    s->tools.size());
-      if (restart) event(*s, "restarted");
+      if (restart) event(*s, "");
     } catch (const std::exception& e) {
       if (s->generation == gen && s->state != ServerState::Closed) {
         s->state = ServerState::Failed;
         s->error = e.what();
         if (s->client) s->client->kill_now();
         s->client.reset();
-        event(*s, std::string("could not start (") + bridge::mcp::transport_name(s->spec.transport) + "): " + e.what());
+        event(*s, std::string(bridge::mcp::transport_name(s->spec.transport)) + ": " + e.what());
       }
     }
     s->started.cancel();

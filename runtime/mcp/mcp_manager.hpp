@@ -50,8 +50,9 @@ class McpManager {
     boost::asio::any_io_executor executor;
     bridge::mcp::TransportDeps tunnel;               // for servers the editor runs (MCP over its connection)
     std::vector<std::filesystem::path> roots;        // the session's folders (roots/list)
-    // A server failed to start, crashed or came back; for the editor log / a session update.
-    std::function<void(const std::string& server_id, const std::string& message)> on_server_event;
+    // A server failed to start (state Failed), crashed (Crashed) or came back after a crash
+    // (Ready); `detail` says why (empty for Ready). For the log and the editor's notices.
+    std::function<void(const std::string& server_id, ServerState state, const std::string& detail)> on_server_event;
   };
 
   McpManager(Deps deps, std::vector<bridge::mcp::ServerSpec> servers);
