@@ -93,9 +93,11 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
         auto srv = weak.lock();
         auto me = weak_self.lock();
         if (!srv || !me || srv->generation != gen || srv->state == ServerState::Closed) return;
+        const bool was_ready = srv->state == ServerState::Ready;
         srv->state = ServerState::Crashed;
         srv->error = reason;
-        me->event(*srv, reason + " (it will be restarted on next use)");
+        // Closed while starting: start() reports it once, as a server that could not start.
+        if (was_ready) me->event(*srv, reason + " (it will be restarted on next use)");
       };
       auto client = std::make_shared<Client>(deps_.executor, std::move(transport), std::move(opts));
       s->client = client;
