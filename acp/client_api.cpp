@@ -23,6 +23,11 @@ ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
   c.terminal = bool_at(o, "terminal");
   if (auto* auth = obj_at(o, "auth")) c.auth_terminal = bool_at(*auth, "terminal");
   c.subagents = obj_at(o, "subagents") != nullptr;
+  // `{}` advertises the view; omitted, null or anything else does not.
+  if (auto* session = obj_at(o, "session")) {
+    c.notices = obj_at(*session, "notices") != nullptr;
+    c.compaction = obj_at(*session, "compaction") != nullptr;
+  }
   return c;
 }
 

@@ -17,6 +17,8 @@ struct ClientCapabilities {
   bool terminal = false;
   bool auth_terminal = false;  // auth.terminal: the client can run `type: "terminal"` auth methods
   bool subagents = false;      // subagents (unstable): sub-agents as sessions of their own
+  bool notices = false;        // session.notices: `notice` session updates
+  bool compaction = false;     // session.compaction: `compaction_update` / `compaction_summary_chunk`
 
   static ClientCapabilities from_json(const boost::json::value& caps);
 };

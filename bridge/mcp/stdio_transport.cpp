@@ -306,6 +306,12 @@ class StdioTransport : public Transport {
       co_await t.async_wait(kTuple);
       if (stopped_) co_return;
     }
+    // Its last words on stderr say why it left; they may still be in the pipe (bounded: a
+    // grandchild may hold stderr open).
+    for (int i = 0; i < 20 && !stderr_done_ && !stopped_; ++i) {
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(kTuple);
+    }
     if (!last_stderr_.empty()) reason += " (stderr: " + last_stderr_ + ")";
     if (stopped_) co_return;
     auto handlers = std::move(handlers_);
@@ -330,6 +336,7 @@ class StdioTransport : public Transport {
         last_stderr_ = line.substr(0, 300);
       }
     }
+    stderr_done_ = true;
   }
 
   asio::any_io_executor ex_;
@@ -343,6 +350,7 @@ class StdioTransport : public Transport {
   pid_t pid_ = -1;
   bool stopped_ = false;
   std::string last_stderr_;
+  bool stderr_done_ = false;
 };
 
 }  // namespace

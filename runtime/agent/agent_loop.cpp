@@ -75,8 +75,9 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
   // Backpressure: no more of the model's stream is read until the editor has read what we sent.
   t.callbacks.wait_for_consumer = [&host, &t] { return host.wait_for_editor(t.request); };
   t.callbacks.on_retry = [&host, sid](int attempt, int max_attempts, const std::string& why) {
-    host.emit(sid, Notice{"The model request failed (" + why + "); retrying " + std::to_string(attempt) + "/" +
-                          std::to_string(max_attempts) + "…"});
+    host.emit(sid, Notice{NoticeSeverity::Warning,
+                          "The model request failed, retrying " + std::to_string(attempt) + "/" + std::to_string(max_attempts),
+                          why});
   };
   for (int request = 0;; ++request) {
     if (cancel.cancelled()) co_return StopReason::Cancelled;
@@ -145,7 +146,8 @@ std::string_view AgentLoop::within_answer_limit(Turn& t, std::string_view text) 
 StopReason AgentLoop::cut_answer(Turn& t) {
   spdlog::warn("the model's answer went past {} bytes: cut off, the turn ends", kMaxAnswerBytes);
   keep_partial_answer(t, kCutOffMark);
-  host().emit(t.session.id, Notice{"The model's answer was cut off: it exceeded the 8 MiB limit for one message."});
+  notify(host(), t.session, NoticeSeverity::Warning, "The model's answer was cut off",
+         "It exceeded the 8 MiB limit for one message; the turn ended there.");
   return StopReason::MaxTokens;
 }
 

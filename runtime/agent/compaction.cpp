@@ -35,32 +35,47 @@ bool AgentLoop::needs_compaction(const Session& session, const providers::Model&
 boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Model& model, const TurnSettings& settings,
                                                 support::CancelSource& cancel) {
   if (session.history.empty()) co_return false;
-  notify(host(), session, "Compacting the conversation: the model is summarising it to free context.");
+  const std::string id = "compaction-" + std::to_string(++session.compactions);
+  auto& host = hooks_.host();
+  const std::string sid = session.id;
+  auto ended = [&](CompactionStatus status, std::string error) {
+    host.emit(sid, CompactionProgress{id, status, std::nullopt, std::move(error), 0});
+  };
+  host.emit(sid, CompactionProgress{id, CompactionStatus::InProgress, std::nullopt, {}, 0});
   std::vector<Message> request_history = session.history;
   Message ask;
   ask.role = Message::Role::User;
   ask.text = kSummaryRequest;
   request_history.push_back(std::move(ask));
   providers::ModelRequest req{model.model().model, settings.system_prompt, &request_history, {}, {}};
-  providers::StreamCallbacks silent{[](std::string_view) {}, [](std::string_view) {}, nullptr};
+  // The summary streams to the editor's compaction view (if it has one), never into the chat.
+  providers::StreamCallbacks callbacks{
+      [&host, &id, &sid](std::string_view text) { host.emit(sid, CompactionSummaryDelta{id, std::string(text)}); },
+      [](std::string_view) {}, nullptr};
   providers::ModelResponse response;
   try {
-    response = co_await model.stream(req, silent, &cancel);
+    response = co_await model.stream(req, callbacks, &cancel);
   } catch (const providers::ModelError& e) {
-    if (!cancel.cancelled()) notify(host(), session, std::string("Compaction failed, the conversation is unchanged: ") + e.what());
+    if (cancel.cancelled())
+      ended(CompactionStatus::Cancelled, {});
+    else
+      ended(CompactionStatus::Failed, e.what());
     co_return false;
   }
-  if (response.text.empty()) co_return false;
+  if (response.text.empty()) {
+    ended(CompactionStatus::Failed, "the model answered with no summary");
+    co_return false;
+  }
   Message summary;
   summary.role = Message::Role::User;
   summary.text = "This conversation was compacted. Summary of everything before this point:\n\n" + response.text;
   if (auto deeper = deeper_agents_md(session); !deeper.empty()) summary.text += "\n\n" + engine::agents_md_prompt(deeper);
   const auto before = session.history.size();
   session.history.clear();
-  record(session, sessions::Compaction{response.text, {summary}, 0});
+  record(session, sessions::Compaction{response.text, {summary}, 0, id});
   session.history.push_back(std::move(summary));
   session.context_tokens = response.usage.output_tokens;
-  notify(host(), session, "Compacted " + std::to_string(before) + " messages into a summary.");
+  host.emit(sid, CompactionProgress{id, CompactionStatus::Completed, std::nullopt, {}, before});
   co_return true;
 }
 

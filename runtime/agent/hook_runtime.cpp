@@ -19,7 +19,10 @@ std::string decided_by(const hooks::HookOutcome& outcome) {
   return outcome.decided_by_label ? " (" + *outcome.decided_by_label + ")" : std::string();
 }
 
-void notify(EditorHost& host, const Session& session, std::string text) { host.emit(session.id, Notice{std::move(text)}); }
+void notify(EditorHost& host, const Session& session, NoticeSeverity severity, std::string title,
+            std::string description) {
+  host.emit(session.id, Notice{severity, std::move(title), std::move(description)});
+}
 
 boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& session,
                                                              std::shared_ptr<const hooks::HookSet> set,
@@ -27,8 +30,12 @@ boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& sess
                                                              support::CancelSource* cancel) {
   if (!set || !set->has(event)) co_return hooks::HookOutcome{};
   auto outcome = co_await hooks::run_hooks_async(pool_, std::move(set), event, std::move(input), cancel);
-  for (const auto& m : outcome.system_messages) notify(host_, session, m);
-  for (const auto& e : outcome.errors) notify(host_, session, "Hook error: " + e.to_string());
+  // A hook's systemMessage is free text for the user: the notice names the event, the text is the detail.
+  for (const auto& m : outcome.system_messages)
+    notify(host_, session, NoticeSeverity::Info, "Message from a " + std::string(hooks::to_string(event)) + " hook", m);
+  for (const auto& e : outcome.errors)
+    notify(host_, session, NoticeSeverity::Warning, "A " + std::string(hooks::to_string(event)) + " hook failed",
+           e.to_string());
   co_return outcome;
 }
 

@@ -26,8 +26,9 @@ hooks::HookInput hook_input(const Session& session, const TurnScope& scope);
 // " (<label of the hook that decided>)", or "" when no hook is named.
 std::string decided_by(const hooks::HookOutcome& outcome);
 
-// Shows text to the user only (never to the model).
-void notify(EditorHost& host, const Session& session, std::string text);
+// Shows a notice to the user only (never to the model).
+void notify(EditorHost& host, const Session& session, NoticeSeverity severity, std::string title,
+            std::string description = {});
 
 class HookRuntime {
  public:

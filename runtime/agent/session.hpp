@@ -12,6 +12,7 @@
 #include "runtime/protocol/tool_env.hpp"
 #include "support/cancellation.hpp"
 #include "runtime/protocol/conversation.hpp"
+#include "runtime/protocol/events.hpp"
 #include "runtime/engine/engine.hpp"
 
 namespace runtime {
@@ -40,6 +41,7 @@ struct Session {
   // The journal's size when that turn began: what a fork copies while it runs.
   std::uint64_t journal_before_turn = 0;
   int turn_count = 0;
+  int compactions = 0;  // started so far (journaled ones counted on load): numbers compaction ids
   // Tokens in the context at the last model response (input + output), for usage_update and
   // compaction; and the totals of the session.
   std::int64_t context_tokens = 0;
@@ -63,6 +65,9 @@ struct Session {
   // Context from hooks (SessionStart) waiting for the next user message.
   std::vector<std::string> pending_context;
   std::shared_ptr<mcp::McpManager> mcp;
+  // False until the editor has the answer to session/new|load|resume: notices wait in held_notices.
+  bool announced = false;
+  std::vector<Notice> held_notices;
   // Everything that happens is appended here as it happens (null when the disk refused).
   std::shared_ptr<sessions::SessionWriter> log;
   // Why the last write to `log` failed, until the end of the turn tells the editor.

@@ -6,6 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <random>
+#include <utility>
 
 #include "runtime/agent/journal.hpp"
 #include "runtime/hooks/hooks_async.hpp"
@@ -148,6 +149,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   s.total_usage = loaded.usage_total;
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
   s.turn_count = loaded.turns;
+  s.compactions = loaded.compactions;
   s.title_sent = loaded.title;
 }
 
@@ -170,7 +172,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
-  make_mcp(s, std::move(request.editor_servers));
+  make_mcp(session, std::move(request.editor_servers));
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
@@ -181,8 +183,11 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   boost::asio::post(deps_.executor, [this, sid = s.id] {
     auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
-    send_commands_if_changed(*it->second);
-    if (auto mcp = it->second->mcp) mcp->start_all();
+    Session& opened = *it->second;
+    opened.announced = true;
+    for (auto& n : std::exchange(opened.held_notices, {})) deps_.host->emit(sid, std::move(n));
+    send_commands_if_changed(opened);
+    if (auto mcp = opened.mcp) mcp->start_all();
   });
   co_return session;
 }
@@ -222,17 +227,37 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::fork(OpenReques
   std::rethrow_exception(failed);
 }
 
+namespace {
+Notice mcp_notice(const std::string& server, mcp::ServerState state, const std::string& detail) {
+  const std::string name = "MCP server `" + server + "`";
+  switch (state) {
+    case mcp::ServerState::Failed: return {NoticeSeverity::Error, name + " could not start", detail};
+    case mcp::ServerState::Crashed: return {NoticeSeverity::Warning, name + " crashed", detail};
+    case mcp::ServerState::Ready: return {NoticeSeverity::Info, name + " restarted", detail};
+    default: return {NoticeSeverity::Info, name + ": " + mcp::state_name(state), detail};
+  }
+}
+}  // namespace
+
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
 // Nothing starts here: start_all runs after the reply (see open).
-void SessionManager::make_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+  Session& s = *session;
   std::vector<bridge::mcp::ServerSpec> configured;
   for (const auto& c : s.view.mcp_servers) configured.push_back(mcp::spec_from_config(c, s.cwd));
   for (const auto& e : editor_servers) std::erase_if(configured, [&](const auto& x) { return x.id == e.id; });
   mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr, mcp_servers_};
   deps.tunnel.spawn_pool = deps_.pool;
-  deps.on_server_event = [this, sid = s.id](const std::string& server, const std::string& message) {
-    spdlog::warn("MCP server {}: {}", server, message);
-    if (sessions_.count(sid)) deps_.host->emit(sid, Notice{"MCP server `" + server + "`: " + message});
+  // A server that fails while session/new is still being answered is told once the editor knows the session.
+  deps.on_server_event = [this, weak = std::weak_ptr<Session>(session)](const std::string& server, mcp::ServerState state,
+                                                                       const std::string& detail) {
+    spdlog::warn("MCP server {}: {} {}", server, mcp::state_name(state), detail);
+    auto s = weak.lock();
+    if (!s) return;
+    if (!s->announced)
+      s->held_notices.push_back(mcp_notice(server, state, detail));
+    else if (sessions_.count(s->id))
+      deps_.host->emit(s->id, mcp_notice(server, state, detail));
   };
   s.mcp = std::make_shared<mcp::McpManager>(std::move(deps), std::move(configured), std::move(editor_servers));
 }

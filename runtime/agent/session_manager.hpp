@@ -97,7 +97,7 @@ class SessionManager {
  private:
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
   boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
-  void make_mcp(Session& s, std::vector<bridge::mcp::ServerSpec> editor_servers);
+  void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);

@@ -86,7 +86,7 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
   }
   auto expansion = engine::expand_slash_command(session.view, p.message.text);
   if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
-    notify(loop.host(), session, expansion.error);
+    notify(loop.host(), session, NoticeSeverity::Warning, "Slash command refused", expansion.error);
     co_return StopReason::EndTurn;
   }
   const std::string typed = p.message.text;
@@ -97,8 +97,7 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
     auto outcome = co_await loop.hooks().fire(session, p.hooks, hooks::HookEvent::UserPromptSubmit, std::move(input), &p.cancel);
     if (outcome.blocked || outcome.stop_turn) {
       std::string why = outcome.blocked ? outcome.reason : outcome.stop_reason;
-      notify(loop.host(), session,
-             "Your prompt was blocked by a hook" + decided_by(outcome) + (why.empty() ? std::string(".") : ": " + why));
+      notify(loop.host(), session, NoticeSeverity::Warning, "Your prompt was blocked by a hook" + decided_by(outcome), why);
       co_return StopReason::EndTurn;
     }
     for (const auto& c : outcome.additional_context) session.pending_context.push_back(c);
@@ -139,8 +138,8 @@ void Task::end_turn(Session& session, const char* stop_reason) {
   record_turn_end(session, stop_reason);
   if (!session.log_error.empty()) {
     // The user must know this turn may be missing after a restart, not only the log file.
-    sessions_.host().emit(session.id, Notice{"This turn could not be saved to the session history (" +
-                                             session.log_error + "); after a restart it may be missing."});
+    notify(sessions_.host(), session, NoticeSeverity::Error, "This turn could not be saved to the session history",
+           session.log_error + "; after a restart it may be missing.");
     session.log_error.clear();
   }
   auto title = session.log->title();

@@ -221,8 +221,8 @@ namespace {
 void note_stop(EditorHost& host, const Session& session, const hooks::HookOutcome& o, const char* event, bool& stop) {
   if (!o.stop_turn) return;
   stop = true;
-  host.emit(session.id, Notice{std::string("A ") + event + " hook" + decided_by(o) + " ended the turn" +
-                               (o.stop_reason.empty() ? "." : ": " + o.stop_reason)});
+  notify(host, session, NoticeSeverity::Info, std::string("A ") + event + " hook" + decided_by(o) + " ended the turn",
+         o.stop_reason);
 }
 }  // namespace
 

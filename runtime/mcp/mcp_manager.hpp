@@ -49,8 +49,7 @@ class McpManager {
     boost::asio::any_io_executor executor;
     bridge::mcp::TransportDeps tunnel;               // for servers the editor runs (MCP over its connection)
     std::vector<std::filesystem::path> roots;        // the session's folders (roots/list)
-    // A server failed to start, crashed or came back; for the editor log / a session update.
-    std::function<void(const std::string& server_id, const std::string& message)> on_server_event;
+    McpServer::EventFn on_server_event;  // see McpServer::EventFn
     // The connection's shared servers; null: nothing is shared.
     std::shared_ptr<McpServerPool> pool = nullptr;
   };

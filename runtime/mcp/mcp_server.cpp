@@ -35,12 +35,13 @@ int McpServer::subscribe(EventFn fn) {
 
 void McpServer::unsubscribe(int token) { subscribers_.erase(token); }
 
-void McpServer::event(const std::string& message) {
-  spdlog::info("mcp {}: {}", spec_.id, message);
+void McpServer::event(const std::string& detail) {
+  spdlog::info("mcp {}: {}{}{}", spec_.id, state_ == ServerState::Ready ? "restarted" : state_name(state_),
+               detail.empty() ? "" : ": ", detail);
   // A copy: a subscriber may close its session, and unsubscribe, from inside.
   auto subscribers = subscribers_;
   for (auto& [_, fn] : subscribers)
-    if (fn) fn(spec_.id, message);
+    if (fn) fn(spec_.id, state_, detail);
 }
 
 // Marks it Starting (so others wait instead of starting it twice); returns the generation.
@@ -77,9 +78,11 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
     opts.on_closed = [weak, gen](const std::string& reason) {
       auto me = weak.lock();
       if (!me || me->generation_ != gen || me->state_ == ServerState::Closed) return;
+      const bool was_ready = me->state_ == ServerState::Ready;
       me->state_ = ServerState::Crashed;
       me->error_ = reason;
-      me->event("crashed: " + reason + " (it will be restarted on next use)");
+      // Closed while starting: start() reports it once, as a server that could not start.
+      if (was_ready) me->event(reason + " (it will be restarted on next use)");
     };
     auto client = std::make_shared<Client>(env_.executor, std::move(transport), std::move(opts));
     client_ = client;
@@ -89,14 +92,14 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
     tools_ = std::move(tools);
     state_ = ServerState::Ready;
     spdlog::info("mcp {}: {} ({}), {} tools", spec_.id, restart ? "restarted" : "ready", client->describe(), tools_.size());
-    if (restart) event("restarted");
+    if (restart) event("");
   } catch (const std::exception& e) {
     if (generation_ == gen && state_ != ServerState::Closed) {
       state_ = ServerState::Failed;
       error_ = e.what();
       if (client_) client_->kill_now();
       client_.reset();
-      event(std::string("could not start (") + bridge::mcp::transport_name(spec_.transport) + "): " + e.what());
+      event(std::string(bridge::mcp::transport_name(spec_.transport)) + ": " + e.what());
     }
   }
   started_.cancel();

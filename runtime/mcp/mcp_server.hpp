@@ -31,7 +31,9 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
     bridge::mcp::TransportDeps tunnel;          // for servers the editor runs; spawn_pool for stdio
     std::vector<std::filesystem::path> roots;   // the session's folders (roots/list)
   };
-  using EventFn = std::function<void(const std::string& server_id, const std::string& message)>;
+  // A server failed to start (state Failed), crashed (Crashed) or came back after a crash
+  // (Ready); `detail` says why (empty for Ready). For the log and the editor's notices.
+  using EventFn = std::function<void(const std::string& server_id, ServerState state, const std::string& detail)>;
 
   McpServer(Env env, bridge::mcp::ServerSpec spec);
 
@@ -62,7 +64,7 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
  private:
   int begin_start();
   boost::asio::awaitable<void> start(int gen, bool restart);
-  void event(const std::string& message);
+  void event(const std::string& detail);
   void stop_state();
 
   Env env_;

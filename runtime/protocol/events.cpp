@@ -19,6 +19,13 @@ constexpr std::array<std::pair<ToolStatus, const char*>, 4> kStatuses{{{ToolStat
                                                                         {ToolStatus::InProgress, "in_progress"},
                                                                         {ToolStatus::Completed, "completed"},
                                                                         {ToolStatus::Failed, "failed"}}};
+constexpr std::array<std::pair<NoticeSeverity, const char*>, 3> kSeverities{
+    {{NoticeSeverity::Info, "info"}, {NoticeSeverity::Warning, "warning"}, {NoticeSeverity::Error, "error"}}};
+constexpr std::array<std::pair<CompactionStatus, const char*>, 4> kCompactionStatuses{
+    {{CompactionStatus::InProgress, "in_progress"},
+     {CompactionStatus::Completed, "completed"},
+     {CompactionStatus::Failed, "failed"},
+     {CompactionStatus::Cancelled, "cancelled"}}};
 
 template <class Table, class E>
 const char* name_in(const Table& table, E value) {
@@ -50,6 +57,9 @@ const char* stop_reason_name(StopReason r) {
   }
   return "end_turn";
 }
+
+const char* notice_severity_name(NoticeSeverity s) { return name_in(kSeverities, s); }
+const char* compaction_status_name(CompactionStatus s) { return name_in(kCompactionStatuses, s); }
 
 void ToolCallFields::merge(const ToolCallFields& u) {
   if (u.title) title = u.title;

@@ -98,8 +98,28 @@ struct ContextUsage {
   std::int64_t size = 0;
 };
 // Something the user should know that is not the model's answer: a hook's message, a retry, an
-// MCP server that failed, a compaction.
+// MCP server that failed. Live only: notices are never journaled, so session/load shows none.
+enum class NoticeSeverity { Info, Warning, Error };
+const char* notice_severity_name(NoticeSeverity s);  // "info", "warning", "error"
 struct Notice {
+  NoticeSeverity severity = NoticeSeverity::Info;
+  std::string title;        // short plain text that stands alone, no final full stop
+  std::string description;  // detail or guidance; empty: none
+};
+
+// A context compaction, live (in_progress, then one end) or replayed from the journal (completed
+// with its summary). Its summary streams live as CompactionSummaryDelta.
+enum class CompactionStatus { InProgress, Completed, Failed, Cancelled };
+const char* compaction_status_name(CompactionStatus s);  // "in_progress", "completed", ...
+struct CompactionProgress {
+  std::string id;  // unique within the session, the same live and replayed
+  CompactionStatus status = CompactionStatus::InProgress;
+  std::optional<std::string> summary;  // the whole summary (replay)
+  std::string error;                   // why it failed
+  std::size_t messages = 0;            // how many messages it replaced (completed, live)
+};
+struct CompactionSummaryDelta {
+  std::string id;
   std::string text;
 };
 struct ModeChanged {
@@ -130,6 +150,7 @@ struct SubagentChanged {
 };
 
 using SessionEvent = std::variant<UserContent, TextDelta, ThoughtDelta, ToolCallBegin, ToolCallUpdate, PlanShown,
-                                  ContextUsage, Notice, ModeChanged, CommandsChanged, TitleChanged, SubagentChanged>;
+                                  ContextUsage, Notice, CompactionProgress, CompactionSummaryDelta, ModeChanged,
+                                  CommandsChanged, TitleChanged, SubagentChanged>;
 
 }  // namespace runtime

@@ -19,7 +19,7 @@ auto editor_call(F& call) -> decltype(call()) {
 }  // namespace
 
 void AcpEditorHost::emit(const std::string& session_id, SessionEvent event) {
-  client_.session_update(session_id, encode_update(event));
+  if (auto update = encode_update(event, client_.capabilities())) client_.session_update(session_id, std::move(*update));
 }
 
 boost::asio::awaitable<PermissionAnswer> AcpEditorHost::ask_permission(const std::string& session_id,

@@ -37,6 +37,45 @@ json::object chunk(const char* kind, const std::string& text) {
   return json::object{{"sessionUpdate", kind}, {"content", text_block(text)}};
 }
 
+// For a client without a notice view: a quoted paragraph of the agent's message (one "> " per line).
+json::object quoted(const std::string& title, const std::string& description) {
+  std::string text = "\n\n> " + title;
+  if (!description.empty()) text += ": " + description;
+  for (auto at = text.find('\n', 3); at != std::string::npos; at = text.find('\n', at + 3)) text.insert(at + 1, "> ");
+  return chunk("agent_message_chunk", text + "\n\n");
+}
+
+json::object notice(const Notice& n, bool client_shows_notices) {
+  // The schema wants a non-empty title; every emit site gives one, this is the last guard.
+  const std::string title = !n.title.empty() ? n.title : !n.description.empty() ? n.description : "Notice";
+  const std::string description = n.title.empty() ? std::string() : n.description;
+  if (!client_shows_notices) return quoted(title, description);
+  json::object o{{"sessionUpdate", "notice"}, {"severity", notice_severity_name(n.severity)}, {"title", title}};
+  if (!description.empty()) o["description"] = description;
+  return o;
+}
+
+// Today's chat text for a client without a compaction view, live and replayed.
+json::object compaction_as_text(const CompactionProgress& c) {
+  switch (c.status) {
+    case CompactionStatus::InProgress:
+      return quoted("Compacting the conversation: the model is summarising it to free context.", "");
+    case CompactionStatus::Completed:
+      if (c.messages == 0) return quoted("The earlier conversation was summarised to fit the context window.", "");
+      return quoted("Compacted " + std::to_string(c.messages) + " messages into a summary.", "");
+    case CompactionStatus::Failed: return quoted("Compaction failed, the conversation is unchanged", c.error);
+    case CompactionStatus::Cancelled: return quoted("Compaction cancelled, the conversation is unchanged.", "");
+  }
+  return quoted("Compaction", "");
+}
+
+json::object compaction_update(const CompactionProgress& c) {
+  json::object o{{"sessionUpdate", "compaction_update"}, {"compactionId", c.id}, {"status", compaction_status_name(c.status)}};
+  if (c.summary) o["summary"] = json::array{text_block(*c.summary)};
+  if (!c.error.empty()) o["error"] = c.error;
+  return o;
+}
+
 json::array commands_json(const std::vector<AvailableCommand>& commands) {
   json::array out;
   for (const auto& c : commands) {
@@ -99,32 +138,49 @@ json::object encode_tool_call(const std::string& id, const ToolCallFields& f) {
   return o;
 }
 
-json::object encode_update(const SessionEvent& event) {
+std::optional<json::object> encode_update(const SessionEvent& event, const acp::ClientCapabilities& client) {
   return std::visit(
       overloaded{
-          [](const UserContent& u) { return json::object{{"sessionUpdate", "user_message_chunk"}, {"content", u.block}}; },
-          [](const TextDelta& t) { return chunk("agent_message_chunk", t.text); },
-          [](const ThoughtDelta& t) { return chunk("agent_thought_chunk", t.text); },
-          // Until notices are a session update of their own, the user sees them as a quote.
-          [](const Notice& n) { return chunk("agent_message_chunk", "\n\n> " + n.text + "\n\n"); },
-          [](const ToolCallBegin& c) {
+          [](const UserContent& u) -> std::optional<json::object> {
+            return json::object{{"sessionUpdate", "user_message_chunk"}, {"content", u.block}};
+          },
+          [](const TextDelta& t) -> std::optional<json::object> { return chunk("agent_message_chunk", t.text); },
+          [](const ThoughtDelta& t) -> std::optional<json::object> { return chunk("agent_thought_chunk", t.text); },
+          [&](const Notice& n) -> std::optional<json::object> { return notice(n, client.notices); },
+          [&](const CompactionProgress& c) -> std::optional<json::object> {
+            return client.compaction ? compaction_update(c) : compaction_as_text(c);
+          },
+          // Without a compaction view the summary is not shown (the model's context, not the chat's).
+          [&](const CompactionSummaryDelta& d) -> std::optional<json::object> {
+            if (!client.compaction) return std::nullopt;
+            return json::object{{"sessionUpdate", "compaction_summary_chunk"}, {"compactionId", d.id}, {"content", text_block(d.text)}};
+          },
+          [](const ToolCallBegin& c) -> std::optional<json::object> {
             auto o = with_kind("tool_call", encode_tool_call(c.id, c.fields));
             if (!o.contains("title")) o["title"] = "";  // required on a new tool call
             return o;
           },
-          [](const ToolCallUpdate& c) { return with_kind("tool_call_update", encode_tool_call(c.id, c.fields)); },
-          [](const PlanShown& p) { return json::object{{"sessionUpdate", "plan"}, {"entries", plan_json(p.entries)}}; },
-          [](const ContextUsage& u) { return json::object{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}}; },
-          [](const ModeChanged& m) { return json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", m.mode_id}}; },
-          [](const CommandsChanged& c) {
+          [](const ToolCallUpdate& c) -> std::optional<json::object> {
+            return with_kind("tool_call_update", encode_tool_call(c.id, c.fields));
+          },
+          [](const PlanShown& p) -> std::optional<json::object> {
+            return json::object{{"sessionUpdate", "plan"}, {"entries", plan_json(p.entries)}};
+          },
+          [](const ContextUsage& u) -> std::optional<json::object> {
+            return json::object{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}};
+          },
+          [](const ModeChanged& m) -> std::optional<json::object> {
+            return json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", m.mode_id}};
+          },
+          [](const CommandsChanged& c) -> std::optional<json::object> {
             return json::object{{"sessionUpdate", "available_commands_update"}, {"availableCommands", commands_json(c.commands)}};
           },
-          [](const TitleChanged& t) {
+          [](const TitleChanged& t) -> std::optional<json::object> {
             json::object o{{"sessionUpdate", "session_info_update"}, {"title", t.title}};
             if (!t.updated_at.empty()) o["updatedAt"] = t.updated_at;
             return o;
           },
-          [](const SubagentChanged& c) { return subagent_update(c); },
+          [](const SubagentChanged& c) -> std::optional<json::object> { return subagent_update(c); },
       },
       event);
 }

@@ -333,6 +333,7 @@ json::object to_json(const Record& r) {
                      o["replacement"] = std::move(a);
                    }
                    o["kept"] = c.kept;
+                   if (!c.id.empty()) o["id"] = c.id;
                  },
                  [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
                  [&](const PlanUpdate& p) { o["entries"] = plan_json(p.entries); },
@@ -382,6 +383,7 @@ Record record_from_json(const json::object& o) {
     const std::int64_t kept = num(o, "kept");
     if (kept < 0) bad("\"kept\" is negative");
     c.kept = static_cast<std::uint32_t>(kept);
+    c.id = str(o, "id");
     r.body = std::move(c);
   } else if (type == "turn_end") {
     r.body = TurnEnd{str(o, "stopReason")};

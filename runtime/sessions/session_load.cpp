@@ -183,6 +183,7 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.usage_total.output_tokens += r.usage.output_tokens;
             s.last_usage = r.usage;
           } else if constexpr (std::is_same_v<T, Compaction>) {
+            ++s.compactions;
             if (!opt.conversation) return;
             std::vector<Message> next = std::move(r.replacement);
             if (next.empty()) {
@@ -195,7 +196,10 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             for (std::size_t i = s.conversation.size() - kept; i < s.conversation.size(); ++i)
               next.push_back(std::move(s.conversation[i]));
             s.conversation = std::move(next);
-            s.replay.push_back(Notice{kCompactionNotice});
+            CompactionProgress shown{r.id.empty() ? "compaction-" + std::to_string(s.compactions) : r.id,
+                                     CompactionStatus::Completed, std::nullopt, {}, 0};
+            if (!r.summary.empty()) shown.summary = std::move(r.summary);
+            s.replay.push_back(std::move(shown));
           } else if constexpr (std::is_same_v<T, TurnEnd>) {
             ++s.turns;
             s.last_stop_reason = std::move(r.stop_reason);

@@ -94,14 +94,14 @@ struct UsageRecord {
 
 // Context compaction: from here on the conversation is `replacement` (or, when that is empty,
 // one user message `kCompactionSummaryPrefix + summary`) followed by the last `kept` messages of
-// the conversation before this record.  The editor's replay keeps the earlier items and shows a notice.
+// the conversation before this record.  The editor's replay keeps the earlier items and shows the
+// compaction there (CompactionProgress, completed, with its summary).
 inline constexpr const char* kCompactionSummaryPrefix = "Summary of the earlier conversation:\n\n";
-// What session/load shows where a compaction happened.
-inline constexpr const char* kCompactionNotice = "The earlier conversation was summarised to fit the context window.";
 struct Compaction {
   std::string summary;
   std::vector<Message> replacement;
   std::uint32_t kept = 0;
+  std::string id;  // the compaction id the editor saw live; empty in older logs ("compaction-<n>" then)
 };
 
 struct TurnEnd {
@@ -168,9 +168,10 @@ struct LoadedSession {
   // result (the server died mid-step) get an error result so the next request is well formed.
   std::vector<Message> conversation;
   // What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
-  // calls (each in its final state), plans, compaction notices and sub-agent sessions (one
-  // still running when the log ends gets state Unknown: it stopped with the server).
+  // calls (each in its final state), plans, compactions and sub-agent sessions (one still
+  // running when the log ends gets state Unknown: it stopped with the server).
   std::vector<SessionEvent> replay;
+  int compactions = 0;              // compaction records
   Usage usage_total;
   std::optional<Usage> last_usage;
   int turns = 0;                    // turn_end records

@@ -89,7 +89,7 @@ scenario("model HTTP 500 then success: retried, end_turn, exactly 2 model reques
   const res = await h.prompt(sessionId, "hello");
   assert.equal(res.stopReason, "end_turn");
   assert.equal(h.answerOf(sessionId), "recovered fine");
-  assert.match(h.noticesOf(sessionId).join("\n"), /HTTP 500.*retrying 1\/\d/, "the user is told that the request is being retried");
+  assert.match(h.noticesOf(sessionId).join("\n"), /retrying 1\/\d.*HTTP 500/, "the user is told that the request is being retried");
   assert.equal(fake.requests.length, 2);
   assert.deepEqual(fake.requests[1].body.messages, fake.requests[0].body.messages, "the retry resends the same conversation");
   h.assertSchemaClean();

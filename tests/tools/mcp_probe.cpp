@@ -346,8 +346,9 @@ int run_cli(int argc, char** argv) {
           runtime::mcp::McpManager::Deps deps;
           deps.executor = ex;
           for (auto& r : roots) deps.roots.emplace_back(r);
-          deps.on_server_event = [](const std::string& id, const std::string& m) {
-            out(json::object{{"ev", "server-event"}, {"id", id}, {"message", m}});
+          deps.on_server_event = [](const std::string& id, runtime::mcp::ServerState state, const std::string& detail) {
+            const std::string what = state == runtime::mcp::ServerState::Ready ? "restarted" : runtime::mcp::state_name(state);
+            out(json::object{{"ev", "server-event"}, {"id", id}, {"message", what + ": " + detail}});
           };
           std::vector<bridge::mcp::ServerSpec> specs{spec};
           runtime::mcp::McpManager mgr(deps, specs);

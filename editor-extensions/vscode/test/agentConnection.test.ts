@@ -41,7 +41,9 @@ test("initialize tells the server who we are and what the editor can do (fs, ter
     assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION, "initialize sends our protocol version");
     const { fs: fsCaps, terminal } = init.clientCapabilities;
     assert.deepEqual({ fs: fsCaps, terminal }, { fs: { readTextFile: true, writeTextFile: true }, terminal: true }, "the server is told the editor serves fs reads, writes and terminals");
-    assert.deepEqual(DEFAULT_CLIENT_CAPABILITIES, { fs: fsCaps, terminal });
+    assert.deepEqual(init.clientCapabilities.session, { notices: {}, compaction: {} },
+      "the server is told the chat shows notices and compactions as their own items");
+    assert.deepEqual(DEFAULT_CLIENT_CAPABILITIES, { fs: fsCaps, terminal, session: init.clientCapabilities.session });
     assert.deepEqual(init.clientInfo, { name: "openvaala-vscode", version: "0.0.0" }, "without clientInfo the server sees openvaala-vscode 0.0.0");
   });
   await withAgent({ clientInfo: { name: "n", version: "9", title: "T" }, clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } } }, async (conn) => {

@@ -192,9 +192,40 @@ test("plan, modes, options, title, usage and notices from the server", () => {
     { type: "update", update: { sessionUpdate: "notice", severity: "warning", title: "Careful" } as never },
     { type: "update", update: { sessionUpdate: "notice", severity: "whatever", title: "FYI" } as never },
   ]);
-  assert.deepEqual(n.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text]), [["error", "Boom: the disk"], ["warning", "Careful"], ["info", "FYI"]], "server notices keep their severity (unknown ones as info) and show title: description");
+  assert.deepEqual(n.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text, (i as { detail?: string }).detail]),
+    [["error", "Boom", "the disk"], ["warning", "Careful", undefined], ["info", "FYI", undefined]],
+    "server notices keep their severity (unknown ones as info), their title and their description");
   const own = run([{ type: "notice", severity: "warning", text: "mine" }]);
   assert.deepEqual(own.items.map((i) => [(i as { severity: string }).severity, (i as { text: string }).text]), [["warning", "mine"]], "the extension's notices are shown as given");
+});
+
+test("compactions: one item per id, placed at its first update, streamed summary, patched status, replayed whole", () => {
+  const up = (u: object) => ({ type: "update" as const, update: u as never });
+  const live = run([
+    { type: "userPrompt", text: "/compact" },
+    up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "in_progress" }),
+    up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: { type: "text", text: "They asked " } }),
+    up({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "later" } }),
+    up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: { type: "text", text: "about pears." } }),
+  ]);
+  assert.deepEqual(live.items.map((i) => i.kind), ["user", "compaction", "agent"], "the compaction stays where it began");
+  const c = () => live.items[1] as Extract<ChatState["items"][number], { kind: "compaction" }>;
+  assert.deepEqual([c().status, c().summary], ["in_progress", "They asked about pears."], "summary chunks append in order");
+  const rev = c().rev;
+  const done = reduce(live, up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "completed" }));
+  const item = done.items[1] as typeof live.items[1] & { status: string; summary: string };
+  assert.deepEqual([item.status, item.summary], ["completed", "They asked about pears."], "an update without summary keeps the streamed one");
+  assert.ok(item.rev > rev, "the patched item is re-rendered");
+  const failed = reduce(done, up({ sessionUpdate: "compaction_update", compactionId: "c2", status: "failed", error: "HTTP 500" }));
+  assert.deepEqual(failed.items.map((i) => i.kind), ["user", "compaction", "agent", "compaction"], "another id is another item");
+  assert.deepEqual([(failed.items[3] as { status: string }).status, (failed.items[3] as { error?: string }).error], ["failed", "HTTP 500"]);
+  const cleared = reduce(done, up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "completed", summary: null }));
+  assert.equal((cleared.items[1] as { summary: string }).summary, "", "summary: null clears it");
+  const replayed = run([up({ sessionUpdate: "compaction_update", compactionId: "c9", status: "completed", summary: [{ type: "text", text: "S1 " }, { type: "text", text: "S2" }] })]);
+  assert.deepEqual(replayed.items.map((i) => [i.kind, (i as { status: string }).status, (i as { summary: string }).summary]),
+    [["compaction", "completed", "S1 S2"]], "a replayed compaction arrives whole, its summary replacing");
+  const chunkFirst = run([up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c5", content: { type: "text", text: "x" } })]);
+  assert.equal((chunkFirst.items[0] as { status: string }).status, "in_progress", "a first-seen id from a chunk is an in-progress compaction");
 });
 
 test("turns: stop reasons the user sees", () => {

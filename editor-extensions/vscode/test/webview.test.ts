@@ -131,6 +131,8 @@ test("messages: the user's text as typed, the agent's Markdown rendered, raw HTM
       { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "*hmm*" } } },
       { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Use **bold** and <img src=x onerror=alert(1)> `code`" } } },
       { type: "notice", severity: "warning", text: "<i>careful</i>" },
+      { type: "update", update: { sessionUpdate: "notice", severity: "error", title: "MCP server `x` could not start", description: "stdio: <no such file>" } },
+      { type: "update", update: { sessionUpdate: "compaction_update", compactionId: "c1", status: "completed", summary: [{ type: "text", text: "They asked about **pears**." }] } },
     ),
   });
   const user = w.$(".msg.user");
@@ -147,6 +149,12 @@ test("messages: the user's text as typed, the agent's Markdown rendered, raw HTM
   const notice = w.$(".notice");
   assert.ok(notice.classList.contains("warning"), "a notice carries its severity");
   assert.equal(notice.textContent, "<i>careful</i>", "a notice is plain text");
+  const server = w.$(".notice.error");
+  assert.equal(server.querySelector(".notice-title")?.textContent, "MCP server `x` could not start", "a server notice shows its title");
+  assert.equal(server.querySelector(".notice-detail")?.textContent, "stdio: <no such file>", "and its description, as plain text");
+  const compaction = w.$("details.compaction");
+  assert.match(compaction.querySelector("summary")?.textContent ?? "", /^Context compacted.*done/, "a compaction is a folded 'Context compacted' item with its status");
+  assert.equal(compaction.querySelector(".md strong")?.textContent, "pears", "its summary is Markdown");
 });
 
 test("the plan shows each entry with its status", async () => {

@@ -578,12 +578,21 @@ TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
   EXPECT_EQ(s->title, "q0");
   // The editor still sees the whole history, with a notice.
   ASSERT_EQ(s->replay.size(), 13u);
-  ASSERT_TRUE(std::holds_alternative<runtime::Notice>(s->replay[10])) << "a compaction is replayed as a notice";
+  auto* shown = std::get_if<runtime::CompactionProgress>(&s->replay[10]);
+  ASSERT_TRUE(shown) << "a compaction is replayed where it happened";
+  EXPECT_EQ(shown->id, "compaction-1") << "an old record without an id is numbered";
+  EXPECT_EQ(shown->status, runtime::CompactionStatus::Completed);
+  EXPECT_EQ(shown->summary, std::optional<std::string>("they asked five questions"))
+      << "promise: session/load shows a compaction with its summary";
 
   // A second compaction with explicit replacement messages (summary + AGENTS.md), keeping none.
-  w.append(Compaction{"all of it", {user("S"), user("AGENTS.md: rules")}, 0});
+  w.append(Compaction{"all of it", {user("S"), user("AGENTS.md: rules")}, 0, "compaction-7"});
   w.append(UserMessage{user("q6"), {}});
   auto s2 = store.load("ses_c");
+  EXPECT_EQ(s2->compactions, 2);
+  auto* second = std::get_if<runtime::CompactionProgress>(&s2->replay.at(s2->replay.size() - 2));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->id, "compaction-7") << "promise: a replayed compaction keeps the id the editor saw live";
   ASSERT_EQ(s2->conversation.size(), 3u);
   EXPECT_EQ(s2->conversation[0].text, "S");
   EXPECT_EQ(s2->conversation[1].text, "AGENTS.md: rules");

@@ -54,6 +54,8 @@ export interface StartOptions {
 export const DEFAULT_CLIENT_CAPABILITIES: acp.ClientCapabilities = {
   fs: { readTextFile: true, writeTextFile: true },
   terminal: true,
+  // the chat shows notices and compactions as their own items (chatState)
+  session: { notices: {}, compaction: {} },
 };
 
 /** A text prompt, or blocks. */

@@ -9,7 +9,8 @@ export type ChatItem =
   | { kind: "thought"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
   | { kind: "permission"; id: string; rev: number; requestId: string }
-  | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string }
+  | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string; detail?: string | undefined }
+  | { kind: "compaction"; id: string; rev: number; compactionId: string; status: string; summary: string; error?: string | undefined }
   | { kind: "plan"; id: string; rev: number }
   | { kind: "changes"; id: string; rev: number; files: FileChange[]; undo?: UndoOutcome[] | undefined };
 
@@ -151,6 +152,19 @@ function applyToolCall(s: ChatState, u: acp.ToolCallUpdate, isNew: boolean): Cha
   return st;
 }
 
+type CompactionItem = Extract<ChatItem, { kind: "compaction" }>;
+
+/** A compaction is one item, placed where its first update arrived and patched in place after. */
+function patchCompaction(s: ChatState, compactionId: string, patch: (c: CompactionItem) => CompactionItem): ChatState {
+  const id = `compaction-${compactionId}`;
+  const at = s.items.findIndex((i) => i.kind === "compaction" && i.compactionId === compactionId);
+  if (at < 0) return push(s, patch({ kind: "compaction", id, rev: 0, compactionId, status: "in_progress", summary: "" }));
+  const rev = s.rev + 1;
+  const items = s.items.slice();
+  items[at] = { ...patch(items[at] as CompactionItem), rev };
+  return { ...s, items, rev };
+}
+
 export function applyUpdate(s: ChatState, u: acp.SessionUpdate): ChatState {
   switch (u.sessionUpdate) {
     case "user_message_chunk":
@@ -185,8 +199,18 @@ export function applyUpdate(s: ChatState, u: acp.SessionUpdate): ChatState {
       return { ...s, usage: { used: u.used, size: u.size }, rev: s.rev + 1 };
     case "notice": {
       const sev = u.severity === "error" ? "error" : u.severity === "warning" ? "warning" : "info";
-      return push(s, { kind: "notice", severity: sev, text: u.description ? `${u.title}: ${u.description}` : u.title });
+      return push(s, { kind: "notice", severity: sev, text: u.title, detail: u.description ?? undefined });
     }
+    case "compaction_update":
+      return patchCompaction(s, u.compactionId, (c) => ({
+        ...c,
+        status: u.status,
+        // patch semantics: omitted keeps, null (or no blocks) clears, a value replaces
+        summary: u.summary === undefined ? c.summary : (u.summary ?? []).map(contentText).join(""),
+        error: u.error === undefined ? c.error : (u.error ?? undefined),
+      }));
+    case "compaction_summary_chunk":
+      return patchCompaction(s, u.compactionId, (c) => ({ ...c, summary: c.summary + contentText(u.content) }));
     default:
       return s;
   }

@@ -426,6 +426,8 @@ function reportedOutput(t: ToolCallState): string | undefined {
   return undefined;
 }
 
+const COMPACTION_WORDS: Record<string, string> = { in_progress: "in progress", completed: "done", failed: "failed", cancelled: "cancelled" };
+
 function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user": {
@@ -440,7 +442,16 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
       return d;
     }
     case "notice":
-      return h("div", { class: `notice ${item.severity}` }, esc(item.text));
+      return h("div", { class: `notice ${item.severity}` },
+        item.detail ? `<span class="notice-title">${esc(item.text)}</span> <span class="notice-detail">${esc(item.detail)}</span>` : esc(item.text));
+    case "compaction": {
+      const status = COMPACTION_WORDS[item.status] ?? item.status;
+      const d = h("details", { class: `compaction status-${item.status}` },
+        `<summary>Context compacted <span class="badge">${esc(status)}</span></summary>`);
+      if (item.error) d.appendChild(h("div", { class: "compaction-error" }, esc(item.error)));
+      d.appendChild(item.summary ? h("div", { class: "md" }, md(item.summary)) : h("div", { class: "muted" }, item.status === "in_progress" ? "Summarising…" : "No summary."));
+      return d;
+    }
     case "plan": {
       const el = h("div", { class: "plan" }, "<div class='plan-head'>Plan</div>");
       const ul = h("ul");

@@ -8,16 +8,100 @@ using namespace runtime;
 using runtime::server::encode_update;
 namespace json = boost::json;
 
-TEST(SessionUpdates, TextThoughtAndNoticesAreChunks) {
-  auto t = encode_update(TextDelta{"hi"});
+namespace {
+acp::ClientCapabilities client_with(bool notices, bool compaction) {
+  acp::ClientCapabilities c;
+  c.notices = notices;
+  c.compaction = compaction;
+  return c;
+}
+// Every event here has something to send (value() throws when the encoder sends nothing).
+json::object encode(const SessionEvent& e, const acp::ClientCapabilities& client = {}) {
+  return encode_update(e, client).value();
+}
+std::string chat_text(const json::object& update) {
+  if (update.at("sessionUpdate") != "agent_message_chunk") {
+    ADD_FAILURE() << "promise: a client without the view sees it as agent message text; got " << json::serialize(update);
+    return {};
+  }
+  return std::string(update.at("content").at("text").as_string());
+}
+}  // namespace
+
+TEST(SessionUpdates, TextAndThoughtAreChunks) {
+  auto t = encode(TextDelta{"hi"});
   EXPECT_EQ(t.at("sessionUpdate"), "agent_message_chunk");
   EXPECT_EQ(t.at("content"), (json::object{{"type", "text"}, {"text", "hi"}}));
-  EXPECT_EQ(encode_update(ThoughtDelta{"hmm"}).at("sessionUpdate"), "agent_thought_chunk");
-  auto n = encode_update(Notice{"MCP server `x` failed"});
-  EXPECT_EQ(n.at("sessionUpdate"), "agent_message_chunk");
-  EXPECT_NE(std::string(n.at("content").at("text").as_string()).find("MCP server `x` failed"), std::string::npos);
-  auto u = encode_update(UserContent{json::object{{"type", "text"}, {"text", "q"}}});
+  EXPECT_EQ(encode(ThoughtDelta{"hmm"}).at("sessionUpdate"), "agent_thought_chunk");
+  auto u = encode(UserContent{json::object{{"type", "text"}, {"text", "q"}}});
   EXPECT_EQ(u.at("sessionUpdate"), "user_message_chunk");
+}
+
+TEST(SessionUpdates, ANoticeIsANoticeUpdateOnlyForAClientThatShowsNotices) {
+  const Notice failed{NoticeSeverity::Error, "MCP server `x` could not start", "stdio: no such file"};
+  EXPECT_EQ(encode(failed, client_with(true, false)),
+            (json::object{{"sessionUpdate", "notice"}, {"severity", "error"}, {"title", "MCP server `x` could not start"},
+                          {"description", "stdio: no such file"}}))
+      << "promise: a client that advertised session.notices gets a notice with severity, title and description";
+  EXPECT_EQ(encode(Notice{NoticeSeverity::Warning, "Retrying", ""}, client_with(true, false)),
+            (json::object{{"sessionUpdate", "notice"}, {"severity", "warning"}, {"title", "Retrying"}}))
+      << "no description: none sent";
+  EXPECT_EQ(encode(Notice{NoticeSeverity::Info, "", "only detail"}, client_with(true, false)).at("title"), "only detail")
+      << "the schema wants a non-empty title";
+  EXPECT_EQ(chat_text(encode(failed)), "\n\n> MCP server `x` could not start: stdio: no such file\n\n")
+      << "promise: without session.notices the notice is still shown, as a quoted line of the agent's message";
+  EXPECT_EQ(chat_text(encode(Notice{NoticeSeverity::Info, "A hook said", "line one\nline two"})),
+            "\n\n> A hook said: line one\n> line two\n\n")
+      << "every line of a long description stays in the quote";
+}
+
+TEST(SessionUpdates, ACompactionIsItsOwnEntityOnlyForAClientWithACompactionView) {
+  const auto view = client_with(false, true);
+  EXPECT_EQ(encode(CompactionProgress{"compaction-1", CompactionStatus::InProgress, std::nullopt, {}, 0}, view),
+            (json::object{{"sessionUpdate", "compaction_update"}, {"compactionId", "compaction-1"}, {"status", "in_progress"}}));
+  EXPECT_EQ(encode(CompactionSummaryDelta{"compaction-1", "They asked"}, view),
+            (json::object{{"sessionUpdate", "compaction_summary_chunk"},
+                          {"compactionId", "compaction-1"},
+                          {"content", json::object{{"type", "text"}, {"text", "They asked"}}}}));
+  EXPECT_EQ(encode(CompactionProgress{"compaction-1", CompactionStatus::Completed, std::nullopt, {}, 4}, view),
+            (json::object{{"sessionUpdate", "compaction_update"}, {"compactionId", "compaction-1"}, {"status", "completed"}}))
+      << "live, the summary came as chunks";
+  EXPECT_EQ(encode(CompactionProgress{"compaction-2", CompactionStatus::Completed, "S", {}, 0}, view).at("summary"),
+            (json::array{json::object{{"type", "text"}, {"text", "S"}}}))
+      << "promise: a replayed compaction carries its summary";
+  auto failed = encode(CompactionProgress{"compaction-3", CompactionStatus::Failed, std::nullopt, "HTTP 500", 0}, view);
+  EXPECT_EQ(failed.at("status"), "failed");
+  EXPECT_EQ(failed.at("error"), "HTTP 500");
+  EXPECT_EQ(encode(CompactionProgress{"compaction-4", CompactionStatus::Cancelled, std::nullopt, {}, 0}, view).at("status"),
+            "cancelled");
+  EXPECT_EQ(encode(CompactionProgress{"c", CompactionStatus::Completed, std::nullopt, {}, 4}, client_with(true, false))
+                .at("sessionUpdate"),
+            "agent_message_chunk")
+      << "a notice view is not a compaction view";
+}
+
+TEST(SessionUpdates, WithoutACompactionViewACompactionIsTheChatTextItAlwaysWas) {
+  EXPECT_EQ(chat_text(encode(CompactionProgress{"c", CompactionStatus::InProgress, std::nullopt, {}, 0})),
+            "\n\n> Compacting the conversation: the model is summarising it to free context.\n\n");
+  EXPECT_FALSE(encode_update(CompactionSummaryDelta{"c", "secret summary"}, {}))
+      << "promise: without session.compaction the summary does not enter the chat";
+  EXPECT_EQ(chat_text(encode(CompactionProgress{"c", CompactionStatus::Completed, std::nullopt, {}, 4})),
+            "\n\n> Compacted 4 messages into a summary.\n\n");
+  EXPECT_EQ(chat_text(encode(CompactionProgress{"c", CompactionStatus::Completed, "S", {}, 0})),
+            "\n\n> The earlier conversation was summarised to fit the context window.\n\n")
+      << "replayed";
+  EXPECT_EQ(chat_text(encode(CompactionProgress{"c", CompactionStatus::Failed, std::nullopt, "HTTP 500", 0})),
+            "\n\n> Compaction failed, the conversation is unchanged: HTTP 500\n\n");
+}
+
+TEST(SessionUpdates, TheClientAdvertisesNoticesAndCompactionWithAnObject) {
+  auto caps = acp::ClientCapabilities::from_json(json::parse(R"({"session":{"notices":{},"compaction":{}}})"));
+  EXPECT_TRUE(caps.notices);
+  EXPECT_TRUE(caps.compaction);
+  caps = acp::ClientCapabilities::from_json(json::parse(R"({"session":{"notices":null,"compaction":true}})"));
+  EXPECT_FALSE(caps.notices) << "null means unsupported";
+  EXPECT_FALSE(caps.compaction) << "only {} advertises the view";
+  EXPECT_FALSE(acp::ClientCapabilities::from_json(json::parse(R"({"fs":{}})")).notices);
 }
 
 TEST(SessionUpdates, ToolCallsCarryEveryFieldInTheSchemaShape) {
@@ -30,7 +114,7 @@ TEST(SessionUpdates, ToolCallsCarryEveryFieldInTheSchemaShape) {
   f.content = std::vector<ToolContent>{DiffContent{"/p/a.txt", std::nullopt, "new"}, TextContent{"note"},
                                        TerminalContent{"t1"},
                                        BlockContent{json::object{{"type", "image"}, {"data", "AA"}, {"mimeType", "image/png"}}}};
-  auto o = encode_update(ToolCallBegin{"c1", f});
+  auto o = encode(ToolCallBegin{"c1", f});
   EXPECT_EQ(o.at("sessionUpdate"), "tool_call");
   EXPECT_EQ(o.at("toolCallId"), "c1");
   EXPECT_EQ(o.at("kind"), "edit");
@@ -46,27 +130,27 @@ TEST(SessionUpdates, ToolCallsCarryEveryFieldInTheSchemaShape) {
 
   ToolCallFields done;
   done.status = ToolStatus::Failed;
-  auto up = encode_update(ToolCallUpdate{"c1", done});
+  auto up = encode(ToolCallUpdate{"c1", done});
   EXPECT_EQ(up.at("sessionUpdate"), "tool_call_update");
   EXPECT_EQ(up.at("status"), "failed");
   EXPECT_FALSE(up.contains("title")) << "an update sends only what changed";
-  EXPECT_EQ(encode_update(ToolCallBegin{"c2", {}}).at("title"), "") << "a new tool call always has a title";
+  EXPECT_EQ(encode(ToolCallBegin{"c2", {}}).at("title"), "") << "a new tool call always has a title";
 }
 
 TEST(SessionUpdates, SessionLevelUpdates) {
-  auto plan = encode_update(PlanShown{{{"Read", "completed"}, {"Write", "in_progress"}}});
+  auto plan = encode(PlanShown{{{"Read", "completed"}, {"Write", "in_progress"}}});
   EXPECT_EQ(plan.at("sessionUpdate"), "plan");
   EXPECT_EQ(plan.at("entries").as_array()[1],
             (json::object{{"content", "Write"}, {"priority", "medium"}, {"status", "in_progress"}}));
-  auto usage = encode_update(ContextUsage{10, 100});
+  auto usage = encode(ContextUsage{10, 100});
   EXPECT_EQ(usage, (json::object{{"sessionUpdate", "usage_update"}, {"used", 10}, {"size", 100}}));
-  EXPECT_EQ(encode_update(ModeChanged{"read_only"}).at("currentModeId"), "read_only");
-  auto cmds = encode_update(CommandsChanged{{{"review", "Reviews", "what to review"}, {"compact", "Compacts", ""}}});
+  EXPECT_EQ(encode(ModeChanged{"read_only"}).at("currentModeId"), "read_only");
+  auto cmds = encode(CommandsChanged{{{"review", "Reviews", "what to review"}, {"compact", "Compacts", ""}}});
   EXPECT_EQ(cmds.at("sessionUpdate"), "available_commands_update");
   const auto& list = cmds.at("availableCommands").as_array();
   EXPECT_EQ(list[0].at("input"), (json::object{{"hint", "what to review"}}));
   EXPECT_FALSE(list[1].as_object().contains("input")) << "a command without input has no input hint";
-  auto title = encode_update(TitleChanged{"Fix it", ""});
+  auto title = encode(TitleChanged{"Fix it", ""});
   EXPECT_EQ(title.at("sessionUpdate"), "session_info_update");
   EXPECT_FALSE(title.contains("updatedAt"));
 }
@@ -79,7 +163,7 @@ TEST(SessionUpdates, ASubAgentSessionIsAnnouncedAndEndedAsTheUnstableSchemaSays)
                               .tool_call_id = "call_sub",
                               .cancellable = true,
                               .state = SubagentChanged::State::Running};
-  EXPECT_EQ(encode_update(hello), (json::object{{"sessionUpdate", "subagent_update"},
+  EXPECT_EQ(encode(hello), (json::object{{"sessionUpdate", "subagent_update"},
                                                 {"sessionId", "ses_child"},
                                                 {"title", "reviewer"},
                                                 {"description", "Check the notes"},
@@ -89,7 +173,7 @@ TEST(SessionUpdates, ASubAgentSessionIsAnnouncedAndEndedAsTheUnstableSchemaSays)
                                                 {"_meta", json::object{{"openvaala", json::object{{"toolCallId", "call_sub"}}}}}}));
   const SubagentChanged failed{
       .session_id = "ses_child", .state = SubagentChanged::State::Idle, .stop_reason = "error", .error = "model unreachable"};
-  EXPECT_EQ(encode_update(failed),
+  EXPECT_EQ(encode(failed),
             (json::object{{"sessionUpdate", "subagent_update"},
                           {"sessionId", "ses_child"},
                           {"state", json::object{{"state", "idle"},
@@ -97,5 +181,5 @@ TEST(SessionUpdates, ASubAgentSessionIsAnnouncedAndEndedAsTheUnstableSchemaSays)
                                                  {"error", json::object{{"code", -32603}, {"message", "model unreachable"}}}}}}))
       << "only what changed, and the failure as a JSON-RPC error";
   const SubagentChanged lost{.session_id = "ses_child", .state = SubagentChanged::State::Unknown};
-  EXPECT_EQ(encode_update(lost).at("state"), (json::object{{"state", "unknown"}}));
+  EXPECT_EQ(encode(lost).at("state"), (json::object{{"state", "unknown"}}));
 }
