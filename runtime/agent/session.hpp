@@ -13,6 +13,7 @@
 #include "support/cancellation.hpp"
 #include "runtime/protocol/conversation.hpp"
 #include "runtime/engine/engine.hpp"
+#include "runtime/executors/executors.hpp"
 
 namespace runtime {
 
@@ -25,7 +26,7 @@ class SessionWriter;
 
 struct Session {
   // What its tools may know of it.
-  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode}; }
+  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode, executor}; }
 
   std::string id;
   std::filesystem::path cwd;
@@ -51,6 +52,10 @@ struct Session {
   std::optional<std::string> model_override() const {
     return model.empty() ? view.agent.model : std::optional<std::string>(model);
   }
+  // The default executor of its tools (DESIGN §10): session/new's _meta, the agent's, config.yaml's
+  // default_executor, else local; switched in the editor. And every executor it may use.
+  std::string executor = "local";
+  std::shared_ptr<executors::Registry> executors;
   // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
   std::string reasoning_effort;
   std::string commands_sent;  // the slash commands last shown (names), to send only changes

@@ -30,7 +30,11 @@ struct OpenRequest {
   std::string session_id;  // Load / Resume
   std::filesystem::path cwd;
   std::vector<bridge::mcp::ServerSpec> editor_servers;  // replace configured servers of the same id
+  std::string executor;  // session/new `_meta.openvaala.executor`; empty: the agent's or the configured default
 };
+
+// "local, openvaala, devbox, ..." for messages.
+std::string executor_list(const engine::Engine& engine);
 
 class SessionManager {
  public:
@@ -71,6 +75,10 @@ class SessionManager {
   // From the next model request on; the caller checks that `model` is one offered.
   void set_model(Session& session, const std::string& model);
   void set_reasoning_effort(Session& session, const std::string& effort);  // empty: the model's default
+  void set_executor(Session& session, const std::string& executor);         // throws AgentError(InvalidParams)
+  // The server ends: close every executor's connection (ssh -O exit).
+  void close_executors();
+  const std::shared_ptr<executors::Registry>& executors() const { return executors_; }
   void cancel_turn(const std::string& id);
   // Shows the session's slash commands when they changed since last shown.
   void send_commands_if_changed(Session& session);
@@ -100,6 +108,7 @@ class SessionManager {
   bool reload_again_ = false;
   std::function<void(const engine::Engine&)> on_reloaded_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
+  std::shared_ptr<executors::Registry> executors_;
 };
 
 }  // namespace runtime
