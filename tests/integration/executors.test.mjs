@@ -50,11 +50,11 @@ sshScenario("a session on an ssh executor reads, patches and runs there; the edi
   sshd.writeRemote("where.txt", "remote\n");
   const patch = "*** Begin Patch\n*** Update File: where.txt\n@@\n-remote\n+patched remotely\n*** End Patch";
   const { fake, ws, h } = await setUp(ctx, {
-    executors: { box: sshd.executorYaml("box") },
+    executors: { box: sshd.executorYaml("box", "env: {OV_MARK: set-by-executor}\n") },
     script: [
       call("c_read", "read_file", { path: "where.txt" }),
       call("c_patch", "apply_patch", { patch }),
-      call("c_bash", "bash", { command: "cat where.txt; pwd; id -un; ls -a | grep -c openvaala || true" }),
+      call("c_bash", "bash", { command: "cat where.txt; pwd; id -un; ls -a | grep -c openvaala || true; echo \"env=$OV_MARK\"" }),
       { text: "done" },
     ],
   });
@@ -72,6 +72,7 @@ sshScenario("a session on an ssh executor reads, patches and runs there; the edi
   assert.ok(out.includes(`${sshd.workdir}\n`), `bash ran in the executor's workdir: ${out}`);
   assert.match(out, /\novtest\n/, "bash ran as the remote user");
   assert.match(out, /\n0\n/, "no temp file of the atomic write is left beside the file");
+  assert.match(out, /env=set-by-executor/, "the executor's env reaches commands run there");
 
   // Nothing went through the editor's fs/terminal: those are local.
   assert.equal(h.requestsOf("fs/read_text_file").length, 0);
@@ -183,16 +184,21 @@ sshScenario("faults name the executor in the tool result and the session keeps w
   const closedPort = await freePort();
   const strangerKey = path.join(fs.mkdtempSync("/tmp/ov-key-"), "id");
   spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", strangerKey]);
+  ctx.defer(() => fs.rmSync(path.dirname(strangerKey), { recursive: true, force: true }));
+  const emptyKnownHosts = path.join(path.dirname(strangerKey), "known_hosts");
+  fs.writeFileSync(emptyKnownHosts, "");
   const { h, ws, fake } = await setUp(ctx, {
     executors: {
       down: sshd.executorYaml("down").replace(`port: ${sshd.port}`, `port: ${closedPort}`),
       nokey: sshd.executorYaml("nokey").replace(`identity_file: ${sshd.identityFile}`, `identity_file: ${strangerKey}`),
+      stranger: sshd.executorYaml("stranger").replace(`UserKnownHostsFile=${sshd.knownHosts}`, `UserKnownHostsFile=${emptyKnownHosts}`),
       drop: sshd.executorYaml("drop"),
       docs: `type: virtual\nroot: ${makeWorkspace({ "note.md": "virtual note\n" })}\nread_only: true\n`,
     },
     script: [
       call("c_down", "read_file", { path: "where.txt", executor: "down" }),
       call("c_nokey", "bash", { command: "true", executor: "nokey" }),
+      call("c_stranger", "read_file", { path: "where.txt", executor: "stranger" }),
       call("c_drop", "bash", { command: "sleep 424203", executor: "drop" }),
       call("c_unknown", "bash", { command: "true", executor: "nowhere" }),
       call("c_vbash", "bash", { command: "touch /tmp/ov-should-not-exist", executor: "docs" }),
@@ -221,8 +227,10 @@ sshScenario("faults name the executor in the tool result and the session keeps w
 
   assert.match(lastResultText(fake, "c_down"), /executor 'down' \(ssh ovtest@127\.0\.0\.1:\d+\): cannot connect: connection refused/);
   assert.match(lastResultText(fake, "c_nokey"), /executor 'nokey' .*authentication refused/);
+  assert.match(lastResultText(fake, "c_stranger"), /executor 'stranger' .*the host key is not trusted: add it to ~\/\.ssh\/known_hosts/,
+    "an unknown host key is refused, never accepted (BatchMode, host keys checked)");
   assert.match(lastResultText(fake, "c_drop"), /executor 'drop' .*the connection was lost/);
-  assert.match(lastResultText(fake, "c_unknown"), /There is no executor 'nowhere' \(available: local, openvaala, docs, down, drop, nokey\)/);
+  assert.match(lastResultText(fake, "c_unknown"), /There is no executor 'nowhere' \(available: local, openvaala, docs, down, drop, nokey, stranger\)/);
   assert.match(lastResultText(fake, "c_vbash"), /Executor 'docs' \(virtual\) has files only: bash cannot run there/);
   assert.ok(!fs.existsSync("/tmp/ov-should-not-exist"), "never attempted");
   assert.equal(lastResultText(fake, "c_vread"), "virtual note\n");
@@ -231,6 +239,32 @@ sshScenario("faults name the executor in the tool result and the session keeps w
   assert.equal(h.requestsOf("session/request_permission").filter((r) => r.params.toolCall?.toolCallId === "c_vbash").length, 0,
     "no permission was asked for a bash that cannot run there");
   await assertProcessesGone(() => sshd.processes("sleep 424203"), { within: 5000, promise: "the dropped connection's command is gone" });
+});
+
+sshScenario("a host without bash or tar: bash is refused naming the executor, files still work, config check says what is missing", async (ctx) => {
+  // A PATH with sh and the file tools but neither bash nor tar (sshd's SetEnv).
+  const bin = fs.mkdtempSync("/tmp/ov-nobash-");
+  for (const c of ["sh", "cat", "mkdir", "mktemp", "mv", "rm", "dirname", "chmod", "stat", "wc"]) {
+    const where = spawnSync("sh", ["-c", `command -v ${c}`], { encoding: "utf8" }).stdout.trim();
+    fs.symlinkSync(where, path.join(bin, c));
+  }
+  fs.chmodSync(bin, 0o755);
+  ctx.defer(() => fs.rmSync(bin, { recursive: true, force: true }));
+  const bare = await startSshd({ pathDirs: [bin] });
+  ctx.defer(() => bare.close());
+  bare.writeRemote("where.txt", "bare host\n");
+  const { h, ws, fake, home } = await setUp(ctx, {
+    executors: { bare: bare.executorYaml("bare") },
+    script: [call("c_bash", "bash", { command: "echo hi", executor: "bare" }), call("c_read", "read_file", { path: "where.txt", executor: "bare" }), { text: "ok" }],
+  });
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "try");
+  assert.match(lastResultText(fake, "c_bash"), /executor 'bare' \(ssh [^)]*\): bash is not installed there/);
+  assert.equal(lastResultText(fake, "c_read"), "bare host\n");
+  const r = spawnSync(agentBinary(), ["config", "check", "--executor", "bare"], { env: agentEnv(home.env), encoding: "utf8" });
+  assert.equal(r.status, 1, "a host without bash fails the check");
+  assert.match(r.stdout, /bash: NOT FOUND/);
+  assert.match(r.stdout, /tar: not found/);
 });
 
 sshScenario("config check --executor: what it found there, or exactly why not", async (ctx) => {
