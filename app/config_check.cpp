@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <stdlib.h>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/engine.hpp"
+#include "runtime/executors/executors.hpp"
 #include "runtime/providers/model_provider.hpp"
 
 namespace app {
@@ -23,7 +26,7 @@ using runtime::config::Diagnostics;
 namespace {
 
 int usage(const std::string& msg) {
-  std::fprintf(stderr, "openvaala: %s\nUsage: openvaala config check [--cwd DIR] [--json]\n", msg.c_str());
+  std::fprintf(stderr, "openvaala: %s\nUsage: openvaala config check [--cwd DIR] [--json] [--executor ID]\n", msg.c_str());
   return 2;
 }
 
@@ -65,6 +68,81 @@ std::string server_summary(const eng::McpServerConfig& s) {
   return out;
 }
 
+std::string executor_summary(const runtime::config::ExecutorConfig& x) {
+  using T = runtime::config::ExecutorConfig::Type;
+  if (x.type == T::Virtual) return "virtual  " + x.root.string() + (x.read_only ? "  read-only" : "");
+  std::string s = "ssh  " + (x.user ? *x.user + "@" : "") + x.host + (x.port ? ":" + std::to_string(*x.port) : "");
+  return s + "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
+}
+
+json::object executor_json(const runtime::config::ExecutorConfig& x) {
+  json::object o{{"id", x.id}, {"type", runtime::config::executor_type_name(x.type)}, {"file", x.file.string()}};
+  if (x.type == runtime::config::ExecutorConfig::Type::Ssh) {
+    o["host"] = x.host;
+    if (x.user) o["user"] = *x.user;
+    if (x.port) o["port"] = *x.port;
+    o["workdir"] = x.workdir;
+  } else {
+    o["root"] = x.root.string();
+    o["read_only"] = x.read_only;
+  }
+  return o;
+}
+
+// `--executor ID`: connects now and says what is there, or exactly why not.
+json::object probe_json(const eng::Engine& e, const std::string& id, std::string& text, bool& ok) {
+  json::object o{{"id", id}};
+  ok = false;
+  if (id == runtime::config::kLocalExecutor || id == runtime::config::kOpenvaalaExecutor) {
+    ok = true;
+    o["reachable"] = true;
+    text = "Executor " + id + ": built in (nothing to connect to)\n";
+    return o;
+  }
+  auto it = e.executors().find(id);
+  if (it == e.executors().end()) {
+    std::string ids = "local, openvaala";
+    for (const auto& [x, _] : e.executors()) ids += ", " + x;
+    o["reachable"] = false;
+    o["error"] = "there is no executor '" + id + "' (available: " + ids + ")";
+    text = "Executor " + id + ": " + std::string(o["error"].as_string()) + "\n";
+    return o;
+  }
+  const auto& x = it->second;
+  if (x.type == runtime::config::ExecutorConfig::Type::Virtual) {
+    ok = fs::is_directory(x.root);
+    o["reachable"] = ok;
+    o["root"] = x.root.string();
+    text = "Executor " + id + ": virtual, root " + x.root.string() + (ok ? " (a folder)\n" : " is not a folder\n");
+    return o;
+  }
+  std::string tmpl = (fs::temp_directory_path() / "openvaala-check-XXXXXX").string();
+  fs::path dir = ::mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::temp_directory_path();
+  auto p = runtime::executors::probe_ssh(x, dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  o["reachable"] = p.reachable;
+  char ms[64];
+  std::snprintf(ms, sizeof ms, "%.1f", p.connect_ms);
+  o["connect_ms"] = p.connect_ms;
+  if (!p.reachable) {
+    o["error"] = p.error;
+    text = "Executor " + id + ": not reachable\n  " + p.error + "\n";
+    return o;
+  }
+  ok = p.has_bash;
+  o["working_directory"] = p.working_directory;
+  o["bash"] = p.has_bash;
+  o["tar"] = p.has_tar;
+  o["round_trip_ms"] = p.round_trip_ms;
+  char rt[64];
+  std::snprintf(rt, sizeof rt, "%.1f", p.round_trip_ms);
+  text = "Executor " + id + ": reachable (" + executor_summary(x) + ")\n  connected in " + ms + " ms; round trip " + rt +
+         " ms\n  working directory: " + p.working_directory + "\n  bash: " + (p.has_bash ? "yes" : "NOT FOUND (bash cannot run there)") +
+         "\n  tar: " + (p.has_tar ? "yes" : "not found (plugin folders cannot be copied there)") + "\n";
+  return o;
+}
+
 json::object diag_json(const Diagnostic& d) {
   return json::object{{"severity", d.severity == Diagnostic::Severity::Error ? "error" : "warning"},
                       {"path", d.path},
@@ -88,17 +166,23 @@ json::object skill_json(const eng::Skill& s) {
 int run_config_check(const std::vector<std::string>& args) {
   fs::path cwd = fs::current_path();
   bool as_json = false;
+  std::optional<std::string> probe_id;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") as_json = true;
+    else if (args[i] == "--executor") {
+      if (i + 1 >= args.size()) return usage("--executor needs an executor id");
+      probe_id = args[++i];
+    } else if (args[i].rfind("--executor=", 0) == 0) probe_id = args[i].substr(11);
     else if (args[i] == "--cwd") {
       if (i + 1 >= args.size()) return usage("--cwd needs a directory");
       cwd = args[++i];
     } else if (args[i].rfind("--cwd=", 0) == 0) cwd = args[i].substr(6);
     else if (args[i] == "-h" || args[i] == "--help") {
       std::fputs(
-          "Usage: openvaala config check [--cwd DIR] [--json]\n\n"
+          "Usage: openvaala config check [--cwd DIR] [--json] [--executor ID]\n\n"
           "Loads every config source as a session in DIR (default: the current directory) would, prints what it\n"
-          "found and every problem as path:line: message. Exit status 1 when there is an error.\n",
+          "found and every problem as path:line: message. Exit status 1 when there is an error.\n"
+          "--executor ID also connects to that executor and reports what it found there (exit 1 when it cannot).\n",
           stdout);
       return 0;
     } else return usage("unknown option for 'config check': " + args[i]);
@@ -114,13 +198,21 @@ int run_config_check(const std::vector<std::string>& args) {
   Diagnostics all = engine->diagnostics();
   all.insert(all.end(), view.diagnostics.begin(), view.diagnostics.end());
   runtime::config::load_credentials(root, all);  // only its problems: keys are never shown
-  const bool errors = runtime::config::has_errors(all);
+  bool errors = runtime::config::has_errors(all);
+  std::string probe_text;
+  json::object probe;
+  if (probe_id) {
+    bool probe_ok = false;
+    probe = probe_json(*engine, *probe_id, probe_text, probe_ok);
+    errors = errors || !probe_ok;
+  }
   std::string model_from;
   std::string model = model_line(*engine, view.agent, model_from);
   const KeyStatus key = model.empty() ? KeyStatus{} : key_status(*engine, view.agent);
 
   if (as_json) {
-    json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems;
+    json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems, executors;
+    for (const auto& [_, x] : engine->executors()) executors.push_back(executor_json(x));
     for (const auto& s : view.skills) skills.push_back(skill_json(s));
     for (const auto& s : view.shadowed) shadowed.push_back(skill_json(s));
     for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(s));
@@ -197,9 +289,12 @@ int run_config_check(const std::vector<std::string>& args) {
                      {"hooks", json::object{{"count", hook_count}}},
                      {"plugins", std::move(plugins)},
                      {"agents", std::move(agents)},
+                     {"executors", std::move(executors)},
+                     {"default_executor", engine->default_executor(view.agent)},
                      {"problems", std::move(problems)},
                      {"ok", !errors},
                      {"load_failed", engine->failed()}};
+    if (probe_id) out["executor_check"] = std::move(probe);
     std::string s = json::serialize(out);
     std::fputs((s + "\n").c_str(), stdout);
     return errors ? 1 : 0;
@@ -260,6 +355,11 @@ int run_config_check(const std::vector<std::string>& args) {
     if (!a.description.empty()) o += "  " + a.description;
     o += "\n";
   }
+
+  o += "\nExecutors (" + std::to_string(engine->executors().size() + 2) + ", default " +
+       engine->default_executor(view.agent) + "):\n  local  the session's folder\n  openvaala  built-in skills (read-only)\n";
+  for (const auto& [id, x] : engine->executors()) o += "  " + id + "  " + executor_summary(x) + "  [" + x.file.string() + "]\n";
+  if (probe_id) o += "\n" + probe_text;
 
   std::size_t nerr = 0, nwarn = 0;
   for (const auto& d : all) (d.severity == Diagnostic::Severity::Error ? nerr : nwarn)++;

@@ -188,7 +188,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   const bool sigpipe_was_pending = sigismember(&pending_before, SIGPIPE) == 1;
   bool got_epipe = false;
 
-  const ChildSpawn child_spawn(in_r.get(), out_w.get(), err_w.get(), cwd);
+  const ChildSpawn child_spawn(in_r.get(), out_w.get(), spec.merge_stderr ? out_w.get() : err_w.get(), cwd);
 
   // execvp's search, with the error it would report: EACCES wins over a later ENOENT.
   pid_t pid = -1;
@@ -241,7 +241,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   ::fcntl(out_r.get(), F_SETFL, ::fcntl(out_r.get(), F_GETFL) | O_NONBLOCK);
   ::fcntl(err_r.get(), F_SETFL, ::fcntl(err_r.get(), F_GETFL) | O_NONBLOCK);
   std::size_t stdin_off = 0;
-  if (spec.stdin_data.empty()) in_w.reset();
+  if (spec.stdin_data.empty() && !spec.keep_stdin_open) in_w.reset();
 
   // A pidfd becomes readable when the child exits, so the loop below wakes at the exit instead of
   // polling waitpid on a back-off (Linux >= 5.3; without it the back-off remains).
@@ -266,6 +266,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
         std::size_t keep = std::min(room, static_cast<std::size_t>(n));
         out.append(buf, keep);
         if (keep < static_cast<std::size_t>(n)) truncated = true;
+        if (spec.on_stdout && &fd == &out_r) spec.on_stdout(std::string_view(buf, static_cast<std::size_t>(n)));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -287,7 +288,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
       in_w.reset();
       return;
     }
-    if (in_w.valid() && stdin_off >= spec.stdin_data.size()) in_w.reset();
+    if (in_w.valid() && stdin_off >= spec.stdin_data.size() && !spec.keep_stdin_open) in_w.reset();
   };
   // One poll over whatever is still open, then service it. Sleeps `wait` when nothing is open.
   auto pump = [&](milliseconds wait) {
@@ -302,7 +303,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
       idx_err = static_cast<int>(n);
       pfds[n++] = {err_r.get(), POLLIN, 0};
     }
-    if (in_w.valid()) {
+    if (in_w.valid() && stdin_off < spec.stdin_data.size()) {  // a kept-open, drained stdin is not polled
       idx_in = static_cast<int>(n);
       pfds[n++] = {in_w.get(), POLLOUT, 0};
     }

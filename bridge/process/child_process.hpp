@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +23,13 @@ struct ProcessSpec {
   std::string stdin_data;                            // written then stdin is closed
   std::chrono::milliseconds timeout{0};              // 0 = none
   std::size_t max_output_bytes = 64 * 1024;          // per stream; the rest is read and dropped
+  // stdin stays open (after stdin_data) until the process ends: a remote wrapper takes its EOF
+  // as "stop" (bridge users of ssh), so it must not come early.
+  bool keep_stdin_open = false;
+  // stderr into the stdout pipe, in the order written (as a terminal shows them).
+  bool merge_stderr = false;
+  // Each chunk of stdout as it is read, on the calling thread (in addition to the capture).
+  std::function<void(std::string_view)> on_stdout;
 };
 
 struct ProcessResult {

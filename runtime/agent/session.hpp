@@ -14,6 +14,7 @@
 #include "runtime/protocol/conversation.hpp"
 #include "runtime/protocol/events.hpp"
 #include "runtime/engine/engine.hpp"
+#include "runtime/executors/executors.hpp"
 
 namespace runtime {
 
@@ -26,7 +27,7 @@ class SessionWriter;
 
 struct Session {
   // What its tools may know of it.
-  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode}; }
+  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode, executor}; }
 
   std::string id;
   // A sub-agent's own session: the session that spawned it (hooks keep naming that one).
@@ -57,6 +58,10 @@ struct Session {
   std::optional<std::string> model_override() const {
     return model.empty() ? view.agent.model : std::optional<std::string>(model);
   }
+  // The default executor of its tools (DESIGN §10): session/new's _meta, the agent's, config.yaml's
+  // default_executor, else local; switched in the editor. And every executor it may use.
+  std::string executor = "local";
+  std::shared_ptr<executors::Registry> executors;
   // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
   std::string reasoning_effort;
   std::string commands_sent;  // the slash commands last shown (names), to send only changes

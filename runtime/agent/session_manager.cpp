@@ -57,10 +57,21 @@ std::string broken_config_message(const engine::Engine& engine) {
 
 }  // namespace
 
-SessionManager::SessionManager(Deps deps)
-    : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, builtin_tools()), store_(deps_.sessions_dir) {}
+std::string executor_list(const engine::Engine& engine) {
+  std::string ids = std::string(config::kLocalExecutor) + ", " + config::kOpenvaalaExecutor;
+  for (const auto& [id, _] : engine.executors()) ids += ", " + id;
+  return ids;
+}
 
-SessionManager::~SessionManager() { shutdown(); }
+SessionManager::SessionManager(Deps deps)
+    : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, builtin_tools()), store_(deps_.sessions_dir),
+      executors_(std::make_shared<executors::Registry>(executors::Deps{deps_.executor, deps_.pool},
+                                                       engine::Engine::default_options(deps_.config_root).builtin_skills_dir)) {}
+
+SessionManager::~SessionManager() {
+  shutdown();
+  executors_->shutdown();
+}
 
 void SessionManager::start_loading_engine() {
   engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
@@ -69,6 +80,7 @@ void SessionManager::start_loading_engine() {
       [this]() -> boost::asio::awaitable<void> {
         auto job = [root = deps_.config_root] { return load_engine_logged(root); };
         engine_ = co_await support::run_blocking(*deps_.pool, std::move(job));
+        executors_->configure(engine_->executors());
         engine_ready_->set();
       },
       boost::asio::detached);
@@ -87,6 +99,7 @@ boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::en
   auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
   if (fresh->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*fresh));
   engine_ = fresh;
+  executors_->configure(engine_->executors());
   co_return fresh;
 }
 
@@ -109,6 +122,7 @@ void SessionManager::reload_config() {
           }
           co_await loaded_engine();
           engine_ = std::move(fresh);
+          executors_->configure(engine_->executors());
           spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(),
                        engine_->plugins().size());
           for (auto& [_, s] : sessions_) {
@@ -130,6 +144,8 @@ void SessionManager::shutdown() {
   }
 }
 
+void SessionManager::close_executors() { executors_->shutdown(); }
+
 boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::load_saved(const OpenRequest& request) {
   if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
   const std::string id = request.session_id;
@@ -145,6 +161,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   if (auto m = mode_from_id(loaded.mode)) s.mode = *m;
   s.model = std::move(loaded.model);
   s.reasoning_effort = std::move(loaded.reasoning_effort);
+  if (!loaded.executor.empty() && s.engine->has_executor(loaded.executor)) s.executor = loaded.executor;
   s.history = std::move(loaded.conversation);
   s.total_usage = loaded.usage_total;
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
@@ -162,8 +179,15 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   s.cwd = request.cwd.lexically_normal();
   s.engine = engine;
   s.agent_name = engine->default_agent();
+  s.executors = executors_;
+  if (!request.executor.empty() && !engine->has_executor(request.executor))
+    throw AgentError(AgentError::Kind::InvalidParams, "_meta.openvaala.executor: there is no executor '" + request.executor +
+                                                          "' (available: " + executor_list(*engine) + ")");
   if (loaded) restore(s, *loaded);
   s.view = engine->session_view(s.cwd, s.agent_name);
+  // A saved session keeps the executor it last had (if it still exists); else the order of DESIGN §10.
+  if (!loaded || loaded->executor.empty() || !engine->has_executor(loaded->executor))
+    s.executor = request.executor.empty() ? engine->default_executor(s.view.agent) : request.executor;
   for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
   for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
   try {
@@ -172,6 +196,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
+  if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
   make_mcp(session, std::move(request.editor_servers));
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
@@ -202,7 +227,8 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::fork(OpenReques
     if (s.turn_cancel) limit = s.journal_before_turn;  // the turn in flight is not committed yet
     // What the source runs with now (it may have changed during that turn).
     settings = {sessions::ModeChange{mode_id(s.mode)}, sessions::AgentChange{s.agent_name},
-                sessions::ModelChange{s.model}, sessions::ThoughtLevelChange{s.reasoning_effort}};
+                sessions::ModelChange{s.model}, sessions::ThoughtLevelChange{s.reasoning_effort},
+                sessions::ExecutorChange{s.executor}};
   }
   auto job = [this, source, header, limit, settings]() -> std::variant<bool, std::string> {
     try {
@@ -339,6 +365,14 @@ void SessionManager::set_agent(Session& session, const std::string& agent) {
 void SessionManager::set_model(Session& session, const std::string& model) {
   session.model = model;
   record(session, sessions::ModelChange{model});
+}
+
+void SessionManager::set_executor(Session& session, const std::string& executor) {
+  if (!session.engine->has_executor(executor))
+    throw AgentError(AgentError::Kind::InvalidParams,
+                     "there is no executor '" + executor + "' (available: " + executor_list(*session.engine) + ")");
+  session.executor = executor;
+  record(session, sessions::ExecutorChange{executor});
 }
 
 void SessionManager::set_reasoning_effort(Session& session, const std::string& effort) {

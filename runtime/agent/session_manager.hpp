@@ -31,7 +31,11 @@ struct OpenRequest {
   std::string session_id;  // Load / Resume; Fork: the source
   std::filesystem::path cwd;
   std::vector<bridge::mcp::ServerSpec> editor_servers;  // replace configured servers of the same id
+  std::string executor;  // session/new `_meta.openvaala.executor`; empty: the agent's or the configured default
 };
+
+// "local, openvaala, devbox, ..." for messages.
+std::string executor_list(const engine::Engine& engine);
 
 class SessionManager {
  public:
@@ -84,6 +88,10 @@ class SessionManager {
   void start_child(Session& child, const Session& parent, support::CancelSourcePtr cancel);
   // Journals the end of its turn and forgets it.
   void end_child(Session& child, const char* stop_reason);
+  void set_executor(Session& session, const std::string& executor);         // throws AgentError(InvalidParams)
+  // The server ends: close every executor's connection (ssh -O exit).
+  void close_executors();
+  const std::shared_ptr<executors::Registry>& executors() const { return executors_; }
   // Shows the session's slash commands when they changed since last shown.
   void send_commands_if_changed(Session& session);
 
@@ -115,6 +123,7 @@ class SessionManager {
   // Configured stdio MCP servers, shared by the sessions that would start them identically.
   std::shared_ptr<mcp::McpServerPool> mcp_servers_ = std::make_shared<mcp::McpServerPool>();
   std::map<std::string, support::CancelSourcePtr> running_children_;  // sub-agent sessions by id
+  std::shared_ptr<executors::Registry> executors_;
 };
 
 }  // namespace runtime

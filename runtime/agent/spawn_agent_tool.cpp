@@ -59,6 +59,8 @@ class SpawnAgentTool : public tools::Tool {
     child.id = parent.id;
     child.cwd = parent.cwd;
     child.mode = parent.mode;
+    child.executor = parent.executor;  // its tools run where the parent's do
+    child.executors = parent.executors;
     child.remembered_permissions = parent.remembered_permissions;
     child.engine = c_.engine;
     child.agent_name = agent_name;

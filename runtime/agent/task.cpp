@@ -21,13 +21,26 @@ std::string system_prompt(const Session& session) {
 }
 }  // namespace
 
+std::string executors_prompt(const Session& session);
+
 std::string base_system_prompt(const Session& session) {
   return "You are OpenVaala, a coding agent working inside the user's editor. You help with software engineering "
          "tasks in the user's project: read files with read_file, change them with apply_patch, and run commands "
          "with bash. Prefer small, verifiable steps; read before you edit; after changing code, run the relevant "
          "checks. Keep answers short and concrete.\n\n"
          "Environment:\n- Working directory: " +
-         session.cwd.string() + "\n- Platform: linux\n";
+         session.cwd.string() + "\n- Platform: linux\n" + executors_prompt(session);
+}
+
+// Which executors the tools can run on (DESIGN §10), the session's default first named.
+std::string executors_prompt(const Session& session) {
+  if (!session.executors || !session.engine || session.engine->executors().empty()) return {};
+  std::string s = "\nExecutors (machines and folders where read_file, apply_patch and bash work; pass `executor` to "
+                  "choose one, paths there are absolute or relative to its working directory). Default: " +
+                  session.executor + ".\n";
+  for (const auto& id : session.executors->ids())
+    if (auto ex = session.executors->find(id, session.cwd)) s += "- " + ex->describe() + "\n";
+  return s;
 }
 
 // One prompt in flight.

@@ -9,6 +9,8 @@
 #include "runtime/config/paths.hpp"
 #include "support/run_blocking.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
 namespace runtime {
 
 namespace json = boost::json;
@@ -63,18 +65,24 @@ struct ToolRouter::Call {
   std::vector<std::string> notes;  // what hooks did, shown in the editor's tool call
   std::string model_context;       // appended to the result the model sees
   bool stop_turn = false;
+  ToolEnv env;                         // the session's, with the call's executor and its working directory
+  std::shared_ptr<Executor> executor;  // set for tools that run on one
 };
 
 // What a running tool may do: its narrow environment, the editor, and the approval policy.
 class ToolRouter::Context : public tools::ToolContext {
  public:
-  Context(ToolRouter& router, Call& c) : router_(router), c_(c), env_(c.session.tool_env()) {}
+  Context(ToolRouter& router, Call& c) : router_(router), c_(c), env_(c.env) {}
 
   const ToolEnv& env() override { return env_; }
   EditorHost& host() override { return router_.hooks_.host(); }
   support::CancelSource& cancel() override { return c_.cancel; }
   boost::asio::thread_pool& blocking_pool() override { return router_.hooks_.pool(); }
   const std::string& tool_call_id() override { return c_.call.id; }
+  Executor& executor() override {
+    if (!c_.executor) throw std::logic_error("tool " + c_.tool->name() + " has no executor");
+    return *c_.executor;
+  }
 
   void update(ToolCallFields fields) override { host().emit(c_.session.id, ToolCallUpdate{c_.call.id, std::move(fields)}); }
 
@@ -122,6 +130,16 @@ class ToolRouter::Context : public tools::ToolContext {
   // Resolving paths touches the disk: off the connection's thread.
   boost::asio::awaitable<Place> place_of(containment::Access access, std::vector<std::filesystem::path> paths) {
     if (paths.empty()) co_return Place::Inside;
+    // Another machine: its root is its working directory, judged on the path's text (its
+    // symlinks are not ours to resolve); the config root and credentials are local only.
+    if (!env_.on_local()) {
+      const std::filesystem::path root(env_.cwd);
+      for (const auto& p : paths) {
+        auto rel = p.lexically_normal().lexically_relative(root);
+        if (rel.empty() || *rel.begin() == "..") co_return Place::Outside;
+      }
+      co_return Place::Inside;
+    }
     auto job = [scope = scope_of(c_.session), access, paths = std::move(paths)] {
       return containment::classify(scope, access, paths);
     };
@@ -267,18 +285,49 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
     c.result = tools::error_result("Cancelled by the user.");
     co_return;
   }
-  Context ctx(*this, c);
-  try {
-    c.result = co_await c.tool->run(ctx, c.args);
-  } catch (const tools::ToolCancelled&) {
-    c.result = tools::error_result("Cancelled by the user.");
-  } catch (const std::exception& e) {
-    spdlog::error("tool {} failed: {}", c.call.name, e.what());
-    c.result = tools::error_result(std::string("The tool failed: ") + e.what());
+  c.env = c.session.tool_env();
+  bool ready = true;
+  if (c.tool->runs_on_executor()) ready = co_await connect_executor(c);  // else the result says why
+  if (ready) {
+    Context ctx(*this, c);
+    try {
+      c.result = co_await c.tool->run(ctx, c.args);
+    } catch (const tools::ToolCancelled&) {
+      c.result = tools::error_result("Cancelled by the user.");
+    } catch (const std::exception& e) {
+      spdlog::error("tool {} failed: {}", c.call.name, e.what());
+      c.result = tools::error_result(std::string("The tool failed: ") + e.what());
+    }
   }
-  if (!c.result.is_error)
+  // AGENTS.md files of other executors join in a later step (issue 12); local ones now.
+  if (!c.result.is_error && c.env.on_local())
     if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
   co_await post_tool_use(c);
+}
+
+// The call's executor (its `executor` argument, else the session's), connected, its working
+// directory the call's; false with the error as the result when it cannot be used.
+boost::asio::awaitable<bool> ToolRouter::connect_executor(Call& c) {
+  c.env.executor = tools::executor_of(c.args, c.env);
+  if (c.session.executors) c.executor = c.session.executors->find(c.env.executor, c.session.cwd);
+  else if (c.env.on_local()) {  // a session without the server's executors (tests): local still works
+    auto io = co_await boost::asio::this_coro::executor;
+    c.executor = executors::make_local_executor({io, &hooks_.pool()}, c.session.cwd);
+  }
+  if (!c.executor) {
+    std::string ids;
+    if (c.session.executors)
+      for (const auto& id : c.session.executors->ids()) ids += (ids.empty() ? "" : ", ") + id;
+    c.result = tools::error_result("There is no executor '" + c.env.executor + "' (available: " + ids + ").");
+    co_return false;
+  }
+  try {
+    c.env.cwd = co_await c.executor->working_directory(&c.cancel);
+  } catch (const ExecutorError& e) {
+    c.result = tools::error_result(c.cancel.cancelled() ? std::string("Cancelled by the user.") : e.what());
+    co_return false;
+  }
+  co_return true;
 }
 
 boost::asio::awaitable<void> ToolRouter::post_tool_use(Call& c) {

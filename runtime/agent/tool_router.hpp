@@ -40,6 +40,7 @@ class ToolRouter {
   boost::asio::awaitable<void> pre_tool_use(Call& c);
   boost::asio::awaitable<void> run(Call& c);
   boost::asio::awaitable<void> post_tool_use(Call& c);
+  boost::asio::awaitable<bool> connect_executor(Call& c);
   void finish(Call& c);
   std::string agents_md_after_read(Session& session, const std::string& path);
 

@@ -30,6 +30,7 @@ struct MainConfig {
   std::optional<std::string> skills_directory;
   std::vector<std::string> plugins_disabled;
   std::optional<std::string> default_agent;
+  std::optional<std::string> default_executor;  // an executor id (checked by the engine)
   int max_turn_requests = 100;
 };
 

@@ -97,6 +97,27 @@ std::optional<std::vector<std::string>> YamlReader::string_list(const YAML::Node
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> YamlReader::string_map(const YAML::Node& map, const char* key,
+                                                                       bool& ok) {
+  auto n = map[key];
+  if (!n || n.IsNull()) return std::nullopt;
+  if (!n.IsMap()) {
+    error(n, std::string("'") + key + "' must be a mapping of names to string values");
+    ok = false;
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& kv : n) {
+    if (!kv.second.IsScalar()) {
+      error(kv.second, std::string("'") + key + "." + kv.first.as<std::string>("") + "' must be a string");
+      ok = false;
+      continue;
+    }
+    out[kv.first.as<std::string>("")] = kv.second.Scalar();
+  }
+  return out;
+}
+
 void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& what) {
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>("");

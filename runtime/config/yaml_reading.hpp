@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ class YamlReader {
   std::optional<int> positive_int(const YAML::Node& map, const char* key);
   std::optional<bool> boolean(const YAML::Node& map, const char* key);
   std::optional<std::vector<std::string>> string_list(const YAML::Node& map, const char* key);
+  // A mapping of names to string values; clears `ok` on a problem.
+  std::optional<std::map<std::string, std::string>> string_map(const YAML::Node& map, const char* key, bool& ok);
   bool expect_map(const YAML::Node& node, const std::string& what);
   // Reports every key of `map` not in `allowed`.
   void check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& what);

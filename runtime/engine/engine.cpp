@@ -166,7 +166,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   };
   SkillScan priv, builtin, home_agents, home_claude;
   std::vector<McpServerConfig> user_servers;
-  Diagnostics mcp_diags, agent_diags;
+  Diagnostics mcp_diags, agent_diags, executor_diags;
   std::vector<PluginRead> plugin_reads(plugin_dirs.size());
   std::vector<hooks::HookSet> file_hooks(hook_files.size());
   std::vector<Diagnostics> file_hook_diags(hook_files.size());
@@ -187,6 +187,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
       },
       [&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); },
       [&] { e->agents_ = detail::load_agent_files(options.config_root, agent_diags); },
+      [&] { e->executors_ = detail::load_executor_files(options.config_root, options.home, executor_diags); },
   };
   for (std::size_t i = 0; i < plugin_dirs.size(); ++i)
     tasks.push_back([&, i] { plugin_reads[i] = read_plugin(plugin_dirs[i], disabled, options); });
@@ -289,8 +290,24 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   diags.insert(diags.end(), home_agents.diags.begin(), home_agents.diags.end());
   diags.insert(diags.end(), home_claude.diags.begin(), home_claude.diags.end());
 
+  // Executors, then who names them.
+  diags.insert(diags.end(), executor_diags.begin(), executor_diags.end());
+  auto executor_names = [&] {
+    std::string names = "local, openvaala";
+    for (const auto& [id, _] : e->executors_) names += ", " + id;
+    return names;
+  };
+  if (e->main_.default_executor && !e->has_executor(*e->main_.default_executor))
+    diags.push_back({Severity::Error, e->main_.file.string(), line_of_key_in_file(e->main_.file, "default_executor"),
+                     "default_executor '" + *e->main_.default_executor + "' is not an executor (available: " +
+                         executor_names() + ")"});
+
   // Agents.
   diags.insert(diags.end(), agent_diags.begin(), agent_diags.end());
+  for (const auto& [name, a] : e->agents_)
+    if (a.executor && !e->has_executor(*a.executor))
+      diags.push_back({Severity::Error, a.file.string(), line_of_key_in_file(a.file, "executor"),
+                       "executor '" + *a.executor + "' is not an executor (available: " + executor_names() + ")"});
   std::set<std::string> all_ids;
   for (const auto& s : e->mcp_servers_) all_ids.insert(s.id);
   for (const auto& [name, a] : e->agents_) {
@@ -320,6 +337,16 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   }
   out_diags.insert(out_diags.end(), diags.begin(), diags.end());
   return e;
+}
+
+bool Engine::has_executor(std::string_view id) const {
+  return id == config::kLocalExecutor || id == config::kOpenvaalaExecutor || executors_.count(std::string(id));
+}
+
+std::string Engine::default_executor(const Agent& agent) const {
+  if (agent.executor && has_executor(*agent.executor)) return *agent.executor;
+  if (main_.default_executor && has_executor(*main_.default_executor)) return *main_.default_executor;
+  return config::kLocalExecutor;
 }
 
 const Agent* Engine::find_agent(std::string_view name) const {

@@ -33,6 +33,7 @@
 
 #include "runtime/protocol/events.hpp"
 #include "runtime/config/diagnostic.hpp"
+#include "runtime/config/executor_config.hpp"
 #include "runtime/config/main_config.hpp"
 #include "runtime/hooks/hooks.hpp"
 #include "runtime/hooks/plugin_hook_source.hpp"
@@ -109,6 +110,7 @@ struct Agent {
   std::optional<std::string> model;       // "<provider>/<model>"; absent: config.yaml's model
   std::optional<std::vector<std::string>> mcp_servers;  // absent: all; []: none
   std::optional<std::vector<std::string>> skills;       // absent: all
+  std::optional<std::string> executor;    // the sessions' default executor; absent: default_executor
   fs::path file;                          // empty for the built-in `default` agent
 };
 
@@ -224,6 +226,11 @@ class Engine {
   // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
   // every one found (name clashes are resolved in session_view).
   const std::vector<Skill>& user_level_skills() const { return user_skills_; }
+  // executors/*.yaml that loaded, by id (the built-in local and openvaala are not in it).
+  const std::map<std::string, config::ExecutorConfig>& executors() const { return executors_; }
+  bool has_executor(std::string_view id) const;
+  // The default executor of a session with this agent: the agent's, else default_executor, else local.
+  std::string default_executor(const Agent& agent) const;
 
   // What a session in `cwd` with this agent sees (empty name: the default agent; an unknown
   // name falls back to the default agent). Reads the project's skills and AGENTS.md now.
@@ -242,6 +249,7 @@ class Engine {
   std::vector<hooks::PluginHookSource> hook_sources_;
   hooks::HookSet hooks_;
   std::vector<Skill> user_skills_;
+  std::map<std::string, config::ExecutorConfig> executors_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -68,6 +68,16 @@ std::optional<McpServerConfig> parse_mcp_server(config::YamlReader& r, const YAM
 // Every mcp_servers/*.yaml, sorted by file name; broken files are reported and left out.
 std::vector<McpServerConfig> load_mcp_server_files(const fs::path& config_root, Diagnostics& diags);
 
+// The `*.yaml` files of `dir` (not dot files), sorted; none when it is not a folder.
+std::vector<fs::path> yaml_files_in(const fs::path& dir);
+
+// ---- executors
+
+bool is_executor_id(std::string_view s);  // letters, digits, - and _
+// Every executors/*.yaml, by id; broken files are reported and left out.
+std::map<std::string, config::ExecutorConfig> load_executor_files(const fs::path& config_root, const fs::path& home,
+                                                                  Diagnostics& diags);
+
 // ---- agents
 
 std::map<std::string, Agent> load_agent_files(const fs::path& config_root, Diagnostics& diags);

@@ -22,27 +22,6 @@ namespace {
 
 using config::YamlReader;
 
-std::optional<std::map<std::string, std::string>> string_map(YamlReader& r, const YAML::Node& map, const char* key,
-                                                             bool& ok) {
-  auto n = map[key];
-  if (!n || n.IsNull()) return std::nullopt;
-  if (!n.IsMap()) {
-    r.error(n, std::string("'") + key + "' must be a mapping of names to string values");
-    ok = false;
-    return std::nullopt;
-  }
-  std::map<std::string, std::string> out;
-  for (const auto& kv : n) {
-    if (!kv.second.IsScalar()) {
-      r.error(kv.second, std::string("'") + key + "." + kv.first.as<std::string>("") + "' must be a string");
-      ok = false;
-      continue;
-    }
-    out[kv.first.as<std::string>("")] = kv.second.Scalar();
-  }
-  return out;
-}
-
 std::optional<double> positive_seconds(YamlReader& r, const YAML::Node& map, const char* key, bool& ok) {
   auto n = map[key];
   if (!n || n.IsNull()) return std::nullopt;
@@ -154,7 +133,7 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
       if (auto args = r.string_list(node, "args")) c.args = *args;
       else ok = false;
     }
-    if (auto env = string_map(r, node, "env", ok)) c.env = *env;
+    if (auto env = r.string_map(node, "env", ok)) c.env = *env;
     if (in_plugin) {
       const std::string root = ctx.plugin_root.string();
       c.command = support::replace_all(c.command, "${OPENVAALA_PLUGIN_ROOT}", root);
@@ -178,7 +157,7 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
     } else {
       c.url = *url;
     }
-    if (auto h = string_map(r, node, "headers", ok)) c.headers = *h;
+    if (auto h = r.string_map(node, "headers", ok)) c.headers = *h;
   }
 
   if (!in_plugin && node["executors"]) {

@@ -12,6 +12,10 @@ struct ToolEnv {
   std::string session_id;
   std::filesystem::path cwd;  // the working directory; relative paths start here
   Mode mode = Mode::Default;
+  // Where the call runs: the session's default executor, or the one the call names. A tool runs
+  // anywhere but `local` through ToolContext::executor() only.
+  std::string executor = "local";
+  bool on_local() const { return executor == "local"; }
 };
 
 }  // namespace runtime

@@ -169,6 +169,20 @@ acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
   co_return json::object{};
 }
 
+namespace {
+// `_meta.openvaala.executor` of session/new (and load, resume): the session's default executor.
+std::string meta_executor(const json::object& params) {
+  auto* meta = params.if_contains("_meta");
+  if (!meta || !meta->is_object()) return {};
+  auto* ov = meta->as_object().if_contains("openvaala");
+  if (!ov || !ov->is_object()) return {};
+  auto* ex = ov->as_object().if_contains("executor");
+  if (!ex) return {};
+  if (!ex->is_string()) throw acp::invalid_params("'_meta.openvaala.executor' must be a string (an executor id)");
+  return std::string(ex->as_string());
+}
+}  // namespace
+
 acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenRequest::Kind kind) {
   Params p(params);
   OpenRequest request;
@@ -179,6 +193,7 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   const json::value* editor_servers = p.object().if_contains("mcpServers");
   request.editor_servers = parse_acp_mcp_servers(editor_servers ? *editor_servers : json::value(nullptr), mcp_options);
   if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
+  request.executor = meta_executor(p.object());
   auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> {
     if (kind == OpenRequest::Kind::Fork) co_return co_await sessions_.fork(std::move(request));
     co_return co_await sessions_.open(std::move(request));
@@ -259,11 +274,17 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
   } else if (config_id == "model") {
     expect_one_of(model_values(*session, models_), v, "model");
     sessions_.set_model(*session, v);
+  } else if (config_id == "executor") {
+    auto body = [&]() -> acp::awaitable<void> {
+      sessions_.set_executor(*session, v);
+      co_return;
+    };
+    co_await mapping_errors(body);
   } else if (config_id == "thought_level") {
     expect_one_of(thought_level_values(*session), v, "thought_level");
     sessions_.set_reasoning_effort(*session, v == kDefaultThoughtLevel ? "" : v);
   } else {
-    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, thought_level, agent)");
+    throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, thought_level, agent, executor)");
   }
   co_return json::object{{"configOptions", shown_config_options(*session)}};
 }

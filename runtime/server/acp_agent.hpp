@@ -26,7 +26,10 @@ class AcpAgent {
   // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
   void reload_config() { sessions_.reload_config(); }
   // The client is gone: cancel every turn, stop every MCP server.
-  void shutdown() { sessions_.shutdown(); }
+  void shutdown() {
+    sessions_.shutdown();
+    sessions_.close_executors();
+  }
 
  private:
   void bind_methods();

@@ -24,6 +24,18 @@ json::object agent_option(const engine::Engine& engine, const std::string& curre
                 engine.agent_or_default(current), std::move(options));
 }
 
+// Where the session's tools run unless a call names another executor.
+json::object executor_option(const Session& s) {
+  json::array options;
+  for (const auto& id : s.executors->ids()) {
+    json::object o{{"value", id}, {"name", id}};
+    if (auto ex = s.executors->find(id, s.cwd)) o["description"] = ex->describe();
+    options.push_back(std::move(o));
+  }
+  return select("executor", "Executor", "Where files are read and edited and commands run", s.executor,
+                std::move(options));
+}
+
 std::string current_model(const Session& s) {
   return providers::choose_model(s.engine->main_config(), s.model_override()).model;
 }
@@ -78,6 +90,8 @@ json::array config_options(const Session& s, const providers::ModelCatalog& mode
     out.push_back(std::move(level));
   }
   if (s.engine && s.engine->agents().size() > 1) out.push_back(agent_option(*s.engine, s.agent_name));
+  // Only once executors/ declares one: local and the built-in openvaala alone are no choice to offer.
+  if (s.executors && s.engine && !s.engine->executors().empty()) out.push_back(executor_option(s));
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What the editor's pickers show for a session: ACP session modes and config options (mode,
 // model when one is configured, thought level for OpenAI models, and agent when there is more
-// than one).
+// than one, executor when executors/ declares one).
 #include <boost/json.hpp>
 #include <string>
 #include <vector>

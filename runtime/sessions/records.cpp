@@ -289,6 +289,7 @@ const char* record_type(const RecordBody& body) {
                         [](const TurnEnd&) { return "turn_end"; },
                         [](const PlanUpdate&) { return "plan"; },
                         [](const SubagentRecord&) { return "subagent"; },
+                        [](const ExecutorChange&) { return "executor"; },
                     },
                     body);
 }
@@ -320,6 +321,7 @@ json::object to_json(const Record& r) {
                  [&](const AgentChange& a) { o["agent"] = a.agent; },
                  [&](const ModelChange& m) { o["model"] = m.model; },
                  [&](const ThoughtLevelChange& t) { o["reasoningEffort"] = t.reasoning_effort; },
+                 [&](const ExecutorChange& x) { o["executor"] = x.executor; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
@@ -365,6 +367,8 @@ Record record_from_json(const json::object& o) {
     r.body = AgentChange{str(o, "agent", true)};
   } else if (type == "model") {
     r.body = ModelChange{str(o, "model", true)};
+  } else if (type == "executor") {
+    r.body = ExecutorChange{str(o, "executor", true)};
   } else if (type == "thought_level") {
     r.body = ThoughtLevelChange{str(o, "reasoningEffort")};
   } else if (type == "title") {

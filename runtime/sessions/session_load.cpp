@@ -173,6 +173,8 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.agent = std::move(r.agent);
           } else if constexpr (std::is_same_v<T, ModelChange>) {
             s.model = std::move(r.model);
+          } else if constexpr (std::is_same_v<T, ExecutorChange>) {
+            s.executor = std::move(r.executor);
           } else if constexpr (std::is_same_v<T, ThoughtLevelChange>) {
             s.reasoning_effort = std::move(r.reasoning_effort);
           } else if constexpr (std::is_same_v<T, TitleChange>) {

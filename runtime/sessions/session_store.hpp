@@ -79,6 +79,11 @@ struct ModelChange {
   std::string model;
 };
 
+// The session's default executor, picked in the editor or given by session/new.
+struct ExecutorChange {
+  std::string executor;
+};
+
 // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
 struct ThoughtLevelChange {
   std::string reasoning_effort;
@@ -121,7 +126,7 @@ struct SubagentRecord {
 
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
                                 AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
-                                PlanUpdate, SubagentRecord>;
+                                PlanUpdate, SubagentRecord, ExecutorChange>;
 
 struct Record {
   RecordBody body;
@@ -160,6 +165,7 @@ struct LoadedSession {
   std::string parent;      // a sub-agent's session: its parent's id
   std::string model;       // the last model picked in the editor; empty: none was
   std::string reasoning_effort;  // the last thought level picked; empty: the model's default
+  std::string executor;          // the last default executor given or picked; empty: none was
   std::string title;       // the title record, else from the first user message, else ""
   std::string created_at;  // ISO 8601
   std::string updated_at;  // ISO 8601: time of the last record

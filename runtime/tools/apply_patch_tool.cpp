@@ -1,9 +1,6 @@
 // apply_patch: edits files with the Codex patch envelope. Every file is read and every hunk
 // applied in memory before anything is written, so a hunk that does not apply leaves the disk
 // untouched; the editor sees the diffs in the permission prompt and the tool call.
-#include <fstream>
-#include <sstream>
-
 #include "support/json_read.hpp"
 #include "support/run_blocking.hpp"
 #include "runtime/tools/apply_patch.hpp"
@@ -30,33 +27,6 @@ const char* kDescription =
     "*** End Patch\n"
     "Use `*** Move to: new/path` right after an Update File line to rename. Give 3 lines of context around "
     "each change; paths are relative to the working directory. All hunks must apply or nothing is written.";
-
-std::string read_local(const fs::path& p, bool& ok) {
-  std::ifstream in(p, std::ios::binary);
-  ok = static_cast<bool>(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string write_local(const fs::path& p, const std::string& text) {
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  // Write beside the target, then rename: a crash never leaves a half-written file.
-  auto tmp = p;
-  tmp += ".openvaala-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return "cannot write " + p.string() + ": " + std::error_code(errno, std::generic_category()).message();
-    out << text;
-    if (!out.flush()) return "cannot write " + p.string();
-  }
-  std::error_code perm_ec;
-  if (fs::exists(p, perm_ec)) fs::permissions(tmp, fs::status(p, perm_ec).permissions(), perm_ec);
-  fs::rename(tmp, p, ec);
-  if (ec) return "cannot write " + p.string() + ": " + ec.message();
-  return {};
-}
 
 // Every file the patch adds, updates, deletes or moves to, absolute.
 std::vector<fs::path> touched_paths(const Patch& patch, const ToolEnv& env) {
@@ -85,25 +55,45 @@ std::optional<ToolResult> refusal_of(Authorization auth, Mode mode) {
 boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx, const Patch& patch,
                                                                std::map<std::string, std::string>& current) {
   const ToolEnv& env = ctx.env();
+  const bool through_editor = env.on_local() && ctx.host().can_read_files();
   for (const auto& path : paths_to_read(patch)) {
     auto abs = resolve_path(env, path);
-    std::error_code ec;
-    if (!fs::is_regular_file(abs, ec)) continue;
-    if (ctx.host().can_read_files()) {
-      try {
+    try {
+      auto info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
+      if (!info.exists || info.is_directory) continue;
+      if (through_editor) {
         current[path] = co_await ctx.host().read_text_file(env.session_id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
-      } catch (const EditorError& e) {
-        if (ctx.cancel().cancelled()) throw ToolCancelled();
-        co_return error_result("Cannot read " + abs.string() + ": " + e.what());
+      } else {
+        current[path] = co_await ctx.executor().read_file(abs.string(), &ctx.cancel());
       }
-    } else {
-      bool ok = false;
-      auto text = co_await support::run_blocking(ctx.blocking_pool(), [&] { return read_local(abs, ok); });
-      if (!ok) co_return error_result("Cannot read " + abs.string());
-      current[path] = std::move(text);
+    } catch (const EditorError& e) {
+      if (ctx.cancel().cancelled()) throw ToolCancelled();
+      co_return error_result("Cannot read " + abs.string() + ": " + e.what());
+    } catch (const ExecutorError& e) {
+      if (ctx.cancel().cancelled()) throw ToolCancelled();
+      co_return error_result(e.what());
     }
   }
   co_return std::nullopt;
+}
+
+// Writes (or, without new text, removes) one file where the call runs: on local through the
+// editor when it can, so its buffers follow; "" or what went wrong.
+boost::asio::awaitable<std::string> write_one(ToolContext& ctx, const fs::path& path, const std::string* text) {
+  const ToolEnv& env = ctx.env();
+  try {
+    if (!text) co_await ctx.executor().remove_file(path.string(), &ctx.cancel());
+    else if (env.on_local() && ctx.host().can_write_files())
+      co_await ctx.host().write_text_file(env.session_id, path.string(), *text, &ctx.cancel());
+    else co_await ctx.executor().write_file(path.string(), *text, &ctx.cancel());
+  } catch (const EditorError& e) {
+    if (ctx.cancel().cancelled()) throw ToolCancelled();
+    co_return "cannot write " + path.string() + ": " + e.what();
+  } catch (const ExecutorError& e) {
+    if (ctx.cancel().cancelled()) throw ToolCancelled();
+    co_return e.what();
+  }
+  co_return std::string();
 }
 
 class ApplyPatchTool : public Tool {
@@ -114,7 +104,8 @@ class ApplyPatchTool : public Tool {
     return {name(), kDescription,
             json::object{{"type", "object"},
                          {"properties", json::object{{"patch", json::object{{"type", "string"},
-                                                                            {"description", "The whole patch"}}}}},
+                                                                            {"description", "The whole patch"}}},
+                                                     {"executor", executor_property()}}},
                          {"required", json::array{"patch"}}}};
   }
 
@@ -123,6 +114,7 @@ class ApplyPatchTool : public Tool {
     d.kind = ToolKind::Edit;
     d.title = "Edit files";
     auto parsed = parse_patch(support::str_at(args, "patch"));
+    const auto where = on_executor_suffix(args, env);
     if (auto* patch = std::get_if<Patch>(&parsed)) {
       bool all_deletes = !patch->ops.empty();
       std::string names;
@@ -130,17 +122,22 @@ class ApplyPatchTool : public Tool {
         all_deletes = all_deletes && std::holds_alternative<DeleteFileOp>(op);
         std::visit([&](const auto& o) {
           auto abs = resolve_path(env, o.path);
-          d.locations.push_back(ToolLocation{abs.string(), std::nullopt});
-          names += (names.empty() ? "" : ", ") + abs.lexically_relative(env.cwd).string();
+          // Files on another executor are not the editor's to open.
+          if (where.empty()) d.locations.push_back(ToolLocation{abs.string(), std::nullopt});
+          names += (names.empty() ? "" : ", ") + (where.empty() ? abs.lexically_relative(env.cwd).string() : o.path);
         }, op);
       }
       if (all_deletes) d.kind = ToolKind::Delete;
-      d.title = (all_deletes ? "Delete " : "Edit ") + names;
+      d.title = (all_deletes ? "Delete " : "Edit ") + names + where;
     }
     return d;
   }
 
+  bool runs_on_executor() const override { return true; }
+
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    if (ctx.executor().info().read_only)
+      co_return error_result("Executor '" + ctx.env().executor + "' is read-only: apply_patch cannot change files there.");
     auto* patch_text = args.if_contains("patch");
     if (!patch_text || !patch_text->is_string()) co_return error_result("apply_patch needs a 'patch' string.");
     auto parsed = parse_patch(patch_text->as_string());
@@ -166,9 +163,14 @@ class ApplyPatchTool : public Tool {
     // Adding a file that already exists is an error the pure layer needs to see.
     for (const auto& op : patch.ops) {
       if (auto* add = std::get_if<AddFileOp>(&op)) {
-        std::error_code ec;
         auto abs = resolve_path(env, add->path);
-        if (fs::exists(abs, ec)) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
+        FileInfo info;
+        try {
+          info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
+        } catch (const ExecutorError& e) {
+          co_return error_result(e.what());
+        }
+        if (info.exists) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
       }
     }
     auto computed = compute_patch_changes(patch, current);
@@ -190,23 +192,8 @@ class ApplyPatchTool : public Tool {
       auto from = resolve_path(env, c.path);
       auto to = resolve_path(env, c.move_to.value_or(c.path));
       std::string error;
-      if (c.new_text) {
-        if (ctx.host().can_write_files()) {
-          try {
-            co_await ctx.host().write_text_file(env.session_id, to.string(), *c.new_text, &ctx.cancel());
-          } catch (const EditorError& e) {
-            if (ctx.cancel().cancelled()) throw ToolCancelled();
-            error = "cannot write " + to.string() + ": " + e.what();
-          }
-        } else {
-          error = co_await support::run_blocking(ctx.blocking_pool(), [&] { return write_local(to, *c.new_text); });
-        }
-      }
-      if (error.empty() && (!c.new_text || c.move_to)) {
-        std::error_code ec;
-        fs::remove(from, ec);
-        if (ec) error = "cannot remove " + from.string() + ": " + ec.message();
-      }
+      if (c.new_text) error = co_await write_one(ctx, to, &*c.new_text);
+      if (error.empty() && (!c.new_text || c.move_to)) error = co_await write_one(ctx, from, nullptr);
       if (!error.empty()) co_return error_result("Writing failed part way: " + error + "\n" + summary);
       char letter = !c.old_text ? 'A' : !c.new_text ? 'D' : 'M';
       summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(env.cwd).string();

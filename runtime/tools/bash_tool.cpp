@@ -1,13 +1,12 @@
-// bash: runs a shell command, in an editor terminal when the client offers terminals (the user
-// watches it live), else as a local child process in its own process group.
+// bash: runs a shell command, on local in an editor terminal when the client offers terminals
+// (the user watches it live), else through the call's executor (a local child process in its own
+// process group, or a remote one over ssh), its output streamed into the tool call.
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <atomic>
+#include <chrono>
 
 #include "support/json_read.hpp"
-#include "bridge/process/child_process.hpp"
-#include "support/run_blocking.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -19,6 +18,8 @@ namespace {
 constexpr std::int64_t kDefaultTimeoutMs = 120'000;
 constexpr std::int64_t kMaxTimeoutMs = 600'000;
 constexpr std::int64_t kOutputLimit = 64 * 1024;
+constexpr std::size_t kMaxShownBytes = 16 * 1024;
+constexpr std::chrono::milliseconds kShowEvery{250};
 
 std::string result_text(const std::string& output, bool truncated, std::optional<std::int64_t> exit_code,
                         const std::optional<std::string>& signal, bool timed_out, std::int64_t timeout_ms) {
@@ -43,17 +44,20 @@ class BashTool : public Tool {
                          {"properties",
                           json::object{{"command", json::object{{"type", "string"}, {"description", "The command"}}},
                                        {"timeout_ms", json::object{{"type", "integer"},
-                                                                   {"description", "Timeout in milliseconds"}}}}},
+                                                                   {"description", "Timeout in milliseconds"}}},
+                                       {"executor", executor_property()}}},
                          {"required", json::array{"command"}}}};
   }
 
-  ToolDescription describe(const json::object& args, const ToolEnv&) const override {
+  bool runs_on_executor() const override { return true; }
+
+  ToolDescription describe(const json::object& args, const ToolEnv& env) const override {
     ToolDescription d;
     d.kind = ToolKind::Execute;
     std::string cmd(support::str_at(args, "command"));
     if (auto nl = cmd.find('\n'); nl != std::string::npos) cmd = cmd.substr(0, nl) + " …";
     if (cmd.size() > 120) cmd = cmd.substr(0, 120) + "…";
-    d.title = cmd.empty() ? "Run command" : "`" + cmd + "`";
+    d.title = (cmd.empty() ? "Run command" : "`" + cmd + "`") + on_executor_suffix(args, env);
     return d;
   }
 
@@ -61,11 +65,16 @@ class BashTool : public Tool {
     std::string command(support::str_at(args, "command"));
     if (command.empty()) co_return error_result("bash needs a 'command'.");
     auto timeout_ms = std::clamp<std::int64_t>(support::int_at(args, "timeout_ms").value_or(kDefaultTimeoutMs), 1, kMaxTimeoutMs);
+    // Refused before anything is asked or attempted: a files-only executor runs nothing.
+    if (const auto& info = ctx.executor().info(); !info.can_run)
+      co_return error_result("Executor '" + info.id + "' (" + info.type +
+                             ") has files only: bash cannot run there. Use read_file/apply_patch on it, or run the "
+                             "command on a local or ssh executor.");
     auto auth = co_await ctx.authorize(Permission::Execute, {}, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
     if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
-    if (ctx.host().has_terminals()) co_return co_await run_in_terminal(ctx, command, timeout_ms);
-    co_return co_await run_locally(ctx, command, timeout_ms);
+    if (ctx.env().on_local() && ctx.host().has_terminals()) co_return co_await run_in_terminal(ctx, command, timeout_ms);
+    co_return co_await run_on_executor(ctx, command, timeout_ms);
   }
 
  private:
@@ -135,27 +144,43 @@ class BashTool : public Tool {
     co_return r;
   }
 
-  boost::asio::awaitable<ToolResult> run_locally(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
-    bridge::process::ProcessSpec spec;
-    spec.argv = {"bash", "-c", command};
-    spec.cwd = ctx.env().cwd.string();
-    spec.timeout = std::chrono::milliseconds(timeout_ms);
-    spec.max_output_bytes = kOutputLimit;
-    auto cancel_flag = std::make_shared<std::atomic<bool>>(false);
-    auto reg = ctx.cancel().on_cancel([cancel_flag] { cancel_flag->store(true); });
-    // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
-    auto job = [spec, cancel_flag] { return bridge::process::run_process(spec, cancel_flag.get()); };
-    auto result = co_await support::run_blocking(ctx.blocking_pool(), std::move(job));
+  // Without an editor terminal, or on another executor: the output streams into the tool call
+  // while the command runs (at most every kShowEvery, the last kMaxShownBytes).
+  boost::asio::awaitable<ToolResult> run_on_executor(ToolContext& ctx, const std::string& command, std::int64_t timeout_ms) {
+    struct Shown {
+      std::string tail;
+      std::chrono::steady_clock::time_point last{};
+    };
+    auto shown = std::make_shared<Shown>();
+    RunRequest request;
+    request.command = command;
+    request.timeout = std::chrono::milliseconds(timeout_ms);
+    request.max_output_bytes = kOutputLimit;
+    request.on_output = [&ctx, shown](std::string_view chunk) {
+      shown->tail.append(chunk);
+      if (shown->tail.size() > kMaxShownBytes) shown->tail.erase(0, shown->tail.size() - kMaxShownBytes);
+      auto now = std::chrono::steady_clock::now();
+      if (now - shown->last < kShowEvery) return;
+      shown->last = now;
+      ToolCallFields f;
+      f.content = std::vector<ToolContent>{TextContent{"```\n" + shown->tail + "\n```"}};
+      ctx.update(std::move(f));
+    };
+    RunResult result;
+    try {
+      result = co_await ctx.executor().run(std::move(request), &ctx.cancel());
+    } catch (const ExecutorError& e) {
+      if (ctx.cancel().cancelled()) throw ToolCancelled();
+      co_return error_result(e.what());
+    }
     if (ctx.cancel().cancelled()) throw ToolCancelled();
-    if (!result.started) co_return error_result("Could not run bash: " + result.spawn_error);
-    std::string output = result.stdout_data;
-    if (!result.stderr_data.empty()) output += (output.empty() || output.back() == '\n' ? "" : "\n") + result.stderr_data;
+    const std::string& output = result.output;
     std::optional<std::int64_t> code;
     if (result.exit_code) code = *result.exit_code;
     std::optional<std::string> sig;
-    if (result.term_signal) sig = std::to_string(*result.term_signal);
+    if (result.signal) sig = std::to_string(*result.signal);
     ToolResult r;
-    r.text = result_text(output, result.stdout_truncated || result.stderr_truncated, code, sig, result.timed_out, timeout_ms);
+    r.text = result_text(output, result.truncated, code, sig, result.timed_out, timeout_ms);
     r.is_error = result.timed_out || code.value_or(1) != 0;
     r.content.push_back(TextContent{"```\n" + output + (output.empty() || output.back() == '\n' ? "" : "\n") + "```"});
     r.raw_output = json::object{{"exitCode", code ? json::value(*code) : json::value(nullptr)}, {"output", r.text}};

@@ -1,9 +1,6 @@
-// read_file: reads a text file, through the editor when it can (it sees unsaved buffers).
-#include <fstream>
-#include <sstream>
-
+// read_file: reads a text file, through the editor when it can (it sees unsaved buffers; local
+// only), else through the call's executor.
 #include "support/json_read.hpp"
-#include "support/run_blocking.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -44,7 +41,8 @@ class ReadFileTool : public Tool {
                          {"properties",
                           json::object{{"path", json::object{{"type", "string"}, {"description", "File to read"}}},
                                        {"offset", json::object{{"type", "integer"}, {"description", "1-based first line"}}},
-                                       {"limit", json::object{{"type", "integer"}, {"description", "Number of lines"}}}}},
+                                       {"limit", json::object{{"type", "integer"}, {"description", "Number of lines"}}},
+                                       {"executor", executor_property()}}},
                          {"required", json::array{"path"}}}};
   }
 
@@ -56,6 +54,11 @@ class ReadFileTool : public Tool {
       d.title = "Read file";
       return d;
     }
+    const auto where = on_executor_suffix(args, env);
+    if (!where.empty()) {  // not a file the editor could open
+      d.title = "Read " + path + where;
+      return d;
+    }
     auto abs = resolve_path(env, path);
     d.title = "Read " + abs.lexically_relative(env.cwd).string();
     ToolLocation loc{abs.string(), std::nullopt};
@@ -63,6 +66,8 @@ class ReadFileTool : public Tool {
     d.locations.push_back(std::move(loc));
     return d;
   }
+
+  bool runs_on_executor() const override { return true; }
 
   std::optional<std::string> file_read(const json::object& args) const override {
     auto path = support::str_at(args, "path");
@@ -87,7 +92,7 @@ class ReadFileTool : public Tool {
                              " (outside the session's folders). Do not retry it; ask the user how to proceed instead.");
 
     std::string text;
-    if (ctx.host().can_read_files()) {
+    if (ctx.env().on_local() && ctx.host().can_read_files()) {
       try {
         text = co_await ctx.host().read_text_file(ctx.env().session_id, path.string(), offset, limit, &ctx.cancel());
       } catch (const EditorError& e) {
@@ -95,18 +100,13 @@ class ReadFileTool : public Tool {
         co_return error_result("Cannot read " + path.string() + ": " + e.what());
       }
     } else {
-      std::string error;
-      text = co_await support::run_blocking(ctx.blocking_pool(), [&path, &error, offset, limit] {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-          error = std::error_code(errno, std::generic_category()).message();
-          return std::string();
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return slice_lines(ss.str(), offset, limit);
-      });
-      if (!error.empty()) co_return error_result("Cannot read " + path.string() + ": " + error);
+      try {
+        auto whole = co_await ctx.executor().read_file(path.string(), &ctx.cancel());
+        text = slice_lines(whole, offset, limit);
+      } catch (const ExecutorError& e) {
+        if (ctx.cancel().cancelled()) throw ToolCancelled();
+        co_return error_result(e.what());
+      }
     }
     ToolResult r;
     if (text.size() > kMaxBytes) {

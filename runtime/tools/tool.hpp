@@ -15,6 +15,7 @@
 #include "runtime/protocol/conversation.hpp"
 #include "runtime/protocol/editor_host.hpp"
 #include "runtime/protocol/events.hpp"
+#include "runtime/protocol/executor.hpp"
 #include "runtime/protocol/tool_env.hpp"
 #include "support/cancellation.hpp"
 
@@ -56,6 +57,8 @@ class ToolContext {
   virtual support::CancelSource& cancel() = 0;
   virtual boost::asio::thread_pool& blocking_pool() = 0;
   virtual const std::string& tool_call_id() = 0;
+  // The executor this call runs on (env().executor), connected: its working directory is env().cwd.
+  virtual Executor& executor() = 0;
   // Applies the session's approval policy, asking the user if needed. `paths` (absolute) are
   // the files a Read or Edit touches: where they lie decides whether it asks (DESIGN §11).
   // `preview` is shown with the question (the diff of an edit). On Allowed the call is marked
@@ -81,6 +84,8 @@ class Tool {
   // The file a successful call read, if the tool reads one (AGENTS.md files of deeper folders
   // join the context after such a read).
   virtual std::optional<std::string> file_read(const boost::json::object&) const { return std::nullopt; }
+  // Takes an `executor` argument (DESIGN §10): the router connects that executor before run().
+  virtual bool runs_on_executor() const { return false; }
 };
 
 std::unique_ptr<Tool> make_read_file_tool();
@@ -95,5 +100,12 @@ ToolResult refused_result(Mode mode);
 // Result text for a path no tool may touch (Authorization::Forbidden).
 ToolResult forbidden_result();
 ToolResult error_result(std::string message);
+
+// The executor a call names (`executor`), else the session's default (env.executor).
+std::string executor_of(const boost::json::object& args, const ToolEnv& env);
+// The `executor` property of the tools that take one.
+boost::json::object executor_property();
+// " on <id>" for titles when the call does not run on local; "" on local.
+std::string on_executor_suffix(const boost::json::object& args, const ToolEnv& env);
 
 }  // namespace runtime::tools

@@ -9,6 +9,22 @@ std::filesystem::path resolve_path(const ToolEnv& env, const std::string& path) 
   return p.lexically_normal();
 }
 
+std::string executor_of(const boost::json::object& args, const ToolEnv& env) {
+  if (auto* v = args.if_contains("executor"); v && v->is_string() && !v->as_string().empty())
+    return std::string(v->as_string());
+  return env.executor;
+}
+
+boost::json::object executor_property() {
+  return boost::json::object{{"type", "string"},
+                             {"description", "Executor id to run on (see the system prompt); default: the session's"}};
+}
+
+std::string on_executor_suffix(const boost::json::object& args, const ToolEnv& env) {
+  auto id = executor_of(args, env);
+  return id == "local" ? std::string() : " on " + id;
+}
+
 ToolResult error_result(std::string message) {
   ToolResult r;
   r.is_error = true;

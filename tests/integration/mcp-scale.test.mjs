@@ -86,7 +86,7 @@ scenario("a configured stdio server is one process for every session that would 
   fake.push([{ toolCalls: [{ id: crashId, name: "mcp__shared__crash", arguments: {} }] }, { text: "crashed" }]);
   await agent.prompt(a, "crash it");
   for (const s of [a, b])
-    await agent.waitUntil(() => agent.noticesOf(s).some((n) => /MCP server `shared`: crashed/.test(n)), {
+    await agent.waitUntil(() => agent.noticesOf(s).some((n) => /MCP server `shared` crashed/.test(n)), {
       label: `session ${s === a ? "A" : "B"} is told that the shared server crashed`,
     });
   const restarted = await callTool(agent, fake, b, "shared", "pid");

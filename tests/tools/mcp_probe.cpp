@@ -85,6 +85,8 @@ class ProbeContext : public runtime::tools::ToolContext {
   support::CancelSource& cancel() override { return cancel_; }
   asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
+  // Only MCP tools run in this context; they never reach an executor.
+  runtime::Executor& executor() override { throw std::logic_error("no executor in this context"); }
   asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>,
                                                            std::vector<std::filesystem::path>) override {
     permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");

@@ -344,3 +344,42 @@ TEST(ChildProcess, ChildSeesNoInheritedPipeEnds) {
   // ls opens its own directory fd, so 3 standard + 1.
   EXPECT_EQ(std::stoi(r.stdout_data), 4 + parent_open) << r.stdout_data;
 }
+
+// What the executors need: stderr in stdout's order, output as it comes, and a stdin that stays
+// open until the child ends (a remote wrapper takes its EOF as "stop").
+TEST(ChildProcess, MergedStderrKeepsTheOrderWritten) {
+  auto s = spec_of({"sh", "-c", "echo one; echo two >&2; echo three"});
+  s.merge_stderr = true;
+  auto r = run_process(s);
+  EXPECT_EQ(r.stdout_data, "one\ntwo\nthree\n");
+  EXPECT_EQ(r.stderr_data, "");
+}
+
+TEST(ChildProcess, OutputIsHandedOverWhileTheChildRuns) {
+  auto s = spec_of({"sh", "-c", "echo first; sleep 0.5; echo second"});
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> chunks;
+  s.on_stdout = [&](std::string_view c) { chunks.emplace_back(std::string(c), std::chrono::steady_clock::now()); };
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_process(s);
+  ASSERT_GE(chunks.size(), 2u);
+  EXPECT_EQ(chunks.front().first, "first\n");
+  EXPECT_LT(chunks.front().second - t0, 400ms) << "the first line arrived before the child finished";
+  EXPECT_EQ(r.stdout_data, "first\nsecond\n");
+}
+
+TEST(ChildProcess, KeptOpenStdinReachesEofOnlyWhenTheChildIsDone) {
+  // `cat` would end at once on EOF; with stdin kept open it is still waiting when the timeout fires.
+  auto s = spec_of({"sh", "-c", "cat >/dev/null; echo eof"});
+  s.stdin_data = "data";
+  s.keep_stdin_open = true;
+  s.timeout = 300ms;
+  auto r = run_process(s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.stdout_data, "");
+  // And a child that does not read it still ends normally.
+  auto t = spec_of({"sh", "-c", "echo done"});
+  t.keep_stdin_open = true;
+  auto d = run_process(t);
+  EXPECT_EQ(d.exit_code, 0);
+  EXPECT_EQ(d.stdout_data, "done\n");
+}

@@ -125,6 +125,7 @@ std::vector<RecordBody> every_record_type() {
       TurnEnd{"end_turn"},
       PlanUpdate{{{"Read main.cpp", "completed"}}},
       SubagentRecord{subagent_started("ses_child")},
+      ExecutorChange{"devbox"},
   };
 }
 
@@ -264,6 +265,7 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
     w.append(AgentChange{"plan"});
     w.append(ModelChange{"main/gpt-4.1-mini"});
     w.append(ThoughtLevelChange{"low"});
+    w.append(ExecutorChange{"devbox"});
     w.append(Record{TurnEnd{"end_turn"}, "2026-01-01T10:00:05.000Z"});
     w.turn_boundary();
   }
@@ -273,6 +275,7 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   EXPECT_EQ(s->id, "ses_a");
   EXPECT_EQ(s->cwd, "/work/project");
   EXPECT_EQ(s->agent, "plan");
+  EXPECT_EQ(s->executor, "devbox") << "the session's executor is kept";
   EXPECT_EQ(s->mode, "accept_edits");
   EXPECT_EQ(s->model, "main/gpt-4.1-mini") << "the model picked in the editor is kept across session/load";
   EXPECT_EQ(s->reasoning_effort, "low") << "the thought level picked in the editor is kept across session/load";
@@ -282,7 +285,7 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   EXPECT_EQ(s->turns, 1);
   EXPECT_EQ(s->last_stop_reason, "end_turn");
   EXPECT_FALSE(s->interrupted);
-  EXPECT_EQ(s->records, 14u);
+  EXPECT_EQ(s->records, 15u);
   EXPECT_EQ(s->usage_total.input_tokens, 250);
   EXPECT_EQ(s->usage_total.output_tokens, 30);
   ASSERT_TRUE(s->last_usage);

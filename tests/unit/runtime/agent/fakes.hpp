@@ -8,6 +8,7 @@
 #include <boost/asio/use_future.hpp>
 #include <deque>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,8 @@ class AllowingContext : public runtime::tools::ToolContext {
   support::CancelSource& cancel() override { return cancel_; }
   boost::asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
+  // Only MCP tools run in this context; they never reach an executor.
+  runtime::Executor& executor() override { throw std::logic_error("no executor in this context"); }
   boost::asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission,
                                                                   std::vector<runtime::ToolContent>,
                                                                   std::vector<std::filesystem::path>) override {

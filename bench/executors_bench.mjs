@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Executors (DESIGN §10): what a tool call costs on an ssh executor over a warm multiplexed
+// connection to a loopback sshd, against local; and the first use (connect). Run on demand (as
+// root: it starts sshd with tests/integration/sshd.mjs). Figures: docs/PERFORMANCE.md.
+//
+//   node bench/executors_bench.mjs [--bin build/openvaala] [--calls 40]
+// Per call: the time from the tool_call announcement to its completed update, median and p90,
+// seen by an ACP client (the SDK harness) — the same client for every row.
+import path from "node:path";
+import { REPO_ROOT, agentBinary, makeConfigHome, makeWorkspace, startAgent, startFakeModel, writeFiles, removeTempDirs } from "../tests/integration/harness.mjs";
+import { startSshd } from "../tests/integration/sshd.mjs";
+
+const argv = process.argv.slice(2);
+const opt = (n, d) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : d);
+const bin = path.resolve(REPO_ROOT, opt("--bin", agentBinary()));
+const calls = Number(opt("--calls", 40));
+
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+async function measure(sshd, { executor, tool, capabilities }) {
+  const args = tool === "read_file" ? { path: "file.txt" } : { command: "echo hi" };
+  const script = [];
+  for (let i = 0; i < calls + 1; i++) script.push({ toolCalls: [{ id: `c${i}`, name: tool, arguments: args }] });
+  script.push({ text: "done" });
+  const fake = await startFakeModel({ script });
+  const ws = makeWorkspace({ "file.txt": "x\n".repeat(100) });
+  sshd.writeRemote("file.txt", "x\n".repeat(100));
+  const home = makeConfigHome({ modelUrl: fake.url });
+  writeFiles(home.configDir, { "executors/box.yaml": sshd.executorYaml("box") });
+  const started = new Map();
+  const took = new Map();
+  const h = await startAgent({
+    bin, env: home.env, cwd: ws, clientCapabilities: capabilities, permission: "allow_always",
+    onUpdate: (p) => {
+      const u = p.update;
+      const now = performance.now();
+      if (u.sessionUpdate === "tool_call") started.set(u.toolCallId, now);
+      else if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"))
+        took.set(u.toolCallId, now - started.get(u.toolCallId));
+    },
+  });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor } } });
+  await h.setMode(sessionId, "full_auto");
+  await h.prompt(sessionId, "go", { timeout: 300000 });
+  await h.close();
+  await fake.close();
+  const first = took.get("c0");
+  const warm = [...took.entries()].filter(([id]) => id !== "c0").map(([, v]) => v);
+  return { first, median: quantile(warm, 0.5), p90: quantile(warm, 0.9), n: warm.length };
+}
+
+const sshd = await startSshd();
+try {
+  const editor = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+  const bare = { fs: { readTextFile: false, writeTextFile: false }, terminal: false };
+  const rows = [];
+  for (const tool of ["read_file", "bash"]) {
+    rows.push([tool, "local, through the editor", await measure(sshd, { executor: "local", tool, capabilities: editor })]);
+    rows.push([tool, "local, by the server itself", await measure(sshd, { executor: "local", tool, capabilities: bare })]);
+    rows.push([tool, "ssh (loopback sshd)", await measure(sshd, { executor: "box", tool, capabilities: editor })]);
+  }
+  console.log(`| tool | where | first call (ms) | warm median (ms) | warm p90 (ms) | calls |`);
+  console.log(`| --- | --- | ---: | ---: | ---: | ---: |`);
+  for (const [tool, where, r] of rows)
+    console.log(`| ${tool} | ${where} | ${r.first.toFixed(1)} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.n} |`);
+} finally {
+  await sshd.close();
+  removeTempDirs();
+}

@@ -1,0 +1,82 @@
+#pragma once
+// The executors of one server process (DESIGN §10): the built-in `local` (per session: its
+// working directory is the session's cwd) and `openvaala`, and those of executors/*.yaml. Each
+// ssh executor keeps one multiplexed connection (ControlMaster) for the whole process, opened on
+// first use and closed by shutdown().
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/config/executor_config.hpp"
+#include "runtime/protocol/executor.hpp"
+
+namespace runtime::executors {
+
+namespace fs = std::filesystem;
+
+struct Deps {
+  boost::asio::any_io_executor io;       // where output callbacks run
+  boost::asio::thread_pool* pool = nullptr;  // blocking work (ssh and file I/O)
+};
+
+std::shared_ptr<Executor> make_local_executor(Deps deps, fs::path cwd);
+// `prefix`: the part of the executor's paths that maps onto `root` ("" for a virtual executor,
+// "/skills" for the built-in openvaala executor).
+std::shared_ptr<Executor> make_virtual_executor(Deps deps, std::string id, std::string type, fs::path root,
+                                                std::string prefix, bool read_only);
+// `control_dir`: a private (0700) folder for the connection's socket.
+std::shared_ptr<Executor> make_ssh_executor(Deps deps, config::ExecutorConfig config, fs::path control_dir);
+
+// What `config check --executor` reports after connecting.
+struct Probe {
+  bool reachable = false;
+  std::string error;  // why not, naming the executor
+  std::string working_directory;
+  bool has_bash = false;
+  bool has_tar = false;
+  double round_trip_ms = 0;  // one command over the warm connection
+  double connect_ms = 0;     // the first connection
+};
+
+class Registry {
+ public:
+  Registry(Deps deps, fs::path builtin_skills_dir);
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Takes the loaded executors/*.yaml; an executor whose file did not change keeps its connection.
+  void configure(const std::map<std::string, config::ExecutorConfig>& configs);
+  // nullptr when there is no such executor. `cwd`: the session's (local's working directory).
+  std::shared_ptr<Executor> find(const std::string& id, const fs::path& cwd) const;
+  // Every id: local, openvaala, then executors/*.yaml by id.
+  std::vector<std::string> ids() const;
+  // Closes every connection (`ssh -O exit`); blocking, bounded.
+  void shutdown();
+
+ private:
+  struct Entry;
+  Deps deps_;
+  fs::path builtin_skills_dir_;
+  fs::path control_dir_;  // created on the first ssh executor
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+  std::vector<std::shared_ptr<Executor>> retired_;  // replaced on reload; closed at shutdown
+  std::shared_ptr<Executor> openvaala_;
+};
+
+// Single-quoted for a POSIX shell.
+std::string shell_quote(const std::string& s);
+
+}  // namespace runtime::executors
+
+namespace runtime::executors {
+// Connects to an ssh executor now (blocking) and reports what it found; closes the connection.
+Probe probe_ssh(const config::ExecutorConfig& config, const fs::path& control_dir);
+}  // namespace runtime::executors

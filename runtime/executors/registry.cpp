@@ -1,0 +1,102 @@
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/executors/executors.hpp"
+
+namespace runtime::executors {
+
+struct Registry::Entry {
+  config::ExecutorConfig config;
+  std::shared_ptr<Executor> executor;
+};
+
+namespace {
+// A configuration as compared on reload: same text, same connection.
+std::string fingerprint(const config::ExecutorConfig& c) {
+  std::string s = c.id + '\n' + config::executor_type_name(c.type) + '\n' + c.host + '\n' + c.user.value_or("") + '\n' +
+                  std::to_string(c.port.value_or(0)) + '\n' + (c.identity_file ? c.identity_file->string() : "") + '\n' +
+                  c.workdir + '\n' + c.root.string() + '\n' + (c.read_only ? "ro" : "rw");
+  for (const auto& o : c.ssh_options) s += '\n' + o;
+  for (const auto& [k, v] : c.env) s += '\n' + k + '=' + v;
+  return s;
+}
+}  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'') out += "'\\''";
+    else out += ch;
+  }
+  return out + "'";
+}
+
+Registry::Registry(Deps deps, fs::path builtin_skills_dir)
+    : deps_(std::move(deps)), builtin_skills_dir_(std::move(builtin_skills_dir)) {
+  openvaala_ = make_virtual_executor(deps_, config::kOpenvaalaExecutor, "builtin", builtin_skills_dir_, "/skills", true);
+}
+
+Registry::~Registry() { shutdown(); }
+
+void Registry::configure(const std::map<std::string, config::ExecutorConfig>& configs) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::shared_ptr<Entry>> next;
+  for (const auto& [id, c] : configs) {
+    if (auto it = entries_.find(id); it != entries_.end() && fingerprint(it->second->config) == fingerprint(c)) {
+      next[id] = it->second;
+      continue;
+    }
+    auto e = std::make_shared<Entry>();
+    e->config = c;
+    if (c.type == config::ExecutorConfig::Type::Ssh) {
+      if (control_dir_.empty()) {
+        // Private to this process and user: the sockets give a shell on the remote host.
+        std::string tmpl = "/tmp/openvaala-ssh-" + std::to_string(::getuid()) + "-XXXXXX";
+        if (char* d = ::mkdtemp(tmpl.data())) control_dir_ = d;
+        else spdlog::error("cannot create the folder for ssh connections: {}", std::strerror(errno));
+      }
+      e->executor = make_ssh_executor(deps_, c, control_dir_);
+    } else {
+      e->executor = make_virtual_executor(deps_, c.id, "virtual", c.root, "", c.read_only);
+    }
+    next[id] = std::move(e);
+  }
+  for (auto& [id, e] : entries_)
+    if (!next.count(id) || next[id] != e) retired_.push_back(e->executor);
+  entries_ = std::move(next);
+}
+
+std::shared_ptr<Executor> Registry::find(const std::string& id, const fs::path& cwd) const {
+  if (id == config::kLocalExecutor) return make_local_executor(deps_, cwd);
+  if (id == config::kOpenvaalaExecutor) return openvaala_;
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : it->second->executor;
+}
+
+std::vector<std::string> Registry::ids() const {
+  std::vector<std::string> out{config::kLocalExecutor, config::kOpenvaalaExecutor};
+  std::lock_guard lock(mu_);
+  for (const auto& [id, _] : entries_) out.push_back(id);
+  return out;
+}
+
+void Registry::shutdown() {
+  std::vector<std::shared_ptr<Executor>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [_, e] : entries_) all.push_back(e->executor);
+    all.insert(all.end(), retired_.begin(), retired_.end());
+    retired_.clear();
+  }
+  for (auto& e : all) e->shutdown();
+  if (!control_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(control_dir_, ec);
+  }
+}
+
+}  // namespace runtime::executors

@@ -1,0 +1,89 @@
+#pragma once
+// A place where files are read and written and processes run (DESIGN §10): `local`, an `ssh`
+// host, a `virtual` folder, the built-in read-only `openvaala`. Tools reach an executor only
+// through this interface, so another kind (docker exec, kubectl exec) is one more implementation.
+// Paths are absolute on the executor, or relative to its working directory.
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/cancellation.hpp"
+
+namespace runtime {
+
+// Something the executor could not do; the message names the executor and says why
+// ("executor 'devbox' (ssh me@devbox): cannot connect: Connection refused").
+struct ExecutorError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ExecutorInfo {
+  std::string id;
+  std::string type;     // "local" | "ssh" | "virtual" | "builtin"
+  std::string where;    // ssh: [user@]host[:port]; virtual: its local folder; else empty
+  bool can_run = false;     // processes (bash, hooks, MCP servers)
+  bool read_only = false;
+  std::string workdir;      // as configured (`~/src` on ssh until connected); relative paths start here
+};
+
+struct FileInfo {
+  bool exists = false;
+  bool is_directory = false;
+  std::uint64_t size = 0;
+};
+
+struct RunRequest {
+  std::string command;  // given to `bash -c`, in the working directory
+  std::chrono::milliseconds timeout{0};
+  std::size_t max_output_bytes = 64 * 1024;
+  // Output (stdout and stderr as they come), called on the caller's executor while it runs.
+  std::function<void(std::string_view)> on_output;
+};
+
+struct RunResult {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool timed_out = false;
+  std::string output;  // stdout and stderr interleaved, the last max_output_bytes
+  bool truncated = false;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual const ExecutorInfo& info() const = 0;
+  // Connects on first use (ssh) and answers the absolute working directory there. Throws
+  // ExecutorError when the executor cannot be reached.
+  virtual boost::asio::awaitable<std::string> working_directory(support::CancelSource* cancel) = 0;
+  // Each throws ExecutorError (a missing file included) naming the executor.
+  virtual boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) = 0;
+  // Atomic where the file lives: readers see the old or the new content, never a part.
+  virtual boost::asio::awaitable<void> write_file(const std::string& path, const std::string& content,
+                                                  support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<void> remove_file(const std::string& path, support::CancelSource* cancel) = 0;
+  virtual boost::asio::awaitable<FileInfo> stat(const std::string& path, support::CancelSource* cancel) = 0;
+  // Runs `bash -c` there; cancelling ends it and everything it started. Throws ExecutorError when
+  // it cannot start (or the connection dropped), never for a non-zero exit.
+  virtual boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) = 0;
+  // What this executor is, for the model's system prompt: "id (type, where), working directory …".
+  virtual std::string describe() const;
+  // The server is ending: close connections now (blocking, bounded).
+  virtual void shutdown() {}
+};
+
+inline std::string Executor::describe() const {
+  const auto& i = info();
+  std::string s = i.id + " (" + i.type + (i.where.empty() || i.type == "builtin" ? "" : ", " + i.where) + ")";
+  if (!i.can_run) s += ", files only";
+  if (i.read_only) s += ", read-only";
+  return s + ", working directory " + i.workdir;
+}
+
+}  // namespace runtime

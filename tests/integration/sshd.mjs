@@ -1,0 +1,163 @@
+// A real OpenSSH server on 127.0.0.1 for the executor tests: `/usr/sbin/sshd -D` with a
+// throw-away host key, a throw-away user key for the agent, logging into a dedicated user
+// (created when missing: these machines run the tests as root) whose home and working directory
+// are not the test's, so a test can tell which machine a file came from.
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { sleep } from "./harness.mjs";
+import { freePort } from "../fixtures/mcp/everything.mjs";
+
+export { freePort };
+
+export const SSHD = "/usr/sbin/sshd";
+export const TEST_USER = "ovtest";
+
+export function sshdSkipReason() {
+  if (!fs.existsSync(SSHD)) return `${SSHD} not installed (apt-get install openssh-server; scripts/install-deps.sh)`;
+  if (process.getuid() !== 0) return "the sshd fixture creates a test user: run as root";
+  return false;
+}
+
+function sh(cmd, args, opts = {}) {
+  return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
+}
+
+export function ensureTestUser(user = TEST_USER) {
+  try {
+    sh("id", ["-u", user]);
+  } catch {
+    sh("useradd", ["-m", "-s", "/bin/bash", user]);
+  }
+  // '*': no password, but not locked ('!'): with UsePAM no, sshd refuses locked accounts.
+  sh("usermod", ["-p", "*", user]);
+  const home = sh("getent", ["passwd", user]).split(":")[5];
+  const uid = Number(sh("id", ["-u", user]).trim());
+  const gid = Number(sh("id", ["-g", user]).trim());
+  return { user, home, uid, gid };
+}
+
+function keygen(file) {
+  sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "openvaala-test", "-f", file]);
+  return fs.readFileSync(`${file}.pub`, "utf8").trim();
+}
+
+async function waitForPort(port, ms = 5000) {
+  const t0 = Date.now();
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const c = net.connect(port, "127.0.0.1", () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() - t0 > ms) throw new Error(`sshd did not listen on 127.0.0.1:${port} within ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Starts sshd. `pathDirs` replaces the PATH of the sessions (SetEnv), to simulate a host without
+ * bash or tar. Returns { port, user, remoteHome, workdir, clientDir, identityFile, knownHosts,
+ * executorYaml(id, extra), processes(marker), close() }.
+ */
+export async function startSshd({ pathDirs = null } = {}) {
+  const u = ensureTestUser();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-sshd-"));
+  fs.chmodSync(dir, 0o755);
+  const port = await freePort();
+  const hostPub = keygen(path.join(dir, "host_key"));
+  // The agent's side: its key and known_hosts, private to root.
+  const clientDir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-ssh-client-"));
+  const identityFile = path.join(clientDir, "id_ed25519");
+  const userPub = keygen(identityFile);
+  const knownHosts = path.join(clientDir, "known_hosts");
+  fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostPub.split(" ").slice(0, 2).join(" ")}\n`);
+  fs.writeFileSync(path.join(dir, "authorized_keys"), userPub + "\n", { mode: 0o644 });
+  fs.mkdirSync("/run/sshd", { recursive: true });
+  const workdir = path.join(u.home, `work-${process.pid}-${port}`);
+  fs.mkdirSync(workdir, { recursive: true });
+  fs.chownSync(workdir, u.uid, u.gid);
+  const config = [
+    `Port ${port}`,
+    "ListenAddress 127.0.0.1",
+    `HostKey ${path.join(dir, "host_key")}`,
+    `PidFile ${path.join(dir, "sshd.pid")}`,
+    `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
+    "StrictModes no",
+    "PasswordAuthentication no",
+    "KbdInteractiveAuthentication no",
+    "UsePAM no",
+    `AllowUsers ${u.user}`,
+    "MaxSessions 64",
+    "MaxStartups 64",
+    "LogLevel ERROR",
+    ...(pathDirs ? [`SetEnv PATH=${pathDirs.join(":")}`] : []),
+  ].join("\n");
+  fs.writeFileSync(path.join(dir, "sshd_config"), config + "\n");
+  const proc = spawn(SSHD, ["-D", "-e", "-f", path.join(dir, "sshd_config")], { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  proc.stderr.on("data", (d) => (log += d.toString()));
+  await waitForPort(port);
+
+  const fixture = {
+    port,
+    user: u.user,
+    uid: u.uid,
+    gid: u.gid,
+    remoteHome: u.home,
+    workdir,
+    identityFile,
+    knownHosts,
+    get log() {
+      return log;
+    },
+    /** executors/<id>.yaml for this server; `extra` lines override or add fields */
+    executorYaml(id, extra = "") {
+      return (
+        `id: ${id}\ntype: ssh\nhost: 127.0.0.1\nport: ${port}\nuser: ${u.user}\n` +
+        `identity_file: ${identityFile}\n` +
+        `ssh_options: [UserKnownHostsFile=${knownHosts}, IdentitiesOnly=yes]\n` +
+        `workdir: ${workdir}\n` +
+        extra
+      );
+    },
+    /** writes a file on the "remote" machine, owned by the test user */
+    writeRemote(rel, text) {
+      const f = path.join(workdir, rel);
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.writeFileSync(f, text);
+      fs.chownSync(f, u.uid, u.gid);
+      return f;
+    },
+    /** the test user's processes whose command line contains `marker` (ps, as that user) */
+    processes(marker) {
+      let out = "";
+      try {
+        out = sh("ps", ["-u", u.user, "-o", "pid=,args="]);
+      } catch {
+        return [];
+      }
+      return out
+        .split("\n")
+        .filter((l) => l.includes(marker) && !l.includes("ps -u") && !l.includes("<defunct>"))  // zombies run nothing
+        .map((l) => Number(l.trim().split(/\s+/)[0]));
+    },
+    async close() {
+      try {
+        proc.kill("SIGTERM");
+      } catch {
+        /* gone */
+      }
+      await Promise.race([new Promise((r) => proc.once("exit", r)), sleep(2000)]);
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(clientDir, { recursive: true, force: true });
+      fs.rmSync(workdir, { recursive: true, force: true });
+    },
+  };
+  return fixture;
+}
