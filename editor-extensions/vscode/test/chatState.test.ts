@@ -84,7 +84,7 @@ test("content blocks as the chat shows them", () => {
   assert.equal(contentText({ type: "other" } as never), "", "unknown blocks show nothing");
 });
 
-test("message chunks: one item per message; a new messageId starts a new item; user chunks always join", () => {
+test("message chunks: one item per message; a new messageId starts a new item, for the user's messages too", () => {
   const s = run([
     { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("a"), messageId: "m1" } },
     { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("b"), messageId: "m1" } },
@@ -96,7 +96,7 @@ test("message chunks: one item per message; a new messageId starts a new item; u
     { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("u2"), messageId: "q" } },
     { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("e"), messageId: "m3" } },
   ] as ChatEvent[]);
-  assert.deepEqual(texts(s), [["agent", "ab"], ["agent", "cd"], ["thought", "t1"], ["thought", "t2"], ["user", "u1u2"], ["agent", "e"]], "chunks of one message join, a new message id starts a new item, a chunk without id joins the last");
+  assert.deepEqual(texts(s), [["agent", "ab"], ["agent", "cd"], ["thought", "t1"], ["thought", "t2"], ["user", "u1"], ["user", "u2"], ["agent", "e"]], "chunks of one message join, a new message id starts a new item (two replayed user messages in a row stay two), a chunk without id joins the last");
   const m = s.items[1] as { messageId?: string };
   assert.equal(m.messageId, "m2", "an item keeps its message id");
   assert.equal(new Set(s.items.map((i) => i.id)).size, s.items.length, "every item has its own id");
@@ -107,6 +107,15 @@ test("message chunks: one item per message; a new messageId starts a new item; u
   assert.deepEqual(texts(noId), [["agent", "ab"]], "a message id after chunks without one joins them");
   const userFirst = run([{ type: "userPrompt", text: "typed" }, { type: "update", update: { sessionUpdate: "user_message_chunk", content: text(" more") } }]);
   assert.deepEqual(texts(userFirst), [["user", "typed more"]], "a replayed user chunk joins the user's message");
+  const ids = run([
+    { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("a"), messageId: "u1" } },
+    { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("b"), messageId: "u1" } },
+    { type: "update", update: { sessionUpdate: "user_message_chunk", content: text("c"), messageId: "u2" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("x") } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("y"), messageId: "m1" } },
+    { type: "update", update: { sessionUpdate: "agent_message_chunk", content: text("z"), messageId: "m2" } },
+  ] as ChatEvent[]);
+  assert.deepEqual(texts(ids), [["user", "ab"], ["user", "c"], ["agent", "xy"], ["agent", "z"]], "a message's chunks (a prompt with attachments) stay one message; an item without id takes the id of the chunk that joins it");
 });
 
 test("every change gives a new state revision, and a changed item a new item revision (so the view redraws it)", () => {

@@ -85,7 +85,7 @@ function setup(folders: vscode.WorkspaceFolder[], args = scriptedArgs()) {
   };
   const chat = new ChatViewProvider({ extensionUri: vscode.Uri.file("/ext"), agentFor, diffs, log });
   const view = new FakeView();
-  return { chat, view, diffs, agentFor, resolve: () => chat.resolveWebviewView(view as unknown as vscode.WebviewView) };
+  return { chat, view, diffs, agentFor, resolve: (state?: unknown) => chat.resolveWebviewView(view as unknown as vscode.WebviewView, state === undefined ? undefined : ({ state } as vscode.WebviewViewResolveContext)) };
 }
 
 beforeEach(() => __test.reset());
@@ -304,4 +304,45 @@ test("openLocation, openDiff, showTerminal and focusInput", async () => {
   chat.focusInput();
   assert.deepEqual(view.posted[view.posted.length - 1], { type: "focusInput" }, "focusInput is passed to the webview");
   await waitUntil(() => view.lastModel().terminals[0]?.id === "term-1", 2000, "the view model to carry the terminals");
+});
+
+const persisted = (v: FakeView) => v.posted.filter((p) => p.type === "persist").map((p) => (p as { state: unknown }).state);
+
+test("the webview keeps what outlives a window reload: the chat's folder, session and queue, posted when they change, not per chunk", async () => {
+  const dir = tmp();
+  const f = folder(dir);
+  const { view, resolve } = setup([f]);
+  resolve();
+  const uri = f.uri.toString();
+  assert.deepEqual(persisted(view), [{ folder: uri, queue: [] }], "a fresh chat keeps its folder");
+  view.send({ type: "send", text: script({ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a" } } }, { update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "b" } } }, { sleep: 300 }) });
+  await waitUntil(() => view.lastModel().chat.busy, 5000, "the turn");
+  view.send({ type: "send", text: "queued" });
+  await waitUntil(() => !view.lastModel().chat.busy && view.lastModel().chat.items.some((i) => i.kind === "user" && (i as { text: string }).text === "queued") && !view.lastModel().chat.busy, 5000, "the queued message sent");
+  const sessionId = view.lastModel().chat.sessionId;
+  assert.deepEqual(persisted(view), [
+    { folder: uri, queue: [] },
+    { folder: uri, sessionId, queue: [] },
+    { folder: uri, sessionId, queue: [{ text: "queued", attachments: [] }] },
+    { folder: uri, sessionId, queue: [] },
+  ], "one save per change of session or queue, none for the streamed chunks");
+});
+
+test("after a window reload the side bar brings back its chat: the saved folder's session and queue", async () => {
+  const a = tmp();
+  const b = tmp();
+  const { view, chat, agentFor, resolve } = setup([folder(a), folder(b)], scriptedArgs({ replay: [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "from before" } }] }));
+  resolve({ folder: folder(b).uri.toString(), sessionId: "s-prev", queue: [{ text: "still queued", attachments: [] }] });
+  assert.equal(chat.currentFolder()?.uri.fsPath, b, "the chat of the saved folder is shown");
+  const main = agentFor(folder(b)).main;
+  await waitUntil(() => main.state.sessionId === "s-prev" && main.state.items.length > 0, 5000, "the session reopened");
+  assert.deepEqual(view.lastModel().queue.map((q) => q.text), ["still queued"], "the queue is shown again");
+  assert.equal(view.lastModel().chat.busy, false, "and not sent");
+  const again = setup([folder(a)]);
+  again.resolve({ folder: folder(b).uri.toString(), sessionId: "s-prev", queue: [{ text: "x", attachments: [] }] });
+  assert.equal(again.chat.currentFolder()?.uri.fsPath, a, "a saved folder no longer open is not restored");
+  assert.deepEqual(again.agentFor(folder(a)).main.queue.list, [], "nor its queue");
+  const junk = setup([folder(a)]);
+  junk.resolve("not a chat");
+  assert.deepEqual(junk.agentFor(folder(a)).main.queue.list, [], "a state that is not a chat restores nothing");
 });

@@ -219,3 +219,47 @@ test("an edit that completes during a turn is reported once (to open its diff); 
   assert.deepEqual(edits, [diff], "the completed edit once; the failed one not");
   assert.equal(turnsStarted, 1, "the turn's start is reported (the old highlights go)");
 });
+
+test("a window reload: a chat comes back with its session (session/load, history replayed) and its queue, which is not sent", async () => {
+  const replay = [{ sessionUpdate: "user_message_chunk", content: { type: "text", text: "asked before the reload" } }, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "answered before the reload" } }];
+  const a = makeAgent(tmp(), scriptedArgs({ replay }));
+  const image = { kind: "image" as const, id: "i1", name: "pasted image 1", mimeType: "image/png", data: "iVBOR" };
+  const tab = a.openChat();
+  assert.deepEqual(tab.persisted("file:///w"), { folder: "file:///w", queue: [] }, "a fresh chat keeps only its folder");
+  await tab.restore({ folder: "file:///w", sessionId: "s-before", queue: [{ text: "waiting one", attachments: [image] }, { text: "waiting two", attachments: [] }] });
+  assert.deepEqual((await receivedOf(a.connection!, "session/load")).map((p: { sessionId: string }) => p.sessionId), ["s-before"], "the session is reopened with session/load");
+  assert.equal(tab.state.sessionId, "s-before", "the chat shows that session");
+  assert.deepEqual(tab.state.items.filter((i) => i.kind === "user" || i.kind === "agent").map((i) => (i as { text: string }).text), ["asked before the reload", "answered before the reload"], "its history is replayed into the chat");
+  assert.deepEqual(tab.queue.list.map((q) => [q.text, q.attachments]), [["waiting one", [image]], ["waiting two", []]], "the queued messages are queued again, attachments and all, in order");
+  await sleep(100);
+  assert.deepEqual(await receivedOf(a.connection!, "session/prompt"), [], "nothing queued is sent behind the user's back");
+  assert.deepEqual(tab.persisted(), { sessionId: "s-before", queue: [{ text: "waiting one", attachments: [image] }, { text: "waiting two", attachments: [] }] }, "what is kept again is the session and the queue");
+  await tab.send("after the reload");
+  for (let i = 0; i < 250 && (await promptTexts(a)).length < 3; i++) await sleep(20);
+  assert.deepEqual(await promptTexts(a), ["after the reload", "waiting one", "waiting two"], "a new message goes first; the queue follows when its turn ends");
+});
+
+test("a window reload: a chat already in use is not overwritten; without session/load only the queue comes back", async () => {
+  const a = makeAgent(tmp(), scriptedArgs({ caps: { loadSession: false } }));
+  await a.main.restore({ sessionId: "s-gone", queue: [{ text: "kept", attachments: [] }] });
+  assert.deepEqual(await receivedOf(a.connection!, "session/load"), [], "an agent that cannot load sessions is not asked to");
+  assert.equal(a.main.state.sessionId, undefined, "the chat starts empty");
+  assert.deepEqual(a.main.queue.list.map((q) => q.text), ["kept"], "the queue is back");
+  assert.deepEqual(a.main.persisted(), { queue: [{ text: "kept", attachments: [] }] }, "a session that was not reopened is not kept");
+  const b = makeAgent(tmp());
+  await b.main.send("in use");
+  const id = b.main.state.sessionId;
+  await b.main.restore({ sessionId: "s-old", queue: [] });
+  assert.equal(b.main.state.sessionId, id, "a chat that has a session keeps it");
+  assert.deepEqual(await receivedOf(b.connection!, "session/load"), [], "and loads nothing");
+});
+
+test("a window reload: a session that cannot be reopened leaves a notice and an empty chat", async () => {
+  const a = makeAgent(tmp(), scriptedArgs({ exitOnInit: 3 }));
+  await a.main.restore({ sessionId: "s-x", queue: [] });
+  const notice = a.main.state.items.find((i) => i.kind === "notice") as { text: string; severity: string } | undefined;
+  assert.match(notice?.text ?? "", /^Could not reopen the previous session: /, "the failure is shown");
+  assert.equal(notice?.severity, "warning");
+  assert.equal(a.main.state.sessionId, undefined, "no session is shown");
+  assert.deepEqual(a.main.persisted(), { queue: [] }, "nothing is kept of it");
+});

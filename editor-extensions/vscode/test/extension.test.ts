@@ -306,3 +306,34 @@ test("New Chat in Editor Tab: a chat in a webview panel with its own session; Hi
     assert.equal(api.panels.size, 1, "a closed tab is forgotten");
   });
 });
+
+test("after a window reload VS Code hands back each chat tab: it is a chat again, with its session and queue", async () => {
+  const dir = tmp();
+  const other = tmp();
+  await withExtension([folder(dir), folder(other)], async (api) => {
+    const serializer = __test.state.panelSerializers.get("openvaala.chatTab");
+    assert.ok(serializer, "chat tabs can be restored (a webview panel serializer for openvaala.chatTab)");
+    const panel = vscode.window.createWebviewPanel("openvaala.chatTab", "OpenVaala Chat", vscode.ViewColumn.Active, {}) as unknown as { webview: { html: string }; posted: { type: string; state?: unknown }[] };
+    await serializer.deserializeWebviewPanel(panel, { folder: folder(other).uri.toString(), sessionId: "s-tab", queue: [{ text: "queued in the tab", attachments: [] }] });
+    const [p] = [...api.panels];
+    assert.ok(p, "the restored tab is a chat");
+    assert.match(panel.webview.html, /dist\/webview\.js/, "showing the chat webview");
+    assert.equal(p!.currentAgent().folder.uri.fsPath, other, "on the folder it was saved with");
+    await waitUntil(() => p!.session.state.sessionId === "s-tab", 5000, "the tab's session reopened");
+    assert.deepEqual((await receivedOf(p!.currentAgent().connection!, "session/load")).map((x: { sessionId: string }) => x.sessionId), ["s-tab"], "with session/load");
+    assert.deepEqual(p!.session.queue.list.map((q) => q.text), ["queued in the tab"], "its queue is back");
+    await waitUntil(() => panel.posted.some((m) => m.type === "persist" && (m.state as { sessionId?: string }).sessionId === "s-tab"), 2000, "the state saved again");
+
+    const plain = vscode.window.createWebviewPanel("openvaala.chatTab", "OpenVaala Chat", vscode.ViewColumn.Active, {});
+    await serializer.deserializeWebviewPanel(plain, undefined);
+    assert.equal(api.panels.size, 2, "a tab without saved state is an empty chat on the current folder");
+    assert.equal([...api.panels][1]!.currentAgent().folder.uri.fsPath, dir);
+  });
+  __test.reset();
+  await withExtension([], async (api) => {
+    const panel = vscode.window.createWebviewPanel("openvaala.chatTab", "OpenVaala Chat", vscode.ViewColumn.Active, {}) as unknown as { disposed: boolean };
+    await __test.state.panelSerializers.get("openvaala.chatTab").deserializeWebviewPanel(panel, { sessionId: "s" });
+    assert.equal(panel.disposed, true, "without a folder a restored tab is closed");
+    assert.equal(api.panels.size, 0);
+  });
+});

@@ -2,15 +2,13 @@
 // HTTP), with the ACP SDK's own McpOverAcpCaller playing the agent on an in-process connection.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
 import { spawn } from "node:child_process";
 import net from "node:net";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { McpHub, McpRelay, stripBindingMeta } from "../src/core/mcpRelay.js";
 import type { McpServerConfig } from "../src/core/mcpConfig.js";
-import { EXT_ROOT, sleep } from "./util.js";
+import { EVERYTHING, sleep } from "./util.js";
 
-const EVERYTHING = path.join(EXT_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
 function everythingStdio(name = "everything"): McpServerConfig {
   return { type: "stdio", name, command: process.execPath, args: [EVERYTHING, "stdio"], env: {} };

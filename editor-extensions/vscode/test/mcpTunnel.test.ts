@@ -6,10 +6,9 @@ import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { AgentConnection, type ClientHost } from "../src/core/acpClient.js";
 import { McpHub } from "../src/core/mcpRelay.js";
-import { EXT_ROOT } from "./util.js";
+import { EVERYTHING, EXT_ROOT } from "./util.js";
 
 const AGENT = path.join(EXT_ROOT, "test", "fixtures", "sdk-agent.mjs");
-const EVERYTHING = path.join(EXT_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
 for (const legacy of [false, true]) {
   test(`tunnel through AgentConnection (${legacy ? "legacy mcp/connect" : "mcp/message serverId"})`, { timeout: 20_000 }, async () => {

@@ -1,3 +1,5 @@
+// The JSON-RPC traffic log (src/core/traffic.ts): what a bug report shows of each message, what it
+// never shows (keys in env and headers), and that the bytes to and from the server are untouched.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { lineTap, redactTraffic } from "../src/core/traffic.js";
@@ -11,14 +13,54 @@ test("the traffic log masks MCP server env and header values, and nothing else",
   assert.equal(redactTraffic('{"env":{"API_KEY":"k1","B":"k2"},"x":"y"}'), '{"env":{"API_KEY":"***","B":"***"},"x":"y"}', "an env map is masked too");
 });
 
-test("the tap passes the bytes through unchanged and reports whole lines, even split across chunks", async () => {
+test("a message without secrets is logged as it was sent, config values and all", () => {
+  for (const m of [
+    { jsonrpc: "2.0", id: 4, method: "session/set_config_option", params: { sessionId: "s1", configId: "mode", value: "full_auto" } },
+    { jsonrpc: "2.0", id: 5, result: { configOptions: [{ id: "executor", type: "select", currentValue: "local", options: [{ value: "local", name: "local" }] }] } },
+    { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: 'the "env" of a shell: {"value": "x"}' } } } },
+    { jsonrpc: "2.0", id: 6, error: { code: -32603, message: "boom", data: null } },
+  ]) assert.equal(redactTraffic(JSON.stringify(m)), JSON.stringify(m), `${JSON.stringify(m).slice(0, 60)} is unchanged`);
+});
+
+test("env and headers are masked wherever they are: terminals, nested servers, pretty JSON, escaped quotes", () => {
+  const terminal = { jsonrpc: "2.0", id: 9, method: "terminal/create", params: { sessionId: "s", command: "make", env: [{ name: "PASS", value: 'p"w\\d' }, { name: "EMPTY" }, "odd"] } };
+  assert.deepEqual(JSON.parse(redactTraffic(JSON.stringify(terminal, null, 2))), { ...terminal, params: { ...terminal.params, env: [{ name: "PASS", value: "***" }, { name: "EMPTY" }, "odd"] } }, "a terminal's env values are masked; entries without a value are kept as they are");
+  const nested = { result: { deep: [{ server: { headers: { Authorization: "Bearer x", "X-Id": 7 } } }], env: "not a list" } };
+  assert.deepEqual(JSON.parse(redactTraffic(JSON.stringify(nested))), { result: { deep: [{ server: { headers: { Authorization: "***", "X-Id": "***" } } }], env: "not a list" } }, "a header map deep inside is masked; an env that is neither list nor map is left");
+});
+
+test("a line that is not JSON still has its values masked", () => {
+  assert.equal(redactTraffic('partial {"name":"T","value" : "s\\"ecret", "env": {"K": "v1", "L":"v2"}'), 'partial {"name":"T","value" : "***", "env": {"K": "***", "L":"***"}');
+  assert.equal(redactTraffic("plain text"), "plain text");
+});
+
+async function tap(parts: (string | Uint8Array)[], direction: "send" | "recv" = "recv") {
   const seen: string[] = [];
-  const tap = lineTap("recv", (d, l) => seen.push(`${d} ${l}`));
+  const t = lineTap(direction, (d, l) => seen.push(`${d} ${l}`));
   const enc = new TextEncoder();
-  const writer = tap.writable.getWriter();
-  const reading = new Response(tap.readable).text();
-  for (const part of ['{"a":', '1}\n{"b"', ':2}\n']) await writer.write(enc.encode(part));
+  const writer = t.writable.getWriter();
+  const reading = new Response(t.readable).text();
+  for (const part of parts) await writer.write(typeof part === "string" ? enc.encode(part) : part);
   await writer.close();
-  assert.equal(await reading, '{"a":1}\n{"b":2}\n', "the stream is untouched");
+  return { passed: await reading, seen };
+}
+
+test("the tap passes the bytes through unchanged and reports whole lines, even split across chunks", async () => {
+  const { passed, seen } = await tap(['{"a":', '1}\n{"b"', ":2}\n"]);
+  assert.equal(passed, '{"a":1}\n{"b":2}\n', "the stream is untouched");
   assert.deepEqual(seen, ['recv {"a":1}', 'recv {"b":2}']);
+});
+
+test("the tap: blank lines are not reported, a last line without newline is, each masked, with its direction", async () => {
+  const secret = '{"env":{"K":"v"}}';
+  const { passed, seen } = await tap(["\n  \n", `${secret}\n`, "\r\n", secret], "send");
+  assert.equal(passed, `\n  \n${secret}\n\r\n${secret}`, "the bytes are not masked, only the log is");
+  assert.deepEqual(seen, ['send {"env":{"K":"***"}}', 'send {"env":{"K":"***"}}'], "two messages, both masked, the last one when the stream ends");
+  assert.deepEqual((await tap(["  "])).seen, [], "a stream that ends in blanks reports nothing");
+});
+
+test("the tap: a character split between two chunks is logged whole", async () => {
+  const bytes = new TextEncoder().encode('{"t":"é✓"}\n');
+  const { seen } = await tap([bytes.slice(0, 7), bytes.slice(7, 9), bytes.slice(9)]);
+  assert.deepEqual(seen, ['recv {"t":"é✓"}']);
 });

@@ -28,3 +28,14 @@ test("undo writes the old text back, deletes a file the turn created, and never 
   assert.equal(undoPlan({ path: "/w/a", before: "a0", after: "a2" }, "edited by hand"), "changed-since");
   assert.equal(undoPlan({ path: "/w/a", before: "a0", after: "a2" }, undefined), "changed-since", "a file deleted since is not re-created");
 });
+
+test("only completed edits count: pending, running and failed ones changed nothing; other content is not a change", () => {
+  const files = turnChanges([
+    tool("p", "pending", [{ path: "/w/p", oldText: "p0", newText: "p1" }]),
+    tool("r", "in_progress", [{ path: "/w/r", oldText: "r0", newText: "r1" }]),
+    { ...tool("mixed", "completed", [{ path: "/w/m", newText: "m1" }]), content: [{ type: "content", content: { type: "text", text: "note" } }, { type: "diff", path: "/w/m", newText: "m1" }] } as ToolCallState,
+    tool("f", "failed", [{ path: "/w/m", oldText: "m1", newText: "m2" }]),
+  ]);
+  assert.deepEqual(files, [{ path: "/w/m", before: null, after: "m1" }], "a diff without oldText is a created file; the failed later edit does not move `after`");
+  assert.deepEqual(turnChanges([]), [], "a turn without edits changed nothing");
+});

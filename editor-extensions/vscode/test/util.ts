@@ -3,11 +3,17 @@
 import path from "node:path";
 import fs from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** editor-extensions/vscode */
 export const EXT_ROOT = path.resolve(HERE, "..", "..");
 export const REPO_ROOT = path.resolve(EXT_ROOT, "..", "..");
+/**
+ * server-everything's stdio entry, found as Node finds packages (up the folders): Stryker's sandbox
+ * has no node_modules of its own when the extension's is a symlink.
+ */
+export const EVERYTHING = path.join(path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")), "dist", "index.js");
 
 export function agentBinary(): string {
   const bin = process.env.OPENVAALA_BIN || "build/openvaala";

@@ -14,6 +14,8 @@ let current: Window | undefined;
 interface Webview {
   win: Window;
   posted: FromWebview[];
+  /** what the webview gave VS Code to keep (setState), oldest first */
+  saved: unknown[];
   $(sel: string): El;
   $$(sel: string): El[];
   show(m: Partial<ViewModel> & { chat?: ChatState }): void;
@@ -29,8 +31,10 @@ async function loadWebview(): Promise<Webview> {
   const g = globalThis as Record<string, unknown>;
   g.window = win;
   g.document = win.document;
+  g.FileReader = win.FileReader;
   const posted: FromWebview[] = [];
-  g.acquireVsCodeApi = () => ({ postMessage: (m: FromWebview) => posted.push(m), getState: () => undefined, setState: () => {} });
+  const saved: unknown[] = [];
+  g.acquireVsCodeApi = () => ({ postMessage: (m: FromWebview) => posted.push(m), getState: () => saved.at(-1), setState: (st: unknown) => saved.push(st) });
   win.document.body.innerHTML = '<div id="app"></div>';
   await import(`../src/webview/main.js?copy=${++loaded}`);
   const doc = win.document as unknown as Document;
@@ -39,6 +43,7 @@ async function loadWebview(): Promise<Webview> {
   return {
     win,
     posted,
+    saved,
     $,
     $$: (sel) => Array.from(doc.querySelectorAll(sel)) as El[],
     show(m) {
@@ -613,6 +618,31 @@ test("one mode picker when the server sends both modes and a mode config option;
   assert.deepEqual(w.posted, [{ type: "setConfig", configId: "mode", value: "full_auto" }, { type: "setConfig", configId: "llm", value: "m2" }], "the pickers set the config options (session/set_config_option)");
 });
 
+test("the executor picker: its own labelled picker when the server offers executors; a pick sets the option", async () => {
+  const w = await loadWebview();
+  const executor = {
+    id: "executor",
+    name: "Executor",
+    description: "Where files are read and edited and commands run",
+    type: "select",
+    currentValue: "local",
+    options: [{ value: "local", name: "local", description: "this machine" }, { value: "docs", name: "docs", description: "virtual: /notes" }, { value: "openvaala", name: "openvaala" }],
+  };
+  const mode = { id: "mode", name: "Mode", type: "select", category: "mode", currentValue: "default", options: [{ value: "default", name: "Ask" }] };
+  w.show({ chat: chat({ type: "sessionStarted", sessionId: "s", configOptions: [executor, mode] as never }) });
+  const picker = w.$$("#bar label.picker").find((l) => l.querySelector('select[data-option="executor"]'));
+  assert.ok(picker, "the executor select sits in a label of its own");
+  assert.equal(text(picker!.querySelector(".picker-name")), "Executor", "the picker is labelled with the option's name");
+  const sel = picker!.querySelector("select") as El;
+  assert.deepEqual(Array.from(sel.querySelectorAll("option")).map((o: any) => [o.value, o.selected, o.getAttribute("title")]), [["local", true, "this machine"], ["docs", false, "virtual: /notes"], ["openvaala", false, null]], "every executor is offered, the session's selected, each with its description");
+  assert.equal(w.$('#bar select[data-option="mode"]').closest("label"), null, "the mode picker needs no label");
+  w.posted.length = 0;
+  w.change(sel, "docs");
+  assert.deepEqual(w.posted, [{ type: "setConfig", configId: "executor", value: "docs" }], "picking an executor sets the session's executor option (session/set_config_option)");
+  w.show({ chat: chat({ type: "sessionStarted", sessionId: "s", configOptions: [mode] as never }) });
+  assert.equal(w.$('#bar select[data-option="executor"]'), null, "no executors declared: no executor picker");
+});
+
 test("a turn's changed files: each opens its diff, Undo posts the turn, and the outcome replaces the button", async () => {
   const w = await loadWebview();
   const s = chat(
@@ -634,4 +664,89 @@ test("a turn's changed files: each opens its diff, Undo posts the turn, and the 
   w.show({ chat: reduce(s, { type: "turnUndone", itemId, outcomes: [{ path: "/w/a.txt", result: "restored" }, { path: "/w/new.txt", result: "changed-since" }] }) });
   assert.equal(w.$(".changes button.undo"), null, "no second Undo");
   assert.match(text(w.$$(".change")[1]), /not restored: changed after the turn/, "a file edited since says why it was left alone");
+});
+
+test("the webview keeps what the extension hands it to outlive a window reload (setState)", async () => {
+  const w = await loadWebview();
+  assert.deepEqual(w.saved, [], "nothing is kept before the extension says so");
+  const state = { folder: "file:///w", sessionId: "s1", queue: [{ text: "later", attachments: [] }] };
+  w.win.dispatchEvent(new w.win.MessageEvent("message", { data: { type: "persist", state } }));
+  assert.deepEqual(w.saved, [state], "the chat's folder, session and queue are kept as the webview's state");
+  w.show({});
+  assert.equal(w.saved.length, 1, "a redraw keeps nothing new");
+});
+
+test("a pasted image becomes a chip and goes with the message; a text paste is left to the input", async () => {
+  const w = await loadWebview();
+  w.show({});
+  const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
+  const paste = (items: { kind: string; type: string; file?: unknown }[]) => {
+    const e = new w.win.Event("paste", { bubbles: true, cancelable: true }) as unknown as Event & { clipboardData: unknown };
+    Object.defineProperty(e, "clipboardData", { value: { items: items.map((i) => ({ kind: i.kind, type: i.type, getAsFile: () => i.file ?? null })) } });
+    w.input.dispatchEvent(e);
+    return e.defaultPrevented;
+  };
+  assert.equal(paste([{ kind: "string", type: "text/plain" }]), false, "a text paste is the input's own");
+  assert.equal(paste([]), false, "an empty clipboard too");
+  const F = w.win.File as unknown as typeof File;
+  assert.equal(paste([{ kind: "file", type: "image/png", file: new F([png], "image.png", { type: "image/png" }) }, { kind: "file", type: "text/plain", file: new F(["x"], "a.txt") }, { kind: "file", type: "image/png" }]), true, "an image paste is taken over");
+  paste([{ kind: "file", type: "image/png", file: new F([png], "diagram.png", { type: "image/png" }) }]);
+  for (let i = 0; i < 100 && w.$$("#chips .chip").length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(w.$$("#chips .chip").map((c) => c.getAttribute("title")), ["pasted image 1", "diagram.png"], "a clipboard image is named by its number, a named file keeps its name; the text file and the empty item are left out");
+  w.type("look");
+  w.key("Enter");
+  const sent = w.posted.find((m) => m.type === "send") as { attachments: { kind: string; mimeType: string; data: string; name: string }[] };
+  assert.deepEqual(sent.attachments.map((a) => [a.kind, a.mimeType, a.name, a.data.slice(0, 5)]), [["image", "image/png", "pasted image 1", "iVBOR"], ["image", "image/png", "diagram.png", "iVBOR"]], "the images go with the message as base64 PNG");
+});
+
+test("an edit's inline diff: added, removed and context lines marked; a long one cut after 200 lines with the rest counted", async () => {
+  const w = await loadWebview();
+  const big = Array.from({ length: 250 }, (_, i) => `l${i}`).join("\n");
+  const ask = (requestId: string, toolCallId: string, diff: unknown): ChatEvent => ({ type: "permissionRequested", requestId, request: { sessionId: "s", toolCall: { toolCallId, content: [diff] }, options: [{ optionId: "a", name: "Allow", kind: "allow_once" }] } } as ChatEvent);
+  const s = chat(
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit", kind: "edit", status: "pending" } },
+    ask("r1", "t1", { type: "diff", path: "/w/a.txt", oldText: "k1\nk2\nold\nk3", newText: "k1\nk2\nnew\nk3" }),
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "Create", kind: "edit", status: "pending" } },
+    ask("r2", "t2", { type: "diff", path: "/w/big.txt", oldText: null, newText: big }),
+  );
+  w.show({ chat: s });
+  const [small, large] = w.$$(".inline-diff pre");
+  assert.deepEqual(Array.from(small!.children).map((d: any) => [d.className, d.textContent]), [["ctx", "  k1"], ["ctx", "  k2"], ["del", "- old"], ["add", "+ new"], ["ctx", "  k3"]], "each line is marked by what happened to it");
+  assert.equal(large!.children.length, 201, "200 lines and a count of the rest");
+  assert.equal(large!.lastElementChild!.className, "ctx");
+  assert.equal(text(large!.lastElementChild), "… 51 more lines", "the lines left out are counted (an empty old text is one removed empty line)");
+});
+
+test("a turn's changes: created files marked new, the heading counts the files, each undo outcome in words", async () => {
+  const w = await loadWebview();
+  let s = chat(
+    { type: "turnStarted" },
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: "/w/a.txt", oldText: "a", newText: "b" }, { type: "diff", path: "/w/n.txt", oldText: null, newText: "n" }, { type: "diff", path: "/w/c.txt", oldText: "c", newText: "d" }, { type: "diff", path: "/w/f.txt", oldText: "f", newText: "g" }] } },
+    { type: "turnEnded", stopReason: "end_turn" },
+  );
+  w.show({ chat: s });
+  assert.equal(text(w.$(".changes-head")), "Changed 4 files");
+  assert.deepEqual(w.$$(".changes .change").map((r) => text(r)), ["/w/a.txt", "/w/n.txt (new)", "/w/c.txt", "/w/f.txt"], "a file the turn created says so");
+  assert.equal(w.$(".changes .change a").getAttribute("title"), "Open the diff of this turn");
+  const itemId = s.items.find((i) => i.kind === "changes")!.id;
+  s = reduce(s, { type: "turnUndone", itemId, outcomes: [{ path: "/w/a.txt", result: "restored" }, { path: "/w/n.txt", result: "deleted" }, { path: "/w/c.txt", result: "changed-since" }, { path: "/w/f.txt", result: "failed", message: "EACCES" }] });
+  w.show({ chat: s });
+  assert.deepEqual(w.$$(".changes .change").map((r) => text(r)), ["/w/a.txt — restored", "/w/n.txt (new) — deleted (the turn created it)", "/w/c.txt — not restored: changed after the turn", "/w/f.txt — not restored: EACCES"], "each file says what Undo did to it");
+  const one = chat({ type: "turnStarted" }, { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t", title: "E", kind: "edit", status: "completed", content: [{ type: "diff", path: "/w/a", oldText: "a", newText: "b" }] } }, { type: "turnEnded", stopReason: "end_turn" });
+  w.show({ chat: one });
+  assert.equal(text(w.$(".changes-head")), "Changed 1 file", "one file, no plural");
+});
+
+test("the queue's buttons say what they do; a tool's locations and text output are shown", async () => {
+  const w = await loadWebview();
+  w.show({ queue: [{ id: "q1", text: "later <b>", attachments: ["a.txt"] }] });
+  const row = w.$(".queued");
+  assert.deepEqual(Array.from(row.querySelectorAll("button")).map((b: any) => [b.textContent, b.title]), [["Send", "Send this message now"], ["Edit", "Take it back into the input"], ["×", "Remove it from the queue"]]);
+  assert.equal(text(row.querySelector(".queued-text")), "later <b>", "the text is shown as text");
+  assert.deepEqual(Array.from(row.querySelectorAll(".chip")).map((c: any) => c.getAttribute("title")), ["a.txt"], "with its attachments");
+  const s = chat({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t", title: "Search", kind: "search", status: "completed", locations: [{ path: "/w/a.ts", line: 7 }, { path: "/w/b.ts" }], content: [{ type: "content", content: { type: "text", text: "found **two**" } }] } });
+  w.show({ chat: s });
+  assert.deepEqual(w.$$(".locs a").map((a) => text(a)), ["/w/a.ts:7", "/w/b.ts"], "locations with their line");
+  assert.equal(w.$(".tool-out.md strong")?.textContent, "two", "text output is rendered as markdown");
+  assert.equal(text(w.$(".tool-head .icon")), "🔍", "the kind's icon");
 });

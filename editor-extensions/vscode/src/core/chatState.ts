@@ -4,7 +4,7 @@ import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js";
 
 export type ChatItem =
-  | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined }
+  | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined; messageId?: string | undefined }
   | { kind: "agent"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "thought"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
@@ -114,10 +114,10 @@ function bumpItem(s: ChatState, pred: (i: ChatItem) => boolean): ChatState {
 function appendChunk(s: ChatState, kind: "user" | "agent" | "thought", text: string, messageId?: string | null): ChatState {
   const last = s.items[s.items.length - 1];
   if (last && last.kind === kind) {
-    const sameMessage = kind === "user" || !messageId || !("messageId" in last) || !last.messageId || last.messageId === messageId;
-    if (sameMessage) return replaceLast(s, { ...last, text: last.text + text } as ChatItem);
+    // a chunk without id, or after an item without one, belongs to it (the user's typed message has none)
+    const sameMessage = !messageId || !last.messageId || last.messageId === messageId;
+    if (sameMessage) return replaceLast(s, { ...last, text: last.text + text, ...(messageId && !last.messageId ? { messageId } : {}) } as ChatItem);
   }
-  if (kind === "user") return push(s, { kind, text });
   return push(s, { kind, text, messageId: messageId ?? undefined });
 }
 

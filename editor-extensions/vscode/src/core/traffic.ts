@@ -1,13 +1,41 @@
 // The JSON-RPC traffic of a connection, line by line, for bug reports ("OpenVaala: Show ACP
-// Traffic"). Secret-bearing values (MCP server env and headers) are masked. No `vscode` import.
+// Traffic"). Secret-bearing values (the env and headers of MCP servers and terminals) are masked;
+// nothing else is. No `vscode` import.
 
 export type TrafficDirection = "send" | "recv";
 
-/** `"value": "..."` of env/header entries and `"env": {...}` maps may hold keys: masked */
-export function redactTraffic(line: string): string {
+const MASK = "***";
+/** fields whose values may hold keys: `[{ name, value }]` lists or `{ NAME: value }` maps */
+const SECRET_FIELDS = new Set(["env", "headers"]);
+
+function maskEntries(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map((e) => (e && typeof e === "object" && "value" in e ? { ...e, value: MASK } : e));
+  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).map((k) => [k, MASK]));
+  return v;
+}
+
+function mask(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(mask);
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, SECRET_FIELDS.has(k) ? maskEntries(x) : mask(x)]));
+}
+
+/** a line that is not JSON (never expected): every `"value"` and every string of an `"env"` map is masked */
+function maskText(line: string): string {
   return line
-    .replace(/("value"\s*:\s*)"(?:[^"\\]|\\.)*"/g, '$1"***"')
-    .replace(/("env"\s*:\s*\{)([^{}]*)\}/g, (_m, head: string, body: string) => `${head}${body.replace(/(:\s*)"(?:[^"\\]|\\.)*"/g, '$1"***"')}}`);
+    .replace(/("value"\s*:\s*)"(?:[^"\\]|\\.)*"/g, `$1"${MASK}"`)
+    .replace(/("env"\s*:\s*\{)([^{}]*)\}/g, (_m, head: string, body: string) => `${head}${body.replace(/(:\s*)"(?:[^"\\]|\\.)*"/g, `$1"${MASK}"`)}}`);
+}
+
+/** one message of the traffic with the values of `env` and `headers` masked */
+export function redactTraffic(line: string): string {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return maskText(line);
+  }
+  return JSON.stringify(mask(message));
 }
 
 /** Splits a byte stream into lines and hands each (redacted) line to `sink`. */

@@ -2,6 +2,7 @@
 import type { ChatState } from "./chatState.js";
 import type { SessionInfo, TerminalExitStatus } from "@agentclientprotocol/sdk/unstable";
 import type { Attachment } from "./attachments.js";
+import type { PersistedChat } from "./chatPersist.js";
 
 export interface FolderView {
   uri: string;
@@ -50,4 +51,6 @@ export type ToWebview =
   | { type: "state"; model: ViewModel }
   | { type: "focusInput" }
   | { type: "restoreInput"; text: string; attachments?: Attachment[] }
-  | { type: "attach"; attachment: Attachment };
+  | { type: "attach"; attachment: Attachment }
+  /** to keep as the webview's state: VS Code hands it back after a window reload */
+  | { type: "persist"; state: PersistedChat };

@@ -8,6 +8,7 @@ import type { FileChange, UndoOutcome } from "../core/turnChanges.js";
 import { newlyCompletedDiffs, type Diff } from "../core/editHighlight.js";
 import { PromptQueue, type QueuedPrompt } from "../core/promptQueue.js";
 import { promptBlocks, type Attachment, type ResolvedAttachment } from "../core/attachments.js";
+import { persistedChat, type PersistedChat } from "../core/chatPersist.js";
 import { readTextFile, undoFile } from "./fsHost.js";
 
 export interface ChatSessionHost {
@@ -33,6 +34,8 @@ export class ChatSession {
   private closed = false;
   /** a prompt on its way (its session being opened): a second message waits in the queue */
   private starting = false;
+  /** the session being reopened after a window reload (until session/load answers) */
+  private reopening: string | undefined;
 
   constructor(private readonly host: ChatSessionHost) {}
 
@@ -205,6 +208,34 @@ export class ChatSession {
     const r = await conn.loadSession(sessionId, this.host.cwd, this.host.mcpServers);
     const title = this.host.sessions.find((s) => s.sessionId === sessionId)?.title ?? null;
     this.emit({ type: "sessionStarted", sessionId, modes: r.modes ?? null, configOptions: r.configOptions ?? null, title });
+  }
+
+  /** what of this chat outlives a window reload (see core/chatPersist.ts) */
+  persisted(folder?: string): PersistedChat {
+    const id = this.state.sessionId?.replace(/^loading:/, "") || this.reopening;
+    return persistedChat(id, this.queue.list, folder);
+  }
+
+  /**
+   * Brings a chat back after a window reload: its queued messages (queued again, never sent
+   * behind the user's back: the turn they waited for is gone) and its session, reopened with
+   * session/load. A session that cannot be reopened leaves a notice and an empty chat.
+   */
+  async restore(p: PersistedChat): Promise<void> {
+    for (const q of p.queue) this.queue.add(q.text, q.attachments);
+    if (p.queue.length) this.host.fire();
+    if (!p.sessionId || this.state.sessionId) return;
+    this.reopening = p.sessionId;
+    try {
+      const conn = await this.host.ensureStarted();
+      if (!conn.supportsLoad) return;
+      await this.loadSession(p.sessionId);
+    } catch (e) {
+      this.state = this.clearedChat();
+      this.emit({ type: "notice", severity: "warning", text: `Could not reopen the previous session: ${(e as Error).message}` });
+    } finally {
+      this.reopening = undefined;
+    }
   }
 
   /** the tab closed: its turn is stopped, its queue dropped */

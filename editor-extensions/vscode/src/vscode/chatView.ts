@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import path from "node:path";
 import type { FolderView, FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
 import type { Attachment } from "../core/attachments.js";
+import { parsePersistedChat, worthRestoring } from "../core/chatPersist.js";
 import type { FolderAgent } from "./folderAgent.js";
 import type { ChatSession } from "./chatSession.js";
 import type { DiffContentProvider } from "./diff.js";
@@ -72,7 +73,26 @@ abstract class ChatWebview implements vscode.Disposable {
   protected post(): ViewModel {
     const model = this.model();
     void this.webview?.postMessage({ type: "state", model } satisfies ToWebview);
+    this.persist();
     return model;
+  }
+
+  /** the folder saved with the chat (the side bar's: which folder's chat it showed) */
+  protected persistedFolder(): string | undefined {
+    return this.currentAgent()?.folder.uri.toString();
+  }
+
+  private lastPersisted: { queue: unknown; key: string } | undefined;
+  /** hands the webview what outlives a window reload, when it changed (not on every streamed chunk) */
+  private persist() {
+    const c = this.chat();
+    if (!c || !this.webview) return;
+    const state = c.persisted(this.persistedFolder());
+    // the queue's list is replaced on every change: compared by identity, images are not re-read
+    const now = { queue: c.queue.list, key: `${state.folder ?? ""}\n${state.sessionId ?? ""}` };
+    if (this.lastPersisted?.queue === now.queue && this.lastPersisted.key === now.key) return;
+    this.lastPersisted = now;
+    this.postTo({ type: "persist", state });
   }
 
   protected postTo(m: ToWebview) {
@@ -234,14 +254,30 @@ export class ChatViewProvider extends ChatWebview implements vscode.WebviewViewP
   private folderUri: string | undefined;
   protected readonly inTab = false;
 
-  resolveWebviewView(view: vscode.WebviewView): void {
+  resolveWebviewView(view: vscode.WebviewView, context?: vscode.WebviewViewResolveContext): void {
     this.view = view;
     this.setup(view.webview);
     view.onDidDispose(() => {
       this.view = undefined;
       this.webview = undefined;
     });
+    this.restore(context?.state);
     this.attach();
+  }
+
+  private restored = false;
+  /** after a window reload: the chat the view showed comes back (its folder's, if that is still open) */
+  private restore(state: unknown) {
+    if (this.restored) return;
+    this.restored = true;
+    const p = parsePersistedChat(state);
+    if (!worthRestoring(p)) return;
+    if (p.folder) {
+      if (!(vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.toString() === p.folder)) return;
+      this.folderUri = p.folder;
+    }
+    const main = this.chat();
+    if (main && !main.state.sessionId && !main.queue.list.length) void main.restore(p);
   }
 
   /** the folder the chat talks to: the chosen one, else the active editor's, else the first */

@@ -10,6 +10,7 @@ import { DiffContentProvider, EditHighlighter } from "./diff.js";
 import { readTextFile } from "./fsHost.js";
 import { configCheck } from "./configCheckCommand.js";
 import { serverBinary, serverEnv } from "./serverSettings.js";
+import { parsePersistedChat, worthRestoring } from "../core/chatPersist.js";
 
 export const COMMANDS = {
   newChat: "openvaala.newChat",
@@ -108,12 +109,27 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     // a session is open in one chat only: one that has it already is shown instead
     if (sessionId && showOpenSession(sessionId)) return undefined;
     const panel = vscode.window.createWebviewPanel(ChatPanel.viewType, ChatPanel.DEFAULT_TITLE, vscode.ViewColumn.Active, { retainContextWhenHidden: true });
-    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "icon.svg");
-    const p = new ChatPanel(viewDeps, agentFor(folder), panel, (closed) => panels.delete(closed));
-    panels.add(p);
+    const p = adoptPanel(panel, folder);
     if (sessionId) void p.session.loadSession(sessionId).catch((e: Error) => p.session.emit({ type: "notice", severity: "error", text: `Could not open the session: ${e.message}` }));
     p.focusInput();
     return p;
+  };
+  /** a chat in `panel` (new, or restored by VS Code after a window reload) */
+  const adoptPanel = (panel: vscode.WebviewPanel, folder: vscode.WorkspaceFolder): ChatPanel => {
+    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, "media", "icon.svg");
+    const p = new ChatPanel(viewDeps, agentFor(folder), panel, (closed) => panels.delete(closed));
+    panels.add(p);
+    return p;
+  };
+  /** after a window reload VS Code brings the chat tabs back with their saved state (core/chatPersist.ts) */
+  const panelSerializer: vscode.WebviewPanelSerializer = {
+    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+      const p = parsePersistedChat(state);
+      const folder = (vscode.workspace.workspaceFolders ?? []).find((f) => f.uri.toString() === p?.folder) ?? chat.currentFolder();
+      if (!folder) return void panel.dispose();
+      const restored = adoptPanel(panel, folder);
+      if (worthRestoring(p)) void restored.session.restore(p);
+    },
   };
   const showOpenSession = (sessionId: string): boolean => {
     const open = [...panels].find((p) => p.session.state.sessionId === sessionId) ?? (chat.chat()?.state.sessionId === sessionId ? chat : undefined);
@@ -132,8 +148,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     diagnostics,
     chat,
     highlights,
-    { dispose: () => [...panels].forEach((p) => p.panel.dispose()) },
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewPanelSerializer(ChatPanel.viewType, panelSerializer),
     vscode.workspace.registerTextDocumentContentProvider(DiffContentProvider.scheme, diffs),
     vscode.commands.registerCommand(COMMANDS.newChat, async () => {
       chat.reveal();

@@ -270,9 +270,10 @@ function renderBar(m: ViewModel) {
     if (opt.type !== "select") continue;
     const category = (opt as { category?: string | null }).category;
     const sel = h("select", { title: `${opt.name}${opt.description ? `: ${opt.description}` : ""}`, "data-option": opt.id, ...(category ? { "data-category": category } : {}) }) as HTMLSelectElement;
-    const groups = opt.options as unknown as ({ value: string; name: string } | { group: string; name: string; options: { value: string; name: string }[] })[];
-    const addOpt = (parent: HTMLElement, o: { value: string; name: string }) => {
-      const el = h("option", { value: o.value }, esc(o.name)) as HTMLOptionElement;
+    type Value = { value: string; name: string; description?: string | null };
+    const groups = opt.options as unknown as (Value | { group: string; name: string; options: Value[] })[];
+    const addOpt = (parent: HTMLElement, o: Value) => {
+      const el = h("option", { value: o.value, ...(o.description ? { title: o.description } : {}) }, esc(o.name)) as HTMLOptionElement;
       if (o.value === opt.currentValue) el.selected = true;
       parent.appendChild(el);
     };
@@ -284,7 +285,13 @@ function renderBar(m: ViewModel) {
       } else addOpt(sel, g);
     }
     sel.addEventListener("change", () => post({ type: "setConfig", configId: opt.id, value: sel.value }));
-    bar.appendChild(sel);
+    // a mode or a model speaks for itself; any other choice (executor, agent, thought level) is named
+    if (SELF_EVIDENT.has(category ?? opt.id)) bar.appendChild(sel);
+    else {
+      const lab = h("label", { class: "picker" }, `<span class="picker-name">${esc(opt.name)}</span>`);
+      lab.appendChild(sel);
+      bar.appendChild(lab);
+    }
   }
   const spacer = h("span", { class: "spacer" });
   bar.appendChild(spacer);
@@ -301,6 +308,8 @@ function renderBar(m: ViewModel) {
   nb.addEventListener("click", () => post({ type: "newChat" }));
   bar.appendChild(nb);
 }
+
+const SELF_EVIDENT = new Set(["mode", "model"]);
 
 /** mode and model pickers first (ACP categories), the rest in the agent's order */
 function orderedOptions(options: ViewModel["chat"]["configOptions"]) {
@@ -526,6 +535,7 @@ function render(m: ViewModel) {
 
 window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
   if (e.data.type === "state") render(e.data.model);
+  else if (e.data.type === "persist") vscode.setState(e.data.state);
   else if (e.data.type === "focusInput") input.focus();
   else if (e.data.type === "restoreInput") {
     // never overwrites what is being typed: a message handed back goes before it

@@ -72,6 +72,12 @@ fs.writeFileSync(
   path.join(cfg, "config.yaml"),
   `model: fake/test-model\nproviders:\n  fake:\n    api_type: openai\n    base_url: ${fake.url}/v1\n    api_key_env: FAKE_MODEL_KEY\n    max_retries: 0\n    models: [test-model, other-model]\n`,
 );
+// an executor besides local (DESIGN.md §10): a virtual one, a local folder seen as / on it
+const notes = path.join(root, "notes");
+fs.mkdirSync(notes, { recursive: true });
+fs.writeFileSync(path.join(notes, "marker.txt"), "read on the notes executor\n");
+fs.mkdirSync(path.join(cfg, "executors"), { recursive: true });
+fs.writeFileSync(path.join(cfg, "executors", "notes.yaml"), `id: notes\ntype: virtual\nroot: ${notes}\nread_only: true\n`);
 const serverEnv = { OPENVAALA_CONFIG_DIR: cfg, OPENVAALA_DATA_DIR: path.join(root, "data"), OPENVAALA_CACHE_DIR: path.join(root, "cache"), FAKE_MODEL_KEY: "sk-test" };
 const settingsFile = path.join(userData, "User", "settings.json");
 function writeSettings(theme) {
@@ -159,6 +165,14 @@ async function attachFile(view, name) {
   await page.locator(".quick-input-widget input").fill(name);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().click();
   await until(async () => (await view.locator("#chips .chip").count()) > chips, 10000, `${name} as a chip`);
+}
+/** the chat webview (side bar or tab) that shows `selector`, waiting for it up to `ms` */
+async function findWebview(selector, ms = 10000) {
+  return until(async () => {
+    const n = await page.locator("iframe.webview.ready").count();
+    for (let i = 0; i < n; i++) if ((await webview(i).locator(selector).count()) > 0) return webview(i);
+    return undefined;
+  }, ms, `a chat showing ${selector}`);
 }
 const EDIT_PATCH = (from, to) => `*** Begin Patch\n*** Update File: a.txt\n@@\n-${from}\n+${to}\n*** End Patch`;
 async function allowPending() {
@@ -257,6 +271,26 @@ try {
     await turnDone();
     check(fake.requests[n]?.body?.model === other.split("/").pop(), "the model picker switches the model", `${other}: ${fake.requests[n]?.body?.model}`);
     await shot("light-model-picker");
+  }
+
+  // 5b. the executor picker (executors/notes.yaml exists): labelled, and a pick moves the session's tools there
+  const execPicker = chat().locator("#bar label.picker", { has: chat().locator('select[data-option="executor"]') });
+  const execLabel = (await execPicker.count()) ? ((await execPicker.locator(".picker-name").textContent()) || "").trim() : "";
+  const execSelect = chat().locator('#bar select[data-option="executor"]');
+  const execValues = (await execSelect.count()) ? await execSelect.locator("option").evaluateAll((os) => os.map((o) => o.value)) : [];
+  check(execLabel === "Executor" && execValues.includes("local") && execValues.includes("notes"), "an executor picker of its own, labelled, offers local and executors/notes.yaml", `label=${JSON.stringify(execLabel)} values=${JSON.stringify(execValues)}`);
+  if (execValues.includes("notes")) {
+    await execSelect.selectOption("notes");
+    await until(async () => (await execSelect.inputValue()) === "notes", 10000, "the executor picker to show notes").catch(() => {});
+    await shot("light-executor-picker");
+    const n = fake.requests.length;
+    fake.push([{ toolCalls: [{ id: "call_exec_read", name: "read_file", arguments: { path: "/marker.txt" } }] }, { text: "Read it there." }]);
+    await send("Read the marker");
+    await finishTurn();
+    const seen = JSON.stringify(fake.requests.slice(n).map((r) => r.body));
+    check(seen.includes("read on the notes executor"), "picking an executor sets it for the session (session/set_config_option): read_file reads on notes", seen.slice(0, 300));
+    await execSelect.selectOption("local");
+    await until(async () => (await execSelect.inputValue()) === "local", 10000, "the executor back to local");
   }
 
   // 6a. a message sent during a turn is queued and goes when the turn ends
@@ -389,6 +423,40 @@ try {
   await page.locator(".tabs-container .tab", { hasText: "OpenVaala: Hello tab" }).first().click();
   await sleep(800);
   await shot("dark-chat-tab");
+
+  // 8. a window reload: the chat tabs come back with their sessions, the side bar with its chat, a queued message stays queued
+  const tabView = await findWebview('.msg.user:has-text("Hello tab")');
+  fake.push({ chunks: ["x ", "y ", "z ", "w ", "v"], chunkDelayMs: 1500 });
+  await send("Slow before the reload", tabView);
+  await tabView.locator("#input").fill("survives the reload");
+  await tabView.locator("#input").press("Enter");
+  await until(() => tabView.locator(".queued", { hasText: "survives the reload" }).isVisible(), 5000, "the message queued in the tab");
+  await tabView.locator("#stop").click();
+  await turnDone(30000, tabView);
+  const sideLast = ((await chat().locator(".msg.user").last().textContent()) || "").trim();
+  // chat tabs only ("OpenVaala: <title>", "OpenVaala Chat"): a diff tab (a virtual document) does not come back
+  const chatTabLocator = () => page.locator(".tabs-container .tab", { hasText: /OpenVaala(: | Chat)/ });
+  const chatTabs = await chatTabLocator().count();
+  const asked = fake.requests.length;
+  await runCommand("Developer: Reload Window");
+  await sleep(3000);
+  await until(() => page.locator(".activitybar").isVisible(), 60000, "the workbench after the reload");
+  await until(async () => chatTabs >= 2 && (await chatTabLocator().count()) === chatTabs, 30000, `the ${chatTabs} chat tabs after the reload`).then(
+    () => check(true, "the chat tabs are still there after a window reload"),
+    (e) => check(false, "the chat tabs are still there after a window reload", e.message),
+  );
+  await page.locator(".tabs-container .tab", { hasText: "Hello tab" }).first().click();
+  const restoredTab = await findWebview('.msg.user:has-text("Hello tab")', 60000).catch(() => undefined);
+  check(!!restoredTab, "a chat tab shows its session again after a window reload");
+  if (restoredTab) {
+    const queuedBack = await until(() => restoredTab.locator(".queued", { hasText: "survives the reload" }).isVisible(), 10000, "the queued message").catch(() => false);
+    check(!!queuedBack, "a queued message is still queued after a window reload");
+  }
+  await sleep(1000);
+  check(!fake.requests.slice(asked).some((r) => JSON.stringify(r.body).includes("survives the reload")), "the restored queued message is not sent behind the user's back");
+  const sideBack = await findWebview(`.msg.user:has-text(${JSON.stringify(sideLast)})`, 30000).then(() => true, () => false);
+  check(sideBack, "the side bar chat shows its session again after a window reload", sideLast);
+  await shot("dark-after-reload");
 } catch (e) {
   check(false, "the run went through", e.stack || String(e));
   await shot("failure").catch(() => {});

@@ -163,6 +163,7 @@ const state = {
   commands: new Map<string, (...a: any[]) => any>(),
   executed: [] as { command: string; args: any[] }[],
   webviewProviders: new Map<string, any>(),
+  panelSerializers: new Map<string, any>(),
   outputs: new Map<string, string[]>(),
   diagnostics: new Map<string, Map<string, Diagnostic[]>>(),
   appliedEdits: [] as WorkspaceEdit[],
@@ -206,6 +207,7 @@ export const __test = {
     state.commands.clear();
     state.executed.length = 0;
     state.webviewProviders.clear();
+    state.panelSerializers.clear();
     state.outputs.clear();
     state.diagnostics.clear();
     state.appliedEdits.length = 0;
@@ -326,6 +328,10 @@ export const window = {
   registerWebviewViewProvider(id: string, p: any) {
     state.webviewProviders.set(id, p);
     return new Disposable(() => state.webviewProviders.delete(id));
+  },
+  registerWebviewPanelSerializer(viewType: string, s: any) {
+    state.panelSerializers.set(viewType, s);
+    return new Disposable(() => state.panelSerializers.delete(viewType));
   },
   onDidChangeActiveTextEditor: new EventEmitter<any>().event,
   get visibleTextEditors() {
