@@ -28,6 +28,10 @@ ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
     c.notices = obj_at(*session, "notices") != nullptr;
     c.compaction = obj_at(*session, "compaction") != nullptr;
   }
+  if (auto* e = obj_at(o, "elicitation")) {
+    c.elicitation_form = obj_at(*e, "form") != nullptr;
+    c.elicitation_url = obj_at(*e, "url") != nullptr;
+  }
   return c;
 }
 
@@ -55,6 +59,24 @@ awaitable<std::optional<std::string>> ClientApi::request_permission(
     }
   }
   co_return std::nullopt;
+}
+
+awaitable<json::object> ClientApi::create_elicitation(json::object params, CancelSource* cancel) {
+  json::value reply;
+  try {
+    reply = co_await conn_.call(methods::kElicitationCreate, std::move(params), cancel);
+  } catch (const RpcError& e) {
+    if (e.code() == error_code::kRequestCancelled) co_return json::object{{"action", "cancel"}};
+    throw;
+  }
+  if (cancel && cancel->cancelled()) co_return json::object{{"action", "cancel"}};
+  if (!reply.is_object() || str_at(reply.as_object(), "action").empty())
+    throw RpcError(error_code::kInternalError, "elicitation/create: the reply has no action");
+  co_return std::move(reply.as_object());
+}
+
+void ClientApi::complete_elicitation(const std::string& elicitation_id) {
+  conn_.notify(methods::kElicitationComplete, json::object{{"elicitationId", elicitation_id}});
 }
 
 awaitable<std::string> ClientApi::read_text_file(const std::string& session_id, const std::string& path,

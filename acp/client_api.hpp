@@ -19,6 +19,8 @@ struct ClientCapabilities {
   bool subagents = false;      // subagents (unstable): sub-agents as sessions of their own
   bool notices = false;        // session.notices: `notice` session updates
   bool compaction = false;     // session.compaction: `compaction_update` / `compaction_summary_chunk`
+  bool elicitation_form = false;  // elicitation.form: `elicitation/create` with mode "form"
+  bool elicitation_url = false;   // elicitation.url: `elicitation/create` with mode "url"
 
   static ClientCapabilities from_json(const boost::json::value& caps);
 };
@@ -46,6 +48,14 @@ class ClientApi {
                                                            boost::json::object tool_call,
                                                            const std::vector<PermissionOption>& options,
                                                            CancelSource* cancel);
+
+  // elicitation/create: asks the user through a form (mode "form", requestedSchema) or a URL to
+  // open (mode "url", url, elicitationId); `params` holds the mode's fields and the scope
+  // (sessionId and toolCallId, or requestId). Returns the client's answer as it came ({action:
+  // accept|decline|cancel, content?}); a cancel while waiting gives {action: "cancel"}.
+  awaitable<boost::json::object> create_elicitation(boost::json::object params, CancelSource* cancel);
+  // elicitation/complete: the URL elicitation `elicitation_id` is done (the page was finished).
+  void complete_elicitation(const std::string& elicitation_id);
 
   awaitable<std::string> read_text_file(const std::string& session_id, const std::string& path,
                                         std::optional<std::int64_t> line,

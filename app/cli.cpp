@@ -26,6 +26,8 @@ const char* kUsage =
     "                               Manage plugins\n"
     "  login [--provider ID] [--api-type openai|anthropic] [--base-url URL] [--model NAME]\n"
     "                               Store a model provider API key (asks on a terminal; else the key is stdin's first line)\n"
+    "  mcp list [--no-connect] | login ID | logout ID\n"
+    "                               MCP servers with their sign-in and connection state; OAuth sign-in/out of one\n"
     "\n"
     "Options:\n"
     "  -h, --help                   Show this help\n"
@@ -76,6 +78,7 @@ int run_cli(const std::vector<std::string>& args) {
   if (cmd == "serve") return run_serve_reload(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "plugin") return run_plugin_cli(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "login") return run_login(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (cmd == "mcp") return run_mcp_cli(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!cmd.empty() && cmd[0] == '-') return usage_error("unknown option: " + cmd);
   return usage_error("unknown command: " + cmd);
 }

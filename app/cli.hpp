@@ -13,6 +13,7 @@ int run_config_check(const std::vector<std::string>& args);  // args after `conf
 int run_serve_reload(const std::vector<std::string>& args);  // args after `serve`
 int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
 int run_login(const std::vector<std::string>& args);         // args after `login`
+int run_mcp_cli(const std::vector<std::string>& args);       // args after `mcp`
 
 // Sends SIGHUP to every `openvaala acp` process of this user (except this process), which makes
 // it reload its configuration. Returns their pids.

@@ -1,6 +1,8 @@
 #include "bridge/mcp/client.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -76,7 +78,9 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
   }
   json::object params;
   params["protocolVersion"] = kOfferedProtocolVersion;
-  params["capabilities"] = json::object{{"roots", json::object{{"listChanged", true}}}};
+  json::object capabilities{{"roots", json::object{{"listChanged", true}}}};
+  if (options_.elicitation_capability) capabilities["elicitation"] = *options_.elicitation_capability;
+  params["capabilities"] = std::move(capabilities);
   params["clientInfo"] = json::object{{"name", options_.client_name}, {"version", options_.client_version}};
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (left.count() < 1) left = std::chrono::milliseconds(1);
@@ -169,44 +173,53 @@ void Client::notify(std::string method, json::object params) {
   transport_->send(std::move(msg));
 }
 
-asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseconds timeout, support::CancelSource* cancel) {
-  std::vector<ToolInfo> tools;
+asio::awaitable<json::array> Client::list_all(std::string method, std::string key, std::chrono::milliseconds timeout,
+                                              support::CancelSource* cancel) {
+  json::array items;
   std::optional<std::string> cursor;
-  tools_stale_ = false;
   for (int page = 0; page < 1000; ++page) {
     json::object params;
     if (cursor) params["cursor"] = *cursor;
-    std::string method = "tools/list";
-    auto result = co_await request(std::move(method), std::move(params), timeout, cancel);
+    std::string m = method;
+    auto result = co_await request(std::move(m), std::move(params), timeout, cancel);
     const json::object* r = result.if_object();
-    if (!r) throw McpError(McpError::Kind::Protocol, "tools/list: the result is not an object");
-    const json::value* list = r->if_contains("tools");
-    if (!list || !list->is_array()) throw McpError(McpError::Kind::Protocol, "tools/list: the result has no 'tools' array");
-    for (const auto& t : list->as_array()) {
-      const json::object* o = t.if_object();
-      if (!o) continue;
-      ToolInfo info;
-      if (auto* n = o->if_contains("name"); n && n->is_string()) info.name = std::string(n->as_string());
-      if (info.name.empty()) {
-        spdlog::warn("mcp {}: skipping a tool without a name", options_.log_id);
-        continue;
-      }
-      if (auto* v = o->if_contains("title"); v && v->is_string()) info.title = std::string(v->as_string());
-      if (auto* v = o->if_contains("description"); v && v->is_string()) info.description = std::string(v->as_string());
-      if (auto* v = o->if_contains("inputSchema"); v && v->is_object()) info.input_schema = v->as_object();
-      if (!info.input_schema.contains("type")) info.input_schema["type"] = "object";
-      if (auto* v = o->if_contains("outputSchema")) info.output_schema = *v;
-      if (auto* v = o->if_contains("annotations")) info.annotations = *v;
-      tools.push_back(std::move(info));
-    }
+    if (!r) throw McpError(McpError::Kind::Protocol, method + ": the result is not an object");
+    const json::value* list = r->if_contains(key);
+    if (!list || !list->is_array()) throw McpError(McpError::Kind::Protocol, method + ": the result has no '" + key + "' array");
+    for (const auto& item : list->as_array()) items.push_back(item);
     const json::value* next = r->if_contains("nextCursor");
     if (!next || !next->is_string() || next->as_string().empty()) break;
     std::string n(next->as_string());
     if (cursor && *cursor == n) {
-      spdlog::warn("mcp {}: tools/list returned the same cursor twice; stopping", options_.log_id);
+      spdlog::warn("mcp {}: {} returned the same cursor twice; stopping", options_.log_id, method);
       break;
     }
     cursor = std::move(n);
+  }
+  co_return items;
+}
+
+asio::awaitable<std::vector<ToolInfo>> Client::list_tools(std::chrono::milliseconds timeout, support::CancelSource* cancel) {
+  std::vector<ToolInfo> tools;
+  tools_stale_ = false;
+  std::string method = "tools/list", key = "tools";
+  auto listed = co_await list_all(std::move(method), std::move(key), timeout, cancel);
+  for (const auto& t : listed) {
+    const json::object* o = t.if_object();
+    if (!o) continue;
+    ToolInfo info;
+    if (auto* n = o->if_contains("name"); n && n->is_string()) info.name = std::string(n->as_string());
+    if (info.name.empty()) {
+      spdlog::warn("mcp {}: skipping a tool without a name", options_.log_id);
+      continue;
+    }
+    if (auto* v = o->if_contains("title"); v && v->is_string()) info.title = std::string(v->as_string());
+    if (auto* v = o->if_contains("description"); v && v->is_string()) info.description = std::string(v->as_string());
+    if (auto* v = o->if_contains("inputSchema"); v && v->is_object()) info.input_schema = v->as_object();
+    if (!info.input_schema.contains("type")) info.input_schema["type"] = "object";
+    if (auto* v = o->if_contains("outputSchema")) info.output_schema = *v;
+    if (auto* v = o->if_contains("annotations")) info.annotations = *v;
+    tools.push_back(std::move(info));
   }
   co_return tools;
 }
@@ -307,7 +320,6 @@ void Client::handle_response(const json::object& msg) {
 }
 
 void Client::handle_server_request(const std::string& method, const json::value& id, const json::object& params) {
-  (void)params;
   auto reply = [&](json::value result) {
     transport_->send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
   };
@@ -329,9 +341,32 @@ void Client::handle_server_request(const std::string& method, const json::value&
   }
   if (method == "sampling/createMessage")
     return reply_error(-32601, "Method not found: this client does not offer sampling (no 'sampling' capability)");
-  if (method == "elicitation/create")
-    return reply_error(-32601, "Method not found: this client does not offer elicitation (no 'elicitation' capability)");
+  if (method == "elicitation/create") {
+    // Nobody to ask: a clean decline at once, never a server left waiting.
+    if (!options_.elicit) return reply(json::object{{"action", "decline"}});
+    return answer_elicitation(id, params);
+  }
   reply_error(-32601, "Method not found: " + method);
+}
+
+// The question goes out while other messages keep flowing; the answer is sent when it comes.
+void Client::answer_elicitation(json::value id, json::object params) {
+  std::weak_ptr<Client> weak = shared_from_this();
+  auto ask = options_.elicit;
+  asio::co_spawn(
+      ex_,
+      [weak, ask, id, params = std::move(params)]() mutable -> asio::awaitable<void> {
+        json::object msg{{"jsonrpc", "2.0"}, {"id", id}};
+        try {
+          msg["result"] = co_await ask(std::move(params));
+        } catch (const std::exception& e) {
+          msg["error"] = json::object{{"code", -32603}, {"message", std::string("the question could not be asked: ") + e.what()}};
+        }
+        auto self = weak.lock();
+        if (!self || self->state_ == State::Closed) co_return;
+        self->transport_->send(std::move(msg));
+      },
+      asio::detached);
 }
 
 void Client::handle_notification(const std::string& method, const json::object& params) {
@@ -339,6 +374,19 @@ void Client::handle_notification(const std::string& method, const json::object& 
     spdlog::debug("mcp {}: the tool list changed", options_.log_id);
     tools_stale_ = true;
     if (options_.on_tools_changed) options_.on_tools_changed();
+    return;
+  }
+  if (method == "notifications/prompts/list_changed") {
+    if (options_.on_prompts_changed) options_.on_prompts_changed();
+    return;
+  }
+  if (method == "notifications/elicitation/complete") {
+    auto* id = params.if_contains("elicitationId");
+    if (id && id->is_string() && options_.on_elicitation_complete) options_.on_elicitation_complete(std::string(id->as_string()));
+    return;
+  }
+  if (method == "notifications/resources/list_changed") {
+    if (options_.on_resources_changed) options_.on_resources_changed();
     return;
   }
   if (method == "notifications/progress") {

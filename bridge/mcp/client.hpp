@@ -2,7 +2,8 @@
 // An MCP client session over one Transport: JSON-RPC ids and replies, the initialize
 // handshake (version negotiation), tools/list with pagination, tools/call with a timeout and
 // cancellation (notifications/cancelled), ping, and answers to the server's own requests
-// (roots/list; sampling and elicitation are refused properly; anything else is -32601).
+// (roots/list; elicitation/create through Options::elicit, declined at once without it;
+// sampling is refused properly; anything else is -32601).
 //
 //   auto client = std::make_shared<Client>(ex, make_transport(ex, spec, deps), options);
 //   co_await client->connect(spec.startup_timeout);
@@ -58,6 +59,17 @@ class Client : public std::enable_shared_from_this<Client> {
     std::function<std::vector<Root>()> roots;
     // notifications/tools/list_changed arrived (list_tools() again before the next use).
     std::function<void()> on_tools_changed;
+    // notifications/prompts/list_changed and notifications/resources/list_changed.
+    std::function<void()> on_prompts_changed;
+    std::function<void()> on_resources_changed;
+    // The `elicitation` capability offered in initialize ({form: {}} and/or {url: {}}); none
+    // when unset. Offer it only when `elicit` can put the question to someone.
+    std::optional<boost::json::object> elicitation_capability;
+    // Answers the server's elicitation/create (its params as sent); the result goes back
+    // unchanged ({action, content?}). Unset: declined at once.
+    std::function<boost::asio::awaitable<boost::json::object>(boost::json::object params)> elicit;
+    // notifications/elicitation/complete: the URL question `elicitation_id` was completed.
+    std::function<void(const std::string& elicitation_id)> on_elicitation_complete;
     // The connection is gone (crash, stream ended); not called after close().
     std::function<void(const std::string& reason)> on_closed;
   };
@@ -78,6 +90,11 @@ class Client : public std::enable_shared_from_this<Client> {
                                                         support::CancelSource* cancel = nullptr,
                                                         ProgressFn on_progress = nullptr);
   boost::asio::awaitable<void> ping(std::chrono::milliseconds timeout);
+  // Every page of a paginated list request (tools/list, prompts/list, resources/list, ...):
+  // the items of `key` from all pages.
+  boost::asio::awaitable<boost::json::array> list_all(std::string method, std::string key,
+                                                      std::chrono::milliseconds timeout,
+                                                      support::CancelSource* cancel = nullptr);
   // Any request; the raw result.
   boost::asio::awaitable<boost::json::value> request(std::string method, boost::json::object params,
                                                      std::chrono::milliseconds timeout,
@@ -106,6 +123,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void handle_server_request(const std::string& method, const boost::json::value& id, const boost::json::object& params);
   void handle_notification(const std::string& method, const boost::json::object& params);
   void handle_response(const boost::json::object& msg);
+  void answer_elicitation(boost::json::value id, boost::json::object params);
   void fail_all(McpError::Kind kind, const std::string& why);
 
   boost::asio::any_io_executor ex_;

@@ -26,7 +26,7 @@ constexpr int kMaxResumes = 3;  // resumptions of a request's SSE stream (GET wi
 class StreamableHttpTransport : public HttpBase {
  public:
   StreamableHttpTransport(asio::any_io_executor ex, HttpSpec spec, std::string log_id)
-      : HttpBase(std::move(ex), std::move(spec.url), std::move(spec.headers), std::move(log_id)) {}
+      : HttpBase(std::move(ex), std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth)) {}
   ~StreamableHttpTransport() override { cancel_all(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) override {
@@ -50,7 +50,7 @@ class StreamableHttpTransport : public HttpBase {
         }
     }
     auto self = std::static_pointer_cast<StreamableHttpTransport>(shared_from_this());
-    asio::co_spawn(ex_, [self, m = std::move(message)]() mutable { return self->post(std::move(m)); }, asio::detached);
+    asio::co_spawn(ex_, [self, m = std::move(message)]() mutable { return self->post(std::move(m), false); }, asio::detached);
   }
 
   void set_protocol_version(const std::string& v) override {
@@ -104,7 +104,8 @@ class StreamableHttpTransport : public HttpBase {
     return o;
   }
 
-  asio::awaitable<void> post(json::object message) {
+  // `retried`: sent again after a 401 with a new token (once).
+  asio::awaitable<void> post(json::object message, bool retried) {
     auto self = shared_from_this();
     const bool req = acp::json_rpc::is_request(message);
     const json::value id = req ? message.at("id") : json::value(nullptr);
@@ -118,6 +119,7 @@ class StreamableHttpTransport : public HttpBase {
     support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
     request.headers.emplace_back("Accept", "application/json, text/event-stream");
+    const auto sent_token = co_await authorize(request.headers);
     http::HttpResponseHead head;
     bool sse = false;
     bool answered = false;
@@ -164,6 +166,7 @@ class StreamableHttpTransport : public HttpBase {
       http::HttpRequest get{"GET", url_, common_headers(), ""};
       get.headers.emplace_back("Accept", "text/event-stream");
       get.headers.emplace_back("Last-Event-ID", dec.last_event_id());
+      co_await authorize(get.headers);
       http::SseDecoder dec2;
       int status = 0;
       HeadFn resume_head = [&](const http::HttpResponseHead& h) { status = h.status; };
@@ -177,6 +180,10 @@ class StreamableHttpTransport : public HttpBase {
     untrack(key);
     if (req) by_request_.erase(id_key);
     if (stopped_ || cancel->cancelled()) co_return;
+    if (!retried && co_await reauthorize(head, sent_token)) {
+      co_await post(std::move(message), true);
+      co_return;
+    }
     if (!req) {
       if (failure) spdlog::debug("mcp {}: POST of a notification failed: {}", log_id_, failure->message);
       else if (head.status / 100 != 2)
@@ -191,6 +198,7 @@ class StreamableHttpTransport : public HttpBase {
     if (head.status / 100 != 2) {
       std::string msg = "HTTP " + std::to_string(head.status) + " from " + url_;
       if (head.status == 404 && !session_id_.empty()) msg += " (the server no longer knows this session)";
+      if (head.status == 401) msg += unauthorized_text();
       std::string detail = trimmed(body);
       // A JSON-RPC error in the body is the real answer.
       if (!detail.empty()) {
@@ -230,6 +238,7 @@ class StreamableHttpTransport : public HttpBase {
       http::HttpRequest get{"GET", url_, common_headers(), ""};
       get.headers.emplace_back("Accept", "text/event-stream");
       if (!last_id.empty()) get.headers.emplace_back("Last-Event-ID", last_id);
+      co_await authorize(get.headers);
       http::SseDecoder dec;
       int status = 0;
       bool sse = false;
@@ -251,7 +260,7 @@ class StreamableHttpTransport : public HttpBase {
       untrack(key);
       if (stopped_ || cancel->cancelled()) co_return;
       if (!dec.last_event_id().empty()) last_id = dec.last_event_id();
-      if (status == 405 || status == 404 || (status / 100 == 2 && !sse)) {
+      if (status == 405 || status == 404 || status == 401 || (status / 100 == 2 && !sse)) {
         spdlog::debug("mcp {}: no GET stream (HTTP {})", log_id_, status);
         co_return;
       }

@@ -19,6 +19,7 @@
 #include "bridge/http/http_client.hpp"
 #include "bridge/http/sse_decoder.hpp"
 #include "bridge/mcp/errors.hpp"
+#include "bridge/mcp/oauth_flow.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "support/cancellation.hpp"
 
@@ -50,8 +51,29 @@ inline std::string trimmed(std::string s) {
 class HttpBase : public Transport {
  protected:
   HttpBase(asio::any_io_executor ex, std::string url, std::vector<std::pair<std::string, std::string>> headers,
-           std::string log_id)
-      : ex_(std::move(ex)), url_(std::move(url)), headers_(std::move(headers)), log_id_(std::move(log_id)) {}
+           std::string log_id, std::shared_ptr<oauth::Authorizer> auth)
+      : ex_(std::move(ex)),
+        url_(std::move(url)),
+        headers_(std::move(headers)),
+        log_id_(std::move(log_id)),
+        auth_(std::move(auth)) {}
+
+  // Adds the OAuth bearer token (when there is one) to `headers`; returns the token sent.
+  asio::awaitable<std::optional<std::string>> authorize(std::vector<std::pair<std::string, std::string>>& headers) {
+    if (!auth_) co_return std::nullopt;
+    auto token = co_await auth_->bearer();
+    if (token) headers.emplace_back("Authorization", "Bearer " + *token);
+    co_return token;
+  }
+  // After an HTTP 401: true when the request may be sent again with a new token.
+  asio::awaitable<bool> reauthorize(const http::HttpResponseHead& head, const std::optional<std::string>& sent) {
+    if (!auth_ || head.status != 401 || stopped_) co_return false;
+    co_return co_await auth_->unauthorized(head.header("www-authenticate"), sent);
+  }
+  std::string unauthorized_text() const {
+    return auth_ && auth_->needs_sign_in() ? " (the server needs sign-in: run `openvaala mcp login " + auth_->server_id() + "`)"
+                                            : std::string();
+  }
 
   // The start of both transports: the URL must be http(s); then the handlers are taken.
   void take_handlers(Handlers handlers) {
@@ -98,6 +120,7 @@ class HttpBase : public Transport {
   std::string url_;
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string log_id_;
+  std::shared_ptr<oauth::Authorizer> auth_;
   Handlers handlers_;
   bool stopped_ = false;
   std::uint64_t next_key_ = 1;

@@ -3,6 +3,7 @@
 // builds from `mcp_servers/<id>.yaml`, plugin servers and the editor's `session/new`
 // `mcpServers`. No validation of config files here; only what a transport needs.
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,10 @@
 #include <vector>
 
 namespace bridge::mcp {
+
+namespace oauth {
+class Authorizer;
+}
 
 struct StdioSpec {
   std::string command;  // looked up on PATH (the overlay's PATH if it sets one) when it has no '/'
@@ -22,11 +27,14 @@ struct StdioSpec {
 struct HttpSpec {  // Streamable HTTP (MCP 2025-03-26 and later)
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
+  // OAuth (bridge/mcp/oauth_flow.hpp): sends its bearer token and asks it after a 401; null: none.
+  std::shared_ptr<oauth::Authorizer> auth;
 };
 
 struct SseSpec {  // the older HTTP+SSE transport (MCP 2024-11-05): GET /sse, POST to the endpoint
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<oauth::Authorizer> auth;  // as in HttpSpec
 };
 
 struct AcpSpec {  // MCP-over-ACP: the server lives in the editor
@@ -44,6 +52,7 @@ struct ServerSpec {
   std::optional<std::vector<std::string>> tools;
   bool required = false;  // the turn fails when it cannot be reached
   std::string origin;     // for messages: "mcp_servers/x.yaml", "session/new", "plugin foo"
+  std::string executor = "local";  // where a configured server runs (DESIGN §10); part of its sharing key
 };
 
 const char* transport_name(const TransportSpec& t);

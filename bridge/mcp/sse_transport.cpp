@@ -22,13 +22,13 @@ namespace {
 class SseTransport : public HttpBase {
  public:
   SseTransport(asio::any_io_executor ex, SseSpec spec, std::string log_id)
-      : HttpBase(ex, std::move(spec.url), std::move(spec.headers), std::move(log_id)), ready_(ex) {}
+      : HttpBase(ex, std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth)), ready_(ex) {}
   ~SseTransport() override { cancel_all(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) override {
     take_handlers(std::move(handlers));
     auto self = std::static_pointer_cast<SseTransport>(shared_from_this());
-    asio::co_spawn(ex_, [self, timeout]() { return self->listen(timeout); }, asio::detached);
+    asio::co_spawn(ex_, [self, timeout]() { return self->listen(timeout, false); }, asio::detached);
     ready_.expires_after(timeout);
     while (endpoint_.empty() && start_error_.empty() && !stopped_) {
       auto [ec] = co_await ready_.async_wait(kTuple);
@@ -48,7 +48,7 @@ class SseTransport : public HttpBase {
       return;
     }
     auto self = std::static_pointer_cast<SseTransport>(shared_from_this());
-    asio::co_spawn(ex_, [self, m = std::move(message)]() mutable { return self->post(std::move(m)); }, asio::detached);
+    asio::co_spawn(ex_, [self, m = std::move(message)]() mutable { return self->post(std::move(m), false); }, asio::detached);
   }
 
   asio::awaitable<void> close() override {
@@ -91,12 +91,14 @@ class SseTransport : public HttpBase {
     ready_.cancel();
   }
 
-  asio::awaitable<void> listen(std::chrono::milliseconds connect_timeout) {
+  // `retried`: opened again after a 401 with a new token (once).
+  asio::awaitable<void> listen(std::chrono::milliseconds connect_timeout, bool retried) {
     auto self = shared_from_this();
     std::uint64_t key = 0;
     auto cancel = track(key);
     http::HttpRequest get{"GET", url_, headers_, ""};
     get.headers.emplace_back("Accept", "text/event-stream");
+    const auto sent_token = co_await authorize(get.headers);
     http::StreamOptions opts;
     opts.connect_timeout = connect_timeout;
     opts.idle_timeout = std::chrono::hours(24);
@@ -111,7 +113,11 @@ class SseTransport : public HttpBase {
       if ((!e.event.empty() && e.event != "message") || e.data.empty()) return;
       for (auto& m : parse_messages(e.data, log_id_)) deliver(std::move(m));
     };
-    HeadFn on_head = [&](const http::HttpResponseHead& h) { status = h.status; };
+    http::HttpResponseHead head;
+    HeadFn on_head = [&](const http::HttpResponseHead& h) {
+      status = h.status;
+      head = h;
+    };
     DataFn on_data = [&](std::string_view chunk) {
       if (stopped_) return;
       if (status / 100 == 2) feed_events(dec, chunk, on_event);
@@ -120,9 +126,15 @@ class SseTransport : public HttpBase {
     auto failure = co_await bridge::http::stream_request(get, opts, std::move(on_head), std::move(on_data), cancel.get());
     untrack(key);
     if (stopped_) co_return;
+    if (!retried && endpoint_.empty() && co_await reauthorize(head, sent_token)) {
+      co_await listen(connect_timeout, true);
+      co_return;
+    }
     std::string reason;
     if (status == 0 && failure) reason = "cannot reach " + url_ + ": " + failure->message;
-    else if (status / 100 != 2) reason = "HTTP " + std::to_string(status) + " from " + url_ + (body.empty() ? "" : ": " + trimmed(body));
+    else if (status / 100 != 2)
+      reason = "HTTP " + std::to_string(status) + " from " + url_ + (body.empty() ? "" : ": " + trimmed(body)) +
+               (status == 401 ? unauthorized_text() : std::string());
     else reason = "the SSE stream ended" + (failure ? " (" + failure->message + ")" : std::string());
     if (endpoint_.empty()) {
       start_error_ = reason;
@@ -132,7 +144,7 @@ class SseTransport : public HttpBase {
     closed(reason);
   }
 
-  asio::awaitable<void> post(json::object message) {
+  asio::awaitable<void> post(json::object message, bool retried) {
     auto self = shared_from_this();
     const bool req = acp::json_rpc::is_request(message);
     const json::value id = req ? message.at("id") : json::value(nullptr);
@@ -141,21 +153,32 @@ class SseTransport : public HttpBase {
     http::HttpRequest request{"POST", endpoint_, headers_, json::serialize(message)};
     support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
+    const auto sent_token = co_await authorize(request.headers);
     int status = 0;
     std::string body;
     http::StreamOptions opts;
     opts.idle_timeout = std::chrono::seconds(60);
-    HeadFn on_head = [&](const http::HttpResponseHead& h) { status = h.status; };
+    http::HttpResponseHead head;
+    HeadFn on_head = [&](const http::HttpResponseHead& h) {
+      status = h.status;
+      head = h;
+    };
     DataFn on_data = [&](std::string_view chunk) {
       if (body.size() < 4096) body.append(chunk);
     };
     auto failure = co_await bridge::http::stream_request(request, opts, std::move(on_head), std::move(on_data), cancel.get());
     untrack(key);
-    if (stopped_ || !req) co_return;
+    if (stopped_) co_return;
+    if (!retried && co_await reauthorize(head, sent_token)) {
+      co_await post(std::move(message), true);
+      co_return;
+    }
+    if (!req) co_return;
     if (status / 100 == 2) co_return;  // the answer comes on the GET stream
     std::string why = status == 0 && failure ? "cannot reach " + endpoint_ + ": " + failure->message
                                              : "HTTP " + std::to_string(status) + " from " + endpoint_ +
-                                                   (body.empty() ? "" : ": " + trimmed(body));
+                                                   (body.empty() ? "" : ": " + trimmed(body)) +
+                                                   (status == 401 ? unauthorized_text() : std::string());
     deliver(error_response(id, -32000, why));
   }
 

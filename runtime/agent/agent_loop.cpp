@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
+#include "runtime/providers/model_catalog.hpp"
+#include "support/random_id.hpp"
 
 namespace runtime {
 
@@ -43,6 +45,7 @@ struct AgentLoop::Turn {
   providers::ModelResponse response;
   std::string streamed_text;  // of the request in flight: kept when the user stops it
   std::string streamed_reasoning;
+  std::string message_id;  // of the answer in flight: its chunks and its journal record
   support::CancelSource* request = nullptr;  // stops the request in flight (the turn's cancel, or a cut)
   bool answer_cut = false;  // the answer in flight went past kMaxAnswerBytes
   bool stop_hook_active = false;
@@ -55,6 +58,7 @@ AgentLoop::AgentLoop(EditorHost& host, boost::asio::thread_pool& pool, std::vect
 boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message user_message, providers::Model& model,
                                                        const TurnSettings& settings, support::CancelSource& cancel) {
   if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
+  if (user_message.id.empty()) user_message.id = support::random_id("msg_");
   record(session, sessions::UserMessage{user_message, settings.prompt_blocks});
   session.history.push_back(std::move(user_message));
   Turn t{session, model, settings, cancel, router_.specs(settings), {}, {}, {}, {}};
@@ -64,13 +68,13 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
     text = within_answer_limit(t, text);
     if (text.empty()) return;
     t.streamed_text.append(text);
-    host.emit(sid, TextDelta{std::string(text)});
+    host.emit(sid, TextDelta{std::string(text), t.message_id});
   };
   t.callbacks.on_reasoning = [&host, &t, sid](std::string_view text) {
     text = within_answer_limit(t, text);
     if (text.empty()) return;
     t.streamed_reasoning.append(text);
-    host.emit(sid, ThoughtDelta{std::string(text)});
+    host.emit(sid, ThoughtDelta{std::string(text), t.message_id});
   };
   // Backpressure: no more of the model's stream is read until the editor has read what we sent.
   t.callbacks.wait_for_consumer = [&host, &t] { return host.wait_for_editor(t.request); };
@@ -94,6 +98,7 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
                               session.reasoning_effort};
   t.streamed_text.clear();
   t.streamed_reasoning.clear();
+  t.message_id = support::random_id("msg_");
   t.answer_cut = false;
   support::CancelSource request;
   auto follow_turn = t.cancel.on_cancel([&request] { request.cancel(); });
@@ -114,20 +119,39 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   if (t.answer_cut) co_return cut_answer(t);
   auto& r = t.response;
   session.context_tokens = r.usage.input_tokens + r.usage.output_tokens;
-  session.total_usage.input_tokens += r.usage.input_tokens;
-  session.total_usage.output_tokens += r.usage.output_tokens;
-  if (session.context_tokens > 0) hooks_.host().emit(session.id, ContextUsage{session.context_tokens, context_window(t.model)});
+  session.total_usage += r.usage;
+  if (session.context_tokens > 0) {
+    if (!session.turn_usage) session.turn_usage.emplace();
+    *session.turn_usage += r.usage;
+  }
+  const auto spent = cost_of_response(t);
+  if (session.context_tokens > 0) {
+    std::optional<Cost> total;
+    if (spent) total = Cost{session.cost[spent->currency], spent->currency};
+    hooks_.host().emit(session.id, ContextUsage{session.context_tokens, context_window(t.model), total});
+  }
   Message assistant;
   assistant.role = Message::Role::Assistant;
+  assistant.id = t.message_id;
   assistant.text = std::move(r.text);
   assistant.reasoning = std::move(r.reasoning);
   // A response cut off by the token limit may end in half a tool call: never run those.
   if (r.finish != FinishReason::MaxTokens) assistant.tool_calls = std::move(r.tool_calls);
   r.tool_calls = assistant.tool_calls;
   record(session, sessions::AssistantMessage{assistant});
-  record(session, sessions::UsageRecord{r.usage});
+  record(session, sessions::UsageRecord{r.usage, spent});
   session.history.push_back(std::move(assistant));
   co_return std::nullopt;
+}
+
+// What the response just received cost, added to the session's cost; nullopt: the model has no price.
+std::optional<Cost> AgentLoop::cost_of_response(Turn& t) {
+  const auto& m = t.model.model();
+  auto price = m.provider.prices.find(m.model);
+  if (price == m.provider.prices.end()) return std::nullopt;
+  Cost spent{providers::cost_of(t.response.usage, price->second), price->second.currency};
+  t.session.cost[spent.currency] += spent.amount;
+  return spent;
 }
 
 // The part of a streamed piece that still fits in the answer; past the limit the request is
@@ -158,6 +182,7 @@ void AgentLoop::keep_partial_answer(Turn& t, std::string_view mark) {
   if (t.streamed_text.empty() && t.streamed_reasoning.empty()) return;
   Message partial;
   partial.role = Message::Role::Assistant;
+  partial.id = t.message_id;
   partial.text = t.streamed_text + std::string(mark);
   partial.reasoning = t.streamed_reasoning;
   record(t.session, sessions::AssistantMessage{partial});
@@ -188,6 +213,7 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::after_answer(Turn& 
   ++t.stop_hook_continuations;
   Message nudge;
   nudge.role = Message::Role::User;
+  nudge.id = support::random_id("msg_");
   nudge.text = "A Stop hook asked you to continue: " + (stop.reason.empty() ? std::string("(no reason given)") : stop.reason);
   for (const auto& c : stop.additional_context) nudge.text += "\n\n" + c;
   record(t.session, sessions::UserMessage{nudge, {}});

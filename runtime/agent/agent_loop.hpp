@@ -44,6 +44,7 @@ class AgentLoop {
   boost::asio::awaitable<std::optional<StopReason>> ask_model(Turn& t);
   boost::asio::awaitable<std::optional<StopReason>> after_answer(Turn& t);
   static std::string_view within_answer_limit(Turn& t, std::string_view text);
+  static std::optional<Cost> cost_of_response(Turn& t);
   StopReason cut_answer(Turn& t);
   void keep_partial_answer(Turn& t, std::string_view mark);
   boost::asio::awaitable<bool> run_tool_calls(Turn& t, const std::vector<ToolCall>& calls);

@@ -27,9 +27,10 @@ void notify(EditorHost& host, const Session& session, NoticeSeverity severity, s
 boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& session,
                                                              std::shared_ptr<const hooks::HookSet> set,
                                                              hooks::HookEvent event, hooks::HookInput input,
-                                                             support::CancelSource* cancel) {
+                                                             support::CancelSource* cancel, const std::string& executor) {
   if (!set || !set->has(event)) co_return hooks::HookOutcome{};
-  auto outcome = co_await hooks::run_hooks_async(pool_, std::move(set), event, std::move(input), cancel);
+  auto place = co_await hook_place(session, *set, event, input, executor, pool_, cancel);
+  auto outcome = co_await hooks::run_hooks_async(pool_, std::move(set), event, std::move(input), cancel, std::move(place));
   // A hook's systemMessage is free text for the user: the notice names the event, the text is the detail.
   for (const auto& m : outcome.system_messages)
     notify(host_, session, NoticeSeverity::Info, "Message from a " + std::string(hooks::to_string(event)) + " hook", m);

@@ -30,14 +30,25 @@ std::string decided_by(const hooks::HookOutcome& outcome);
 void notify(EditorHost& host, const Session& session, NoticeSeverity severity, std::string title,
             std::string description = {});
 
+// Where the hooks of `event` run when `executor` is not local (DESIGN §10): connected, each
+// matching hook's script copied to ~/.cache/openvaala/hooks/<hash>/<file name> there (only when
+// content or mode changed) and its plugin's folder to ~/.cache/openvaala/plugins/<name>-<hash>/;
+// `input.cwd` becomes that executor's working directory. Null for local (hook_place.cpp).
+boost::asio::awaitable<std::shared_ptr<const hooks::HookPlace>> hook_place(const Session& session, const hooks::HookSet& set,
+                                                                          hooks::HookEvent event, hooks::HookInput& input,
+                                                                          const std::string& executor,
+                                                                          boost::asio::thread_pool& pool,
+                                                                          support::CancelSource* cancel);
+
 class HookRuntime {
  public:
   HookRuntime(boost::asio::thread_pool& pool, EditorHost& host) : pool_(pool), host_(host) {}
 
-  // Runs the event's hooks (nothing when none is configured) and shows their messages and errors.
+  // Runs the event's hooks (nothing when none is configured) on `executor` (empty: the session's
+  // default one) and shows their messages and errors.
   boost::asio::awaitable<hooks::HookOutcome> fire(const Session& session, std::shared_ptr<const hooks::HookSet> set,
                                                   hooks::HookEvent event, hooks::HookInput input,
-                                                  support::CancelSource* cancel);
+                                                  support::CancelSource* cancel, const std::string& executor = {});
 
   boost::asio::thread_pool& pool() { return pool_; }
   EditorHost& host() { return host_; }

@@ -25,6 +25,11 @@ namespace sessions {
 class SessionWriter;
 }
 
+struct ClientInstructions {
+  std::string text;       // empty: none
+  bool replace = false;   // ACP mode "override" (else "append")
+};
+
 struct Session {
   // What its tools may know of it.
   ToolEnv tool_env() const { return ToolEnv{id, cwd, mode, executor}; }
@@ -33,6 +38,12 @@ struct Session {
   // A sub-agent's own session: the session that spawned it (hooks keep naming that one).
   std::string parent_id;
   std::filesystem::path cwd;
+  // More folders the editor made part of the session (ACP additionalDirectories): roots like the
+  // cwd for what may be touched without asking, and MCP roots. Not saved: load and resume set them anew.
+  std::vector<std::filesystem::path> additional_roots;
+  // The editor's own instructions (ACP systemPrompt): added after ours, or replacing our default
+  // instructions (the environment stays). Not saved, like additional_roots.
+  ClientInstructions client_instructions;
   Mode mode = Mode::Default;
   std::vector<Message> history;
   // allow_always / reject_always answers, by tool name, for the rest of the session.
@@ -47,6 +58,10 @@ struct Session {
   // compaction; and the totals of the session.
   std::int64_t context_tokens = 0;
   Usage total_usage;
+  // What the session's priced model requests cost, by currency (the model's `price`).
+  std::map<std::string, double> cost;
+  // Tokens of the prompt turn in flight (or the last one); unset: the provider reported none.
+  std::optional<Usage> turn_usage;
 
   // The engine snapshot this session uses and what it sees of it (skills, AGENTS.md, agent).
   std::shared_ptr<const engine::Engine> engine;
@@ -62,6 +77,10 @@ struct Session {
   // default_executor, else local; switched in the editor. And every executor it may use.
   std::string executor = "local";
   std::shared_ptr<executors::Registry> executors;
+  // Its skills and AGENTS.md as read on that executor when it is not local (null on local).
+  std::shared_ptr<const engine::ExecutorSnapshot> executor_files;
+  // Executors other than the default one its tools have used: their AGENTS.md joined then.
+  std::set<std::string> executors_used;
   // The thought level picked in the editor (OpenAI reasoning_effort); empty: the model's default.
   std::string reasoning_effort;
   std::string commands_sent;  // the slash commands last shown (names), to send only changes

@@ -9,23 +9,19 @@
 #include <utility>
 
 #include "runtime/agent/journal.hpp"
+#include "runtime/agent/mcp_placement.hpp"
 #include "runtime/hooks/hooks_async.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/mcp/server_specs.hpp"
 #include "runtime/tools/tool.hpp"
+#include "support/random_id.hpp"
 #include "support/run_blocking.hpp"
 
 namespace runtime {
 
 namespace {
 
-std::string new_session_id() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string id = "ses_";
-  for (int i = 0; i < 24; ++i) id.push_back(hex[rng() & 15]);
-  return id;
-}
+std::string new_session_id() { return support::random_id("ses_"); }
 
 std::vector<std::unique_ptr<tools::Tool>> builtin_tools() {
   std::vector<std::unique_ptr<tools::Tool>> t;
@@ -82,6 +78,9 @@ void SessionManager::start_loading_engine() {
         engine_ = co_await support::run_blocking(*deps_.pool, std::move(job));
         executors_->configure(engine_->executors());
         engine_ready_->set();
+        // As after a reload: the model lists are fetched now, so that the first session/new
+        // (a client such as acpx reads the model picker only from its answer) already has them.
+        if (on_reloaded_) on_reloaded_(*engine_);
       },
       boost::asio::detached);
 }
@@ -164,6 +163,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   if (!loaded.executor.empty() && s.engine->has_executor(loaded.executor)) s.executor = loaded.executor;
   s.history = std::move(loaded.conversation);
   s.total_usage = loaded.usage_total;
+  s.cost = std::move(loaded.cost);
   if (loaded.last_usage) s.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
   s.turn_count = loaded.turns;
   s.compactions = loaded.compactions;
@@ -177,6 +177,8 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   Session& s = *session;
   s.id = loaded ? loaded->id : new_session_id();
   s.cwd = request.cwd.lexically_normal();
+  s.additional_roots = std::move(request.additional_roots);
+  s.client_instructions = std::move(request.client_instructions);
   s.engine = engine;
   s.agent_name = engine->default_agent();
   s.executors = executors_;
@@ -184,20 +186,20 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     throw AgentError(AgentError::Kind::InvalidParams, "_meta.openvaala.executor: there is no executor '" + request.executor +
                                                           "' (available: " + executor_list(*engine) + ")");
   if (loaded) restore(s, *loaded);
-  s.view = engine->session_view(s.cwd, s.agent_name);
   // A saved session keeps the executor it last had (if it still exists); else the order of DESIGN §10.
   if (!loaded || loaded->executor.empty() || !engine->has_executor(loaded->executor))
-    s.executor = request.executor.empty() ? engine->default_executor(s.view.agent) : request.executor;
-  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
-  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+    s.executor = request.executor.empty() ? engine->default_executor(*engine->find_agent(engine->agent_or_default(s.agent_name)))
+                                          : request.executor;
+  co_await read_view(s);
   try {
     s.log = std::make_shared<sessions::SessionWriter>(
-        loaded ? store_.open(s.id) : store_.create(sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode)}));
+        loaded ? store_.open(s.id) : store_.create(sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode), {}}));
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
   if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
-  make_mcp(session, std::move(request.editor_servers));
+  auto unreachable = co_await connect_mcp_executors(s);
+  make_mcp(session, std::move(request.editor_servers), unreachable);
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
@@ -257,23 +259,49 @@ namespace {
 Notice mcp_notice(const std::string& server, mcp::ServerState state, const std::string& detail) {
   const std::string name = "MCP server `" + server + "`";
   switch (state) {
-    case mcp::ServerState::Failed: return {NoticeSeverity::Error, name + " could not start", detail};
-    case mcp::ServerState::Crashed: return {NoticeSeverity::Warning, name + " crashed", detail};
-    case mcp::ServerState::Ready: return {NoticeSeverity::Info, name + " restarted", detail};
-    default: return {NoticeSeverity::Info, name + ": " + mcp::state_name(state), detail};
+    case mcp::ServerState::Failed: return {NoticeSeverity::Error, name + " could not start", detail, {}};
+    case mcp::ServerState::Crashed: return {NoticeSeverity::Warning, name + " crashed", detail, {}};
+    case mcp::ServerState::Ready: return {NoticeSeverity::Info, name + " restarted", detail, {}};
+    case mcp::ServerState::NeedsSignIn:
+      return {NoticeSeverity::Warning, name + " needs sign-in",
+              "The next prompt that uses it shows a sign-in link; or run `openvaala mcp login " + server + "`.", {}};
+    default: return {NoticeSeverity::Info, name + ": " + mcp::state_name(state), detail, {}};
   }
 }
 }  // namespace
 
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
 // Nothing starts here: start_all runs after the reply (see open).
-void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers) {
+void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
+                              const std::map<std::string, std::string>& unreachable) {
   Session& s = *session;
   std::vector<bridge::mcp::ServerSpec> configured;
-  for (const auto& c : s.view.mcp_servers) configured.push_back(mcp::spec_from_config(c, s.cwd));
+  for (const auto& c : s.view.mcp_servers) {
+    // On its executor (DESIGN §10); one that cannot run there is left out, and the user told why.
+    const auto where = mcp_executor(c, s.executor);
+    try {
+      if (auto down = unreachable.find(where); down != unreachable.end()) throw ExecutorError(down->second);
+      configured.push_back(place_mcp_server(mcp::spec_from_config(c, s.cwd), c, s));
+    } catch (const ExecutorError& e) {
+      spdlog::warn("MCP server {}: not started on executor {}: {}", c.id, where, e.what());
+      notify(s, {NoticeSeverity::Error, "MCP server `" + c.id + "` could not start", e.what()});
+    }
+  }
   for (const auto& e : editor_servers) std::erase_if(configured, [&](const auto& x) { return x.id == e.id; });
-  mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, {s.cwd}, nullptr, mcp_servers_};
+  // The editor's extra folders are roots too; they are part of the sharing key (see McpServerPool).
+  std::vector<std::filesystem::path> roots{s.cwd};
+  roots.insert(roots.end(), s.additional_roots.begin(), s.additional_roots.end());
+  mcp::McpManager::Deps deps{deps_.executor, deps_.tunnel, std::move(roots), nullptr, mcp_servers_};
   deps.tunnel.spawn_pool = deps_.pool;
+  const auto modes = deps_.host->elicitation_modes();
+  deps.elicit_form = modes.form;
+  deps.elicit_url = modes.url;
+  deps.on_elicitation_complete = [this](const std::string& id) { deps_.host->elicitation_complete(id); };
+  // The prompts are slash commands: the editor's list follows the servers' lists.
+  deps.on_prompts_changed = [this, weak = std::weak_ptr<Session>(session)] {
+    auto s = weak.lock();
+    if (s && s->announced && sessions_.count(s->id)) send_commands_if_changed(*s);
+  };
   // A server that fails while session/new is still being answered is told once the editor knows the session.
   deps.on_server_event = [this, weak = std::weak_ptr<Session>(session)](const std::string& server, mcp::ServerState state,
                                                                        const std::string& detail) {
@@ -295,7 +323,10 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
   auto input = hook_input(s, {});
   input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";  // a fork resumes a copy
   // Not through HookRuntime::fire: the editor does not know the session yet, so nothing is shown.
-  auto outcome = co_await hooks::run_hooks_async(*deps_.pool, hook_set, hooks::HookEvent::SessionStart, std::move(input));
+  // On the session's default executor (DESIGN §10).
+  auto place = co_await hook_place(s, *hook_set, hooks::HookEvent::SessionStart, input, {}, *deps_.pool, nullptr);
+  auto outcome = co_await hooks::run_hooks_async(*deps_.pool, hook_set, hooks::HookEvent::SessionStart, std::move(input),
+                                                 nullptr, std::move(place));
   for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
   for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
 }
@@ -336,10 +367,11 @@ boost::asio::awaitable<void> SessionManager::remove(const std::string& id) {
 }
 
 boost::asio::awaitable<sessions::ListPage> SessionManager::list(std::optional<std::string> cwd,
-                                                                std::optional<std::string> cursor) {
-  auto job = [this, cwd, cursor]() -> std::variant<sessions::ListPage, std::string> {
+                                                                std::optional<std::string> cursor,
+                                                                sessions::ArchiveFilter archived) {
+  auto job = [this, cwd, cursor, archived]() -> std::variant<sessions::ListPage, std::string> {
     try {
-      return store_.list(cwd, cursor, 50);
+      return store_.list(cwd, cursor, 50, archived);
     } catch (const sessions::InvalidCursor& e) {
       return std::string(e.what());
     }
@@ -365,14 +397,6 @@ void SessionManager::set_agent(Session& session, const std::string& agent) {
 void SessionManager::set_model(Session& session, const std::string& model) {
   session.model = model;
   record(session, sessions::ModelChange{model});
-}
-
-void SessionManager::set_executor(Session& session, const std::string& executor) {
-  if (!session.engine->has_executor(executor))
-    throw AgentError(AgentError::Kind::InvalidParams,
-                     "there is no executor '" + executor + "' (available: " + executor_list(*session.engine) + ")");
-  session.executor = executor;
-  record(session, sessions::ExecutorChange{executor});
 }
 
 void SessionManager::set_reasoning_effort(Session& session, const std::string& effort) {
@@ -405,7 +429,7 @@ void SessionManager::end_child(Session& child, const char* stop_reason) {
 }
 
 void SessionManager::refresh_view(Session& s) {
-  s.view = s.engine->session_view(s.cwd, s.agent_name);
+  s.view = s.engine->session_view(s.cwd, s.agent_name, s.executor_files.get());
   for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
   for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
   send_commands_if_changed(s);
@@ -415,6 +439,8 @@ void SessionManager::send_commands_if_changed(Session& s) {
   auto commands = s.view.available_commands();
   if (!s.view.find_skill("compact"))
     commands.push_back({"compact", "Summarise the conversation so far to free the model's context", ""});
+  if (s.mcp)
+    for (auto& c : s.mcp->prompt_commands()) commands.push_back({c.name, c.description, c.input_hint});
   std::string shown;
   for (const auto& c : commands) shown += c.name + '\n' + c.description + '\n' + c.input_hint + '\n';
   if (shown == s.commands_sent) return;

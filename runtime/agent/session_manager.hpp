@@ -30,6 +30,8 @@ struct OpenRequest {
   Kind kind = Kind::New;
   std::string session_id;  // Load / Resume; Fork: the source
   std::filesystem::path cwd;
+  std::vector<std::filesystem::path> additional_roots;  // the editor's additionalDirectories
+  ClientInstructions client_instructions;              // the editor's systemPrompt
   std::vector<bridge::mcp::ServerSpec> editor_servers;  // replace configured servers of the same id
   std::string executor;  // session/new `_meta.openvaala.executor`; empty: the agent's or the configured default
 };
@@ -56,7 +58,8 @@ class SessionManager {
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
   void reload_config();
-  // Runs on the executor after each reload that took effect, once the open sessions use it.
+  // Runs on the executor once the engine is first loaded, and after each reload that took
+  // effect, once the open sessions use it.
   void on_reloaded(std::function<void(const engine::Engine&)> f) { on_reloaded_ = std::move(f); }
   // The editor is gone: cancel every turn, stop every MCP server now.
   void shutdown();
@@ -70,7 +73,17 @@ class SessionManager {
   boost::asio::awaitable<std::shared_ptr<Session>> fork(OpenRequest request);
   boost::asio::awaitable<void> close(const std::string& id);
   boost::asio::awaitable<void> remove(const std::string& id);
-  boost::asio::awaitable<sessions::ListPage> list(std::optional<std::string> cwd, std::optional<std::string> cursor);
+  boost::asio::awaitable<sessions::ListPage> list(std::optional<std::string> cwd, std::optional<std::string> cursor,
+                                                  sessions::ArchiveFilter archived = sessions::ArchiveFilter::Exclude);
+  // Saved sessions, open or not (session_catalog.cpp). Each throws AgentError(NotFound) for a
+  // session that is neither open nor saved.
+  // session/set_title: stores the title (normalised: one line, at most 200 characters; returned)
+  // and shows it in an open session; an automatic title never replaces it.
+  boost::asio::awaitable<std::string> set_title(const std::string& id, std::string title);
+  // session/archive (closing the session first when it is open) and session/unarchive.
+  boost::asio::awaitable<void> set_archived(const std::string& id, bool archived);
+  // session/status: "open" (in memory) or "saved". No side effects.
+  boost::asio::awaitable<const char*> status(const std::string& id);
   // Throws AgentError(NotFound).
   std::shared_ptr<Session> find(const std::string& id) const;
   std::vector<std::shared_ptr<Session>> open_sessions() const;
@@ -88,7 +101,15 @@ class SessionManager {
   void start_child(Session& child, const Session& parent, support::CancelSourcePtr cancel);
   // Journals the end of its turn and forgets it.
   void end_child(Session& child, const char* stop_reason);
-  void set_executor(Session& session, const std::string& executor);         // throws AgentError(InvalidParams)
+  // Then reads the skills and AGENTS.md on it (session_executor.cpp). Throws AgentError(InvalidParams).
+  boost::asio::awaitable<void> set_executor(Session& session, const std::string& executor);
+  // The session's view: skills and AGENTS.md read on its default executor (DESIGN §10); when that
+  // cannot be reached, a notice says so and the view has the local-side skills only.
+  boost::asio::awaitable<void> read_view(Session& session);
+  // Every turn: the AGENTS.md chain again, on the default executor.
+  boost::asio::awaitable<void> reread_agents_md(Session& session, support::CancelSource* cancel);
+  // A notice for the session: held until the editor knows the session.
+  void notify(Session& session, Notice notice);
   // The server ends: close every executor's connection (ssh -O exit).
   void close_executors();
   const std::shared_ptr<executors::Registry>& executors() const { return executors_; }
@@ -105,7 +126,9 @@ class SessionManager {
  private:
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
   boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
-  void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers);
+  // `unreachable`: executors that could not be connected, and why.
+  void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
+                const std::map<std::string, std::string>& unreachable);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);

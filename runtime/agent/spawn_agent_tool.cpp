@@ -58,13 +58,15 @@ class SpawnAgentTool : public tools::Tool {
     Session child;
     child.id = parent.id;
     child.cwd = parent.cwd;
+    child.additional_roots = parent.additional_roots;
     child.mode = parent.mode;
     child.executor = parent.executor;  // its tools run where the parent's do
     child.executors = parent.executors;
     child.remembered_permissions = parent.remembered_permissions;
     child.engine = c_.engine;
     child.agent_name = agent_name;
-    child.view = c_.engine->session_view(child.cwd, agent_name);
+    child.executor_files = parent.executor_files;  // and reads the same skills and AGENTS.md
+    child.view = c_.engine->session_view(child.cwd, agent_name, child.executor_files.get());
     const std::string agent_id = ctx.tool_call_id();
     // SubagentStart and SubagentStop carry the same turn id, so a script can pair them.
     const TurnScope scope{parent.id + "-" + agent_id, agent_id, agent_name};

@@ -1,10 +1,13 @@
 #include "runtime/agent/task.hpp"
 
+#include "runtime/mcp/sign_in_notice.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/spawn_agent_tool.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
+#include "support/json_read.hpp"
 
 namespace runtime {
 
@@ -17,6 +20,8 @@ bool is_compact_command(const Session& session, const std::string& text) {
 std::string system_prompt(const Session& session) {
   std::string s = base_system_prompt(session);
   if (auto block = session.view.system_prompt_block(); !block.empty()) s += "\n" + block;
+  if (!session.client_instructions.replace && !session.client_instructions.text.empty())
+    s += "\n" + session.client_instructions.text;
   return s;
 }
 }  // namespace
@@ -24,12 +29,16 @@ std::string system_prompt(const Session& session) {
 std::string executors_prompt(const Session& session);
 
 std::string base_system_prompt(const Session& session) {
-  return "You are OpenVaala, a coding agent working inside the user's editor. You help with software engineering "
-         "tasks in the user's project: read files with read_file, change them with apply_patch, and run commands "
-         "with bash. Prefer small, verifiable steps; read before you edit; after changing code, run the relevant "
-         "checks. Keep answers short and concrete.\n\n"
-         "Environment:\n- Working directory: " +
-         session.cwd.string() + "\n- Platform: linux\n" + executors_prompt(session);
+  // The editor's systemPrompt in "override" mode replaces our instructions; the environment stays.
+  const auto& own = session.client_instructions;
+  std::string instructions =
+      own.replace ? own.text
+                  : "You are OpenVaala, a coding agent working inside the user's editor. You help with software engineering "
+                    "tasks in the user's project: read files with read_file, change them with apply_patch, and run commands "
+                    "with bash. Prefer small, verifiable steps; read before you edit; after changing code, run the relevant "
+                    "checks. Keep answers short and concrete.";
+  return instructions + "\n\nEnvironment:\n- Working directory: " + session.cwd.string() + "\n- Platform: linux\n" +
+         executors_prompt(session);
 }
 
 // Which executors the tools can run on (DESIGN §10), the session's default first named.
@@ -74,12 +83,12 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
     ~TurnGuard() { s.turn_cancel.reset(); }
   } guard{session};
   auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
+  session.turn_usage.reset();
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
   p.model = sessions_.open_model(providers::resolve_model(p.engine->main_config(), session.model_override()));
   // AGENTS.md files are read again every turn: edits made meanwhile count.
-  session.view.agents_md = engine::load_agents_md_chain(session.cwd);
-  for (const auto& f : session.view.agents_md) session.agents_md_included.insert(f.path);
+  co_await sessions_.reread_agents_md(session, cancel.get());
   p.settings.max_turn_requests = p.engine->main_config().max_turn_requests;
   p.settings.system_prompt = system_prompt(session);
   p.settings.scope.turn_id = session.id + "-t" + std::to_string(++session.turn_count);
@@ -97,13 +106,25 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
     co_await loop.compact(session, *p.model, p.settings, p.cancel);
     co_return p.cancel.cancelled() ? StopReason::Cancelled : StopReason::EndTurn;
   }
-  auto expansion = engine::expand_slash_command(session.view, p.message.text);
-  if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
-    notify(loop.host(), session, NoticeSeverity::Warning, "Slash command refused", expansion.error);
+  const std::string typed = p.message.text;
+  std::optional<mcp::McpManager::PromptExpansion> mcp_prompt;
+  if (auto mcp = session.mcp) mcp_prompt = co_await mcp->expand_prompt_command(typed, &p.cancel);
+  if (mcp_prompt && !mcp_prompt->ok) {
+    notify(loop.host(), session, NoticeSeverity::Warning, "MCP prompt not used", mcp_prompt->text);
     co_return StopReason::EndTurn;
   }
-  const std::string typed = p.message.text;
-  if (expansion.kind == engine::SlashExpansion::Kind::Expanded) p.message.text = expansion.text;
+  if (mcp_prompt) {  // the prompt's messages are the user's turn
+    p.message.text = mcp_prompt->text;
+    for (auto& [mime, data] : mcp_prompt->images) p.message.images.push_back({mime, data});
+  } else {
+    auto expansion = engine::expand_slash_command(session.view, p.message.text);
+    if (expansion.kind == engine::SlashExpansion::Kind::Refused) {
+      notify(loop.host(), session, NoticeSeverity::Warning, "Slash command refused", expansion.error);
+      co_return StopReason::EndTurn;
+    }
+    if (expansion.kind == engine::SlashExpansion::Kind::Expanded) p.message.text = expansion.text;
+  }
+  co_await read_linked_resources(p);
   if (p.hooks->has(hooks::HookEvent::UserPromptSubmit)) {
     auto input = hook_input(session, p.settings.scope);
     input.prompt = typed;
@@ -120,12 +141,32 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
   co_return std::nullopt;
 }
 
+// Resources the editor linked in the prompt (resource_link) that an MCP server lists: read and
+// given to the model as context.
+boost::asio::awaitable<void> Task::read_linked_resources(Prompt& p) {
+  auto mcp = p.session->mcp;
+  if (!mcp) co_return;
+  for (const auto& b : p.settings.prompt_blocks) {
+    const auto* block = b.if_object();
+    if (!block || support::str_at(*block, "type") != "resource_link") continue;
+    std::string uri(support::str_at(*block, "uri"));
+    if (uri.empty()) continue;
+    try {
+      if (auto context = co_await mcp->read_listed_resource(uri, &p.cancel)) p.message.text += "\n\n" + *context;
+    } catch (const std::exception& e) {
+      notify(sessions_.host(), *p.session, NoticeSeverity::Warning, "An attached MCP resource could not be read",
+             uri + ": " + e.what());
+    }
+  }
+}
+
 // The turn's own tools (MCP, sub-agents, the plan), then the loop.
 boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   Session& session = *p.session;
   auto& loop = sessions_.loop();
   std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
-  if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel);  // keeps the manager alive
+  mcp::SessionSignIn sign_in(loop.host(), session.id);
+  if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in);  // keeps the manager alive
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
                           base_system_prompt(session), [this](providers::ResolvedModel m) { return sessions_.open_model(std::move(m)); },

@@ -23,6 +23,7 @@ class Task {
  private:
   struct Prompt;
   boost::asio::awaitable<std::optional<StopReason>> before_turn(Prompt& p);
+  boost::asio::awaitable<void> read_linked_resources(Prompt& p);
   boost::asio::awaitable<StopReason> turn(Prompt& p);
   void end_turn(Session& session, const char* stop_reason);  // "error" when the turn threw
 

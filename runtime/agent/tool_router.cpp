@@ -1,9 +1,11 @@
 #include "runtime/agent/tool_router.hpp"
 
+
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/approval.hpp"
 #include "runtime/agent/containment.hpp"
+#include "runtime/agent/executor_files.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
@@ -20,11 +22,13 @@ using tools::Permission;
 
 namespace {
 
-// What the session may touch without asking (DESIGN §11): its folder; for reading, also the
-// folders of the skills and AGENTS.md files it sees (the model must read a skill to use it).
+// What the session may touch without asking (DESIGN §11): its folders (the cwd and the editor's
+// additionalDirectories); for reading, also the folders of the skills and AGENTS.md files it
+// sees (the model must read a skill to use it).
 containment::Scope scope_of(const Session& session) {
   containment::Scope scope;
   scope.roots.push_back(session.cwd);
+  scope.roots.insert(scope.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
   for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill.file.parent_path());
   for (const auto& f : session.view.agents_md) scope.read_roots.push_back(f.path.parent_path());
   for (const auto& f : session.agents_md_included) scope.read_roots.push_back(f.parent_path());
@@ -226,6 +230,7 @@ void ToolRouter::announce(Call& c) {
   else c.desc.title = c.call.name;
   ToolCallFields f;
   f.title = c.desc.title;
+  f.name = c.call.name;
   f.kind = c.desc.kind;
   f.status = ToolStatus::Pending;
   f.locations = c.desc.locations;
@@ -235,6 +240,12 @@ void ToolRouter::announce(Call& c) {
 }
 
 namespace {
+// The executor a tool's hooks run on: the tool's (its `executor` argument, else the session's);
+// tools that run nowhere in particular (MCP, spawn_agent) use the session's.
+std::string hook_executor(const tools::Tool* tool, const json::object& args, const Session& session) {
+  return tool && tool->runs_on_executor() ? tools::executor_of(args, session.tool_env()) : session.executor;
+}
+
 // A hook's continue: false ends the turn; the user learns why.
 void note_stop(EditorHost& host, const Session& session, const hooks::HookOutcome& o, const char* event, bool& stop) {
   if (!o.stop_turn) return;
@@ -248,7 +259,9 @@ boost::asio::awaitable<void> ToolRouter::pre_tool_use(Call& c) {
   if (!c.settings.hooks || !c.settings.hooks->has(hooks::HookEvent::PreToolUse)) co_return;
   auto input = c.hook_input;
   input.tool_input = c.args;
-  auto pre = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PreToolUse, std::move(input), &c.cancel);
+  // A tool's hooks run where the tool does (DESIGN §10).
+  auto pre = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PreToolUse, std::move(input), &c.cancel,
+                                  hook_executor(c.tool, c.args, c.session));
   for (const auto& extra : pre.additional_context) c.model_context += "\n\n" + extra;
   note_stop(hooks_.host(), c.session, pre, "PreToolUse", c.stop_turn);
   if (pre.blocked || pre.permission == hooks::PermissionDecision::Deny) {
@@ -299,9 +312,11 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
       c.result = tools::error_result(std::string("The tool failed: ") + e.what());
     }
   }
-  // AGENTS.md files of other executors join in a later step (issue 12); local ones now.
-  if (!c.result.is_error && c.env.on_local())
+  // Deeper AGENTS.md files on local after a read; another executor's chain after its first use.
+  if (!c.result.is_error && c.env.on_local() && c.session.executor == c.env.executor)
     if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
+  if (ready && c.executor && !c.cancel.cancelled())
+    c.model_context += co_await agents_md_on_first_use(c.session, *c.executor, hooks_.pool(), &c.cancel);
   co_await post_tool_use(c);
 }
 
@@ -335,7 +350,8 @@ boost::asio::awaitable<void> ToolRouter::post_tool_use(Call& c) {
   auto input = c.hook_input;
   input.tool_input = c.args;
   input.tool_response = json::object{{"output", c.result.text}, {"is_error", c.result.is_error}};
-  auto post = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PostToolUse, std::move(input), &c.cancel);
+  auto post = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PostToolUse, std::move(input), &c.cancel,
+                                   hook_executor(c.tool, c.args, c.session));
   if (post.blocked) {
     const std::string objection = "A PostToolUse hook" + decided_by(post) + " objected: " + post.reason;
     c.model_context += "\n\n" + objection;

@@ -128,4 +128,12 @@ void store_api_key(const fs::path& config_root, const std::string& provider_id, 
   support::write_file_atomically(file, std::string(kHeader) + emitter.c_str() + "\n", 0600);
 }
 
+bool forget_api_keys(const fs::path& config_root) {
+  const fs::path file = credentials_file(config_root);
+  std::error_code ec;
+  const bool removed = fs::remove(file, ec);
+  if (ec) throw std::runtime_error("cannot remove " + file.string() + ": " + ec.message());
+  return removed;
+}
+
 }  // namespace runtime::config

@@ -38,5 +38,10 @@ Credentials load_credentials(const std::filesystem::path& config_root, Diagnosti
 // contains the key), e.g. when the existing file is not valid YAML.
 void store_api_key(const std::filesystem::path& config_root, const std::string& provider_id, const std::string& api_key);
 
+// Forgets every stored key (ACP `logout`): removes credentials.yaml. Returns whether there was
+// one. Keys in the environment and config.yaml are not ours to forget and stay. Throws
+// std::runtime_error when the file exists but cannot be removed.
+bool forget_api_keys(const std::filesystem::path& config_root);
+
 
 }  // namespace runtime::config

@@ -1,6 +1,7 @@
 #include "runtime/config/main_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/config/yaml_reading.hpp"
 
@@ -8,24 +9,83 @@ namespace runtime::config {
 
 namespace fs = std::filesystem;
 
+// A price per million tokens: a number, zero or more.
+static std::optional<double> read_rate(YamlReader& r, const YAML::Node& price, const char* key, const std::string& where) {
+  auto n = price[key];
+  if (!n || n.IsNull()) return std::nullopt;
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v) || v < 0) {
+    r.error(n, where + "price." + key + " must be a number (what a million tokens cost, 0 or more), not '" +
+                   (n.IsScalar() ? n.Scalar() : std::string("a ") + (n.IsMap() ? "mapping" : "list")) + "'");
+    return std::nullopt;
+  }
+  return v;
+}
+
+// `price: {input, output, cached_input?, currency?}` of one model; nullopt (reported) when unusable.
+static std::optional<ModelPrice> read_price(YamlReader& r, const YAML::Node& node, const std::string& where) {
+  if (!r.expect_map(node, where + "price")) return std::nullopt;
+  r.check_keys(node, {"input", "output", "cached_input", "currency"}, where + "price");
+  ModelPrice price;
+  bool ok = true;
+  for (auto [key, field] : {std::pair{"input", &price.input}, std::pair{"output", &price.output}}) {
+    if (auto v = read_rate(r, node, key, where)) {
+      *field = *v;
+    } else if (!node[key] || node[key].IsNull()) {
+      r.error(node, where + "price." + key + " is missing (what a million " + key + " tokens cost)");
+      ok = false;
+    } else {
+      ok = false;
+    }
+  }
+  if (node["cached_input"] && !node["cached_input"].IsNull()) {
+    price.cached_input = read_rate(r, node, "cached_input", where);
+    ok = ok && price.cached_input;
+  }
+  if (auto c = node["currency"]; c && !c.IsNull()) {
+    if (!c.IsScalar() || c.Scalar().empty()) {
+      r.error(c, where + "price.currency must be a currency code such as USD or EUR, or a unit such as credits");
+      ok = false;
+    } else {
+      price.currency = c.Scalar();
+    }
+  }
+  return ok ? std::optional<ModelPrice>(price) : std::nullopt;
+}
+
 // A provider's `models:` list (what the model picker offers), each a model name as written after
-// '<provider id>/' in `model:`. Bad entries are reported and left out.
-static std::optional<std::vector<std::string>> read_models(YamlReader& r, const std::string& id, const YAML::Node& node) {
+// '<provider id>/' in `model:`, or `{id: <name>, price: {...}}` for a model with a price.
+// Bad entries are reported and left out.
+static std::optional<std::vector<std::string>> read_models(YamlReader& r, ProviderConfig& p, const YAML::Node& node) {
   if (!node || node.IsNull()) return std::nullopt;
-  const std::string where = "provider '" + id + "': ";
+  const std::string where = "provider '" + p.id + "': ";
   if (!node.IsSequence()) {
     r.error(node, where + "models must be a list of model names");
     return std::nullopt;
   }
   std::vector<std::string> models;
   for (const auto& item : node) {
-    if (!item.IsScalar() || item.Scalar().empty()) {
+    std::string name;
+    if (item.IsMap()) {
+      r.check_keys(item, {"id", "price"}, where + "a models entry");
+      auto id = item["id"];
+      if (!id || !id.IsScalar() || id.Scalar().empty()) {
+        r.error(id ? id : YAML::Node(item), where + "a models entry written as a mapping needs 'id: <model name>'");
+        continue;
+      }
+      name = id.Scalar();
+      if (auto price = item["price"]; price && !price.IsNull())
+        if (auto parsed = read_price(r, price, where + "model '" + name + "': ")) p.prices[name] = *parsed;
+    } else if (!item.IsScalar() || item.Scalar().empty()) {
       r.error(item, where + "every entry of models must be a non-empty model name");
-    } else if (std::find(models.begin(), models.end(), item.Scalar()) != models.end()) {
-      r.warning(item, where + "model '" + item.Scalar() + "' is listed twice in models");  // harmless
+      continue;
     } else {
-      models.push_back(item.Scalar());
+      name = item.Scalar();
     }
+    if (std::find(models.begin(), models.end(), name) != models.end())
+      r.warning(item, where + "model '" + name + "' is listed twice in models");  // harmless
+    else
+      models.push_back(name);
   }
   return models;
 }
@@ -57,7 +117,7 @@ static void read_provider(YamlReader& r, const std::string& id, const YAML::Node
   if (auto n = r.positive_int(node, "idle_timeout_seconds")) p.idle_timeout_seconds = *n;
   p.max_output_tokens = r.positive_int(node, "max_output_tokens");
   p.context_window = r.positive_int(node, "context_window");
-  p.models = read_models(r, id, node["models"]);
+  p.models = read_models(r, p, node["models"]);
   cfg.providers[id] = std::move(p);
 }
 

@@ -10,6 +10,14 @@
 
 namespace runtime::config {
 
+// What a model costs, in `currency` per million tokens (`models:` entries of the map form).
+struct ModelPrice {
+  double input = 0;
+  double output = 0;
+  std::optional<double> cached_input;  // unset: cached input tokens cost `input`
+  std::string currency = "USD";
+};
+
 struct ProviderConfig {
   std::string id;
   std::string api_type;     // "openai" | "anthropic"
@@ -21,6 +29,7 @@ struct ProviderConfig {
   std::optional<int> context_window;
   // `models:`, the names the model picker offers; unset: what the provider's models endpoint lists.
   std::optional<std::vector<std::string>> models;
+  std::map<std::string, ModelPrice> prices;  // model name -> its price, for the models given one
 };
 
 struct MainConfig {

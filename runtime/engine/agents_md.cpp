@@ -18,12 +18,7 @@ std::optional<AgentsMdFile> read_agents_md(const fs::path& dir) {
   if (!size) return std::nullopt;
   auto text = support::read_file(p);
   if (!text) return std::nullopt;
-  if (text->size() > kMaxAgentsMdBytes) {
-    text->resize(kMaxAgentsMdBytes);
-    *text += "\n[... truncated: AGENTS.md files are read up to 1 MB]";
-  }
-  if (support::trim(*text).empty()) return std::nullopt;
-  return AgentsMdFile{p, std::move(*text)};
+  return agents_md_file(std::move(p), std::move(*text));
 }
 
 }  // namespace
@@ -58,6 +53,15 @@ std::vector<AgentsMdFile> load_agents_md_chain(const fs::path& cwd_in) {
   for (const auto& d : dirs)
     if (auto f = read_agents_md(d)) out.push_back(std::move(*f));
   return out;
+}
+
+std::optional<AgentsMdFile> agents_md_file(fs::path path, std::string text) {
+  if (text.size() > kMaxAgentsMdBytes) {
+    text.resize(kMaxAgentsMdBytes);
+    text += "\n[... truncated: AGENTS.md files are read up to 1 MB]";
+  }
+  if (support::trim(text).empty()) return std::nullopt;
+  return AgentsMdFile{std::move(path), std::move(text)};
 }
 
 std::string agents_md_prompt(const std::vector<AgentsMdFile>& files) {

@@ -136,10 +136,35 @@ headers:
   skipped).
 - `disabled`: when true, the file is kept but the server is not used.
 - `startup_timeout_seconds` (default 30), `tool_timeout_seconds` (default 300).
+- `oauth` (http and sse only, optional): `client_id` (a client registered by hand at a server
+  that offers no dynamic registration), `client_secret_env` (the NAME of the variable holding its
+  secret; needs `client_id`), `scopes` (a list; default: what the server asks for),
+  `callback_port` (the sign-in redirect port on 127.0.0.1; default any free port — set it when
+  the registered redirect URI has a fixed port: `http://127.0.0.1:<port>/callback`).
 - Values are used as written: `${VAR}` is not expanded.
+
+A remote server that answers 401 needs OAuth sign-in (most hosted servers). In the editor, the
+first prompt that needs it shows a sign-in link as a message and a "Sign in to MCP server <id>"
+tool call; open the link, sign in, and the prompt goes on when the browser returns to
+127.0.0.1. Or sign in on the command line: `openvaala mcp login <id>` (prints the link), and
+check with `openvaala mcp list`. Tokens are kept in `<config root>/mcp_tokens.json` (mode 0600),
+refreshed before they expire; `openvaala mcp logout <id>` forgets them. A `required` server that
+needs sign-in fails the prompt saying so. Never read or edit `mcp_tokens.json`.
 
 An agent's `mcp_servers` list selects servers by id (absent: all; `[]`: none). MCP servers
 configured in the editor also work in its sessions, through the ACP connection.
+
+Beyond tools:
+- Prompts: each prompt of a server is a slash command `/mcp__<id>__<prompt>` in the editor, its
+  arguments shown as the hint (`<required> [optional]`). `/mcp__<id>__<prompt> a b` fills the
+  arguments in order (the last takes the rest of the line) and the prompt's messages become the
+  message. The list follows the server's changes.
+- Resources: the model has `list_mcp_resources` (`{server?, cursor?}`) and `read_mcp_resource`
+  (`{server, uri}`) whenever a server offers resources; a resource the editor attaches to a
+  message (a resource link) that a server lists is read and given to the model.
+- Questions (MCP elicitation): when a server asks the user something during a tool call (a form,
+  or a URL to open), the editor shows it if it supports ACP elicitation; otherwise the server is
+  told the user declined, at once, and the turn goes on.
 
 ## Hooks (`hooks/*.yaml`)
 
@@ -166,7 +191,8 @@ type). Matchers: empty, missing or `*` match everything; only letters, digits, `
 means exact names (`bash|apply_patch`); anything else is a Go (RE2) regular expression, not
 anchored. Aliases: `Bash`→`bash`, `Write`/`Edit`→`apply_patch`, `Read`→`read_file`,
 `Agent`→`spawn_agent`. The tools: `read_file`, `apply_patch`, `bash`, `spawn_agent`,
-`update_plan` (the step list the editor shows as the plan) and `mcp__<server id>__<tool>`.
+`update_plan` (the step list the editor shows as the plan), `list_mcp_resources`,
+`read_mcp_resource` and `mcp__<server id>__<tool>`.
 
 Fields: `type: command` (required); exactly one of `command` (run with `bash -c`) or `script` (a
 file that must exist, start with a shebang and be executable; relative to the YAML file, absolute,
@@ -272,6 +298,8 @@ running server keeps the old configuration.
 | `openvaala config check [--cwd DIR] [--json]` | what a session in DIR would load, and every problem; exit 1 on errors |
 | `openvaala serve reload` | every running `openvaala acp` of this user reloads its configuration |
 | `openvaala plugin install/list/update/enable/disable/uninstall` | plugin management (above) |
+| `openvaala mcp list [--no-connect]` | each MCP server a session here would use: transport, sign-in state (none, signed-in, expired, needs sign-in), connection state |
+| `openvaala mcp login ID`, `mcp logout ID` | OAuth sign-in to (sign-out of) an http/sse server |
 | `openvaala --version`, `--help` | as usual |
 )OVSKILL";
   return kText;

@@ -67,6 +67,11 @@ struct Skill {
   fs::path file;     // absolute path of SKILL.md (through symlinks as found, not resolved)
   SkillSource source = SkillSource::Private;
   std::string plugin;  // plugin name for plugin skills
+  // The executor `file` is on (DESIGN §10): the session's default executor for the working
+  // directory and home places, `local` for the private skills and plugins, `openvaala` for the
+  // built-in skills of a session on another executor.
+  std::string executor = "local";
+  std::shared_ptr<const std::string> text;  // SKILL.md as read there, when `file` is not local
 };
 
 constexpr std::uintmax_t kMaxSkillFileBytes = 1024 * 1024;  // larger SKILL.md files are not read
@@ -86,6 +91,15 @@ struct McpServerConfig {
   // http / sse
   std::string url;
   std::map<std::string, std::string> headers;
+  // `oauth:` (http / sse): a client registered by hand, for servers without dynamic
+  // registration, and the scopes to ask for. Absent: dynamic registration, the server's scopes.
+  struct OAuth {
+    std::string client_id;          // empty: register dynamically
+    std::string client_secret_env;  // the variable holding the client secret; empty: public client
+    std::vector<std::string> scopes;
+    int callback_port = 0;          // the loopback redirect port; 0: any free one
+  };
+  std::optional<OAuth> oauth;
 
   std::vector<std::string> executors{"local"};
   std::optional<std::vector<std::string>> tools;  // absent: every tool
@@ -156,12 +170,26 @@ fs::path find_git_root(const fs::path& dir);
 std::vector<AgentsMdFile> load_agents_md_chain(const fs::path& cwd);
 // The text given to the model for these files (deeper ones are marked as taking precedence).
 std::string agents_md_prompt(const std::vector<AgentsMdFile>& files);
+// An AGENTS.md read somewhere (an executor): nullopt when empty or whitespace-only; cut at 1 MB.
+std::optional<AgentsMdFile> agents_md_file(fs::path path, std::string text);
+
+// What a session's default executor holds when it is not `local` (DESIGN §10), read through
+// that executor: the SKILL.md files of its working-directory and home skill places and its
+// AGENTS.md chain. Paths are absolute there.
+struct ExecutorSnapshot {
+  std::string executor;  // its id
+  fs::path workdir;      // empty when it could not be read (then nothing else is set)
+  fs::path home;
+  std::map<fs::path, std::string> skill_files;  // every SKILL.md under the four places, by path
+  std::vector<AgentsMdFile> agents_md;          // git root (or workdir) down to workdir
+};
 
 // ---------------------------------------------------------------------------------------------
 // What a session sees
 
 struct SessionView {
   fs::path cwd;
+  std::string executor = "local";  // the default executor its skills and AGENTS.md were read on
   fs::path git_root;  // empty outside a repo
   Agent agent;
   std::vector<Skill> skills;         // available to this agent, in the seven places' order
@@ -233,8 +261,10 @@ class Engine {
   std::string default_executor(const Agent& agent) const;
 
   // What a session in `cwd` with this agent sees (empty name: the default agent; an unknown
-  // name falls back to the default agent). Reads the project's skills and AGENTS.md now.
-  SessionView session_view(const fs::path& cwd, std::string_view agent_name = {}) const;
+  // name falls back to the default agent). Reads the project's skills and AGENTS.md now, or,
+  // for a session on another executor, takes them from `on` (read there).
+  SessionView session_view(const fs::path& cwd, std::string_view agent_name = {},
+                           const ExecutorSnapshot* on = nullptr) const;
 
  private:
   Engine() = default;

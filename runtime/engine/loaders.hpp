@@ -54,6 +54,10 @@ std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const s
 // two links to one target) is searched once. Names starting with '.' are not searched.
 void find_skills(const fs::path& root, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
                  std::vector<Skill>& out, Diagnostics& diags);
+// find_skills over files read elsewhere (an executor): `files` by absolute path, the same rules
+// (the first SKILL.md on a path wins, hidden folders are skipped, sorted order).
+void find_skills_in(const std::map<fs::path, std::string>& files, const fs::path& root, SkillSource source,
+                    Diagnostic::Severity severity, std::vector<Skill>& out, Diagnostics& diags);
 
 // ---- MCP server entries
 

@@ -60,6 +60,60 @@ bool check_executor(YamlReader& r, const YAML::Node& at, const std::string& id, 
   return true;
 }
 
+// `oauth: {client_id?, client_secret_env?, scopes?, callback_port?}`.
+bool parse_oauth(YamlReader& r, const YAML::Node& node, McpServerConfig& c) {
+  if (!node.IsMap()) {
+    r.error(node, "'oauth' must be a mapping (client_id, client_secret_env, scopes, callback_port)");
+    return false;
+  }
+  bool ok = true;
+  static const std::vector<std::string> kOAuthKeys = {"client_id", "client_secret_env", "scopes", "callback_port"};
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>("");
+    if (std::find(kOAuthKeys.begin(), kOAuthKeys.end(), key) == kOAuthKeys.end()) {
+      r.error(kv.first, "unknown key '" + key + "' in 'oauth' (allowed: client_id, client_secret_env, scopes, callback_port)");
+      ok = false;
+    }
+  }
+  McpServerConfig::OAuth o;
+  if (node["client_id"]) {
+    auto id = r.string(node, "client_id");
+    if (!id || id->empty()) {
+      r.error(node["client_id"], "'client_id' must be a non-empty string");
+      ok = false;
+    } else {
+      o.client_id = *id;
+    }
+  }
+  if (node["client_secret_env"]) {
+    auto env = r.string(node, "client_secret_env");
+    if (!env || env->empty() || env->find_first_of("= ") != std::string::npos) {
+      r.error(node["client_secret_env"], "'client_secret_env' must name an environment variable (never the secret itself)");
+      ok = false;
+    } else if (o.client_id.empty()) {
+      r.error(node["client_secret_env"], "'client_secret_env' needs 'client_id' (a dynamically registered client gets its own secret)");
+      ok = false;
+    } else {
+      o.client_secret_env = *env;
+    }
+  }
+  if (node["scopes"]) {
+    if (auto sc = r.string_list(node, "scopes")) o.scopes = *sc;
+    else ok = false;
+  }
+  if (auto p = node["callback_port"]) {
+    int port = 0;
+    if (!p.IsScalar() || !YAML::convert<int>::decode(p, port) || port < 1 || port > 65535) {
+      r.error(p, "'callback_port' must be a port number (1-65535)");
+      ok = false;
+    } else {
+      o.callback_port = port;
+    }
+  }
+  c.oauth = std::move(o);
+  return ok;
+}
+
 }  // namespace
 
 std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx) {
@@ -72,7 +126,7 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
   c.source_line = YamlReader::line_of(node);
   c.plugin = ctx.plugin;
 
-  static const std::vector<std::string> kKeys = {"id", "type", "command", "args", "env", "url", "headers", "executors",
+  static const std::vector<std::string> kKeys = {"id", "type", "command", "args", "env", "url", "headers", "oauth", "executors",
                                                  "tools", "required", "disabled", "startup_timeout_seconds",
                                                  "tool_timeout_seconds"};
   for (const auto& kv : node) {
@@ -117,7 +171,7 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
                                   : McpServerConfig::Transport::Sse;
 
   if (c.transport == McpServerConfig::Transport::Stdio) {
-    for (const char* k : {"url", "headers"})
+    for (const char* k : {"url", "headers", "oauth"})
       if (node[k]) {
         r.error(node[k], std::string("'") + k + "' is not allowed for a stdio server (only for http and sse)");
         ok = false;
@@ -158,6 +212,7 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
       c.url = *url;
     }
     if (auto h = r.string_map(node, "headers", ok)) c.headers = *h;
+    if (node["oauth"]) ok = parse_oauth(r, node["oauth"], c) && ok;
   }
 
   if (!in_plugin && node["executors"]) {

@@ -14,7 +14,19 @@ namespace runtime::engine {
 namespace fs = std::filesystem;
 using Severity = Diagnostic::Severity;
 
-SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_name) const {
+namespace {
+
+// A session on another executor: the built-in skills are read there, on `openvaala`, in /skills.
+Skill on_openvaala_executor(Skill s, const fs::path& builtin_dir) {
+  if (auto text = support::read_file(s.file)) s.text = std::make_shared<const std::string>(std::move(*text));
+  s.file = fs::path("/skills") / s.file.lexically_relative(builtin_dir);
+  s.executor = "openvaala";
+  return s;
+}
+
+}  // namespace
+
+SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_name, const ExecutorSnapshot* on) const {
   SessionView v;
   v.cwd = cwd_in.lexically_normal();
   if (!v.cwd.empty() && v.cwd.filename().empty()) v.cwd = v.cwd.parent_path();
@@ -24,11 +36,33 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
   v.agent = *a;
 
   std::vector<Skill> found;
-  detail::find_skills(v.cwd / ".agents" / "skills", SkillSource::ProjectAgents, "", Severity::Warning, found,
-                      v.diagnostics);
-  detail::find_skills(v.cwd / ".claude" / "skills", SkillSource::ProjectClaude, "", Severity::Warning, found,
-                      v.diagnostics);
-  found.insert(found.end(), user_skills_.begin(), user_skills_.end());
+  if (!on) {
+    detail::find_skills(v.cwd / ".agents" / "skills", SkillSource::ProjectAgents, "", Severity::Warning, found,
+                        v.diagnostics);
+    detail::find_skills(v.cwd / ".claude" / "skills", SkillSource::ProjectClaude, "", Severity::Warning, found,
+                        v.diagnostics);
+    found.insert(found.end(), user_skills_.begin(), user_skills_.end());
+  } else {
+    // The working directory and home of the default executor (DESIGN §10); the private skills,
+    // the built-in ones and the plugins' stay where they are.
+    v.executor = on->executor;
+    auto there = [&](const fs::path& root, SkillSource source) {
+      if (on->workdir.empty()) return;
+      const std::size_t first = found.size();
+      detail::find_skills_in(on->skill_files, root, source, Severity::Warning, found, v.diagnostics);
+      for (std::size_t i = first; i < found.size(); ++i) found[i].executor = on->executor;
+    };
+    there(on->workdir / ".agents" / "skills", SkillSource::ProjectAgents);
+    there(on->workdir / ".claude" / "skills", SkillSource::ProjectClaude);
+    for (const auto& s : user_skills_) {
+      if (s.source == SkillSource::HomeAgents || s.source == SkillSource::HomeClaude) continue;
+      found.push_back(s.source == SkillSource::Builtin ? on_openvaala_executor(s, options_.builtin_skills_dir) : s);
+    }
+    if (!on->home.empty()) {
+      there(on->home / ".agents" / "skills", SkillSource::HomeAgents);
+      there(on->home / ".claude" / "skills", SkillSource::HomeClaude);
+    }
+  }
   std::set<std::string> taken;
   for (auto& s : found) {
     if (!taken.insert(s.name).second) {
@@ -42,7 +76,7 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
     }
     v.skills.push_back(std::move(s));
   }
-  v.agents_md = load_agents_md_chain(v.cwd);
+  v.agents_md = on ? on->agents_md : load_agents_md_chain(v.cwd);
   v.mcp_servers = mcp_servers_for(v.agent);
   return v;
 }
@@ -70,7 +104,11 @@ std::string SessionView::skills_prompt() const {
       "its SKILL.md file. When a task matches a skill's description, read that SKILL.md in full with read_file "
       "before you start, and follow it; paths it mentions are relative to the skill's folder. When the user's "
       "message already contains a skill, do not read it again.\n\n";
-  for (const auto& sk : skills) s += "- " + sk.name + ": " + sk.description + " (file: " + sk.file.string() + ")\n";
+  for (const auto& sk : skills) {
+    // A skill elsewhere than the default executor is read there (read_file's `executor`).
+    const std::string where = sk.executor == executor ? "" : ", executor: " + sk.executor;
+    s += "- " + sk.name + ": " + sk.description + " (file: " + sk.file.string() + where + ")\n";
+  }
   return s;
 }
 
@@ -124,7 +162,7 @@ SlashExpansion expand_slash_command(const SessionView& view, std::string_view te
     }
     return r;
   }
-  auto content = support::read_file(s->file);
+  auto content = s->text ? std::optional<std::string>(*s->text) : support::read_file(s->file);
   if (!content || content->size() > kMaxSkillFileBytes) {
     r.kind = SlashExpansion::Kind::Refused;
     r.error = "The skill '" + name + "' cannot be read from " + s->file.string() + ".";

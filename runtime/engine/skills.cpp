@@ -300,3 +300,32 @@ void find_skills(const fs::path& root, SkillSource source, const std::string& pl
 }
 
 }  // namespace runtime::engine::detail
+
+namespace runtime::engine::detail {
+
+void find_skills_in(const std::map<fs::path, std::string>& files, const fs::path& root, SkillSource source,
+                    Diagnostic::Severity severity, std::vector<Skill>& out, Diagnostics& diags) {
+  // A path's folders compare part by part, so the map's order is the walk's sorted order, and
+  // everything under `root` follows it.
+  for (auto it = files.lower_bound(root); it != files.end(); ++it) {
+    const fs::path rel = it->first.lexically_relative(root);
+    if (rel.empty() || *rel.begin() == "..") break;
+    if (it->first.filename() != "SKILL.md") continue;
+    const fs::path dir = it->first.parent_path();
+    bool skip = false;
+    fs::path above = root;
+    for (const auto& part : rel.parent_path()) {
+      // The walk stops at a folder with a SKILL.md and never enters hidden folders.
+      skip = skip || files.count(above / "SKILL.md") || part.string().empty() || part.string()[0] == '.';
+      above /= part;
+    }
+    if (skip) continue;
+    const std::string plugin;
+    if (auto s = skill_from_text(dir, it->first, it->second, source, plugin, severity, diags)) {
+      s->text = std::make_shared<const std::string>(it->second);
+      out.push_back(std::move(*s));
+    }
+  }
+}
+
+}  // namespace runtime::engine::detail

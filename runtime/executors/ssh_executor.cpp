@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "runtime/executors/executors.hpp"
@@ -156,6 +157,59 @@ class SshExecutor : public Executor {
     }
     if (!reported && out.p.exit_code == 125) throw error("cannot enter the working directory " + workdir_);
     co_return RunResult{out.p.exit_code, out.p.term_signal, out.p.timed_out, std::move(tail->text), tail->truncated};
+  }
+
+  std::vector<std::string> launch_argv(const std::string& command_line, const EnvList& env) const override {
+    if (workdir_.empty()) throw error("not connected");
+    if (!has_bash_) throw error("bash is not installed there (not found on the remote PATH)");
+    std::string script = "cd -- " + shell_quote(workdir_) + " || exit 125\n";
+    for (const auto& [k, v] : c_.env) script += "export " + k + "=" + shell_quote(v) + "\n";
+    for (const auto& [k, v] : env) script += "export " + k + "=" + shell_quote(v) + "\n";
+    script += "exec bash -c " + shell_quote(command_line);
+    return ssh_spec("bash -c " + shell_quote(script)).argv;
+  }
+
+  // One round trip: the new content goes to a temp file beside the target, which replaces the
+  // target only when content (cksum) or mode differ.
+  boost::asio::awaitable<InstallResult> install_file(const std::string& path, const std::string& content, unsigned mode,
+                                                     support::CancelSource* cancel) override {
+    co_await connect(cancel);
+    char m[8];
+    std::snprintf(m, sizeof m, "%o", mode & 07777);
+    const std::string script =
+        "f=" + workdir_word(path) +
+        "\nd=$(dirname -- \"$f\") && mkdir -p -- \"$d\" && t=$(mktemp \"$d/.openvaala.XXXXXX\") || exit 1\n"
+        "cat > \"$t\" && chmod " + std::string(m) + " \"$t\" || { rm -f -- \"$t\"; exit 1; }\n"
+        "if [ -f \"$f\" ] && [ \"$(stat -c %a -- \"$f\")\" = \"$(stat -c %a -- \"$t\")\" ] && "
+        "[ \"$(cksum < \"$f\")\" = \"$(cksum < \"$t\")\" ]; then rm -f -- \"$t\"; echo \"OVSAME $f\"; "
+        "else mv -f -- \"$t\" \"$f\" && echo \"OVNEW $f\"; fi";
+    auto out = co_await ssh("sh -c " + shell_quote(script), content, 64 * 1024, cancel);
+    check(out, "cannot copy " + path + " there");
+    const std::string line = last_line(out.p.stdout_data);
+    co_return InstallResult{line.size() > 6 ? line.substr(6) : path, line.rfind("OVNEW ", 0) == 0};
+  }
+
+  boost::asio::awaitable<std::string> copy_tree(const std::string& from, const std::string& to,
+                                                support::CancelSource* cancel) override {
+    co_await connect(cancel);
+    if (!has_tar_) throw error("tar is not installed there (needed to copy " + from + ")");
+    const std::string script =
+        "f=" + workdir_word(to) +
+        "\nif [ -d \"$f\" ]; then cat >/dev/null; echo \"OVDIR $f\"; exit 0; fi\n"
+        "d=$(dirname -- \"$f\") && mkdir -p -- \"$d\" && t=$(mktemp -d \"$d/.openvaala.XXXXXX\") || exit 1\n"
+        "if tar -xf - -C \"$t\" && mv -- \"$t\" \"$f\"; then echo \"OVDIR $f\"; else rm -rf -- \"$t\"; exit 1; fi";
+    // tar here piped into ssh: nothing of the folder is held in memory.
+    auto ssh_argv = ssh_spec("sh -c " + shell_quote(script)).argv;
+    bridge::process::ProcessSpec spec;
+    spec.argv = {"sh", "-c", "d=$1; shift; tar -cf - -C \"$d\" . | \"$@\"", "sh", from};
+    spec.argv.insert(spec.argv.end(), ssh_argv.begin(), ssh_argv.end());
+    spec.timeout = std::chrono::milliseconds(300'000);
+    auto ran = co_await detail::run_on_pool(deps_, std::move(spec), {}, cancel);
+    Outcome out{std::move(ran)};
+    check(out, "cannot copy " + from + " there");
+    const std::string line = last_line(out.p.stdout_data);
+    if (line.rfind("OVDIR ", 0) != 0) throw error("cannot copy " + from + " there: " + last_line(out.p.stderr_data));
+    co_return line.substr(6);
   }
 
   void shutdown() override {

@@ -36,6 +36,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -199,9 +201,27 @@ struct HookOutcome {
   bool any_ran() const { return !runs.empty(); }
 };
 
+// Where the hooks run when it is not this machine (DESIGN §10: the executor of the event),
+// prepared by the caller: the scripts and plugin folders already copied there.
+struct HookPlace {
+  std::string executor;  // its id, for messages
+  // Why no hook can run there (a virtual executor, an unreachable host); set: each hook fails with it.
+  std::string refusal;
+  // argv of the local process that runs a command line there (Executor::launch_argv).
+  std::function<std::vector<std::string>(const std::string& command_line,
+                                         const std::vector<std::pair<std::string, std::string>>& env)>
+      launch;
+  std::map<fs::path, std::string> scripts;       // script → its copy there
+  std::map<fs::path, std::string> plugin_roots;  // plugin folder → its copy there
+  std::map<fs::path, std::string> copy_errors;   // script or plugin folder → why it is not there
+};
+// The script cache's place for `script` under the cache root: hooks/<hash>/<file name>.
+std::string script_cache_name(const fs::path& script);
+
 // Runs every hook of `set` matching (event, input), one after another (BLOCKING: call it on a
 // worker thread). `cancel`, when set, kills the running hook's process group and stops.
+// `place`: run them there instead of on this machine.
 HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input,
-                      const std::atomic<bool>* cancel = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, const HookPlace* place = nullptr);
 
 }  // namespace runtime::hooks

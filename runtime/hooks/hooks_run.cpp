@@ -50,6 +50,12 @@ std::uint64_t fnv1a(std::string_view s) {
 
 }  // namespace
 
+std::string script_cache_name(const fs::path& script) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(script.string())));
+  return "hooks/" + std::string(hex) + "/" + script.filename().string();
+}
+
 namespace detail {
 
 std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cache_root, std::string* error) {
@@ -64,10 +70,8 @@ std::optional<fs::path> cache_script(const fs::path& script, const fs::path& cac
   const std::string& content = *script_text;
   const mode_t mode = src_st.st_mode & 07777;
 
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(script.string())));
-  const fs::path dir = cache_root / "hooks" / hex;
-  const fs::path dest = dir / script.filename();
+  const fs::path dest = cache_root / script_cache_name(script);
+  const fs::path dir = dest.parent_path();
 
   struct stat dst_st {};
   if (::stat(dest.c_str(), &dst_st) == 0 && S_ISREG(dst_st.st_mode) && (dst_st.st_mode & 07777) == mode &&
@@ -218,7 +222,68 @@ HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, st
 
 using namespace detail;
 
-HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel) {
+namespace {
+
+// On this machine: bash -c, in the session's folder; a script from the local cache.
+bridge::process::ProcessSpec local_spec(const Hook& hook, fs::path& cache_root, std::string& error) {
+  bridge::process::ProcessSpec spec;
+  std::string line;
+  if (hook.command) {
+    line = *hook.command;
+  } else {
+    if (cache_root.empty()) cache_root = runtime::config::cache_dir();
+    auto cached = cache_script(*hook.script, cache_root, &error);
+    if (!cached) return spec;
+    line = shell_quote(cached->string());
+    for (const auto& a : hook.args) line += " " + shell_quote(a);
+  }
+  spec.argv = {"bash", "-c", line};
+  if (!hook.plugin_root.empty()) spec.env_overlay.emplace_back("OPENVAALA_PLUGIN_ROOT", hook.plugin_root.string());
+  return spec;
+}
+
+// On an executor: its launcher (ssh), the script and plugin folder as copied there beforehand.
+bridge::process::ProcessSpec remote_spec(const Hook& hook, const HookPlace& place, std::string& error) {
+  bridge::process::ProcessSpec spec;
+  auto missing = [&](const fs::path& p) {
+    auto e = place.copy_errors.find(p);
+    error = e != place.copy_errors.end() ? e->second : p.string() + " was not copied to executor '" + place.executor + "'";
+  };
+  if (!place.refusal.empty()) {
+    error = place.refusal;
+    return spec;
+  }
+  std::string line;
+  if (hook.command) {
+    line = *hook.command;
+  } else if (auto it = place.scripts.find(*hook.script); it != place.scripts.end()) {
+    line = shell_quote(it->second);
+    for (const auto& a : hook.args) line += " " + shell_quote(a);
+  } else {
+    missing(*hook.script);
+    return spec;
+  }
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!hook.plugin_root.empty()) {
+    auto it = place.plugin_roots.find(hook.plugin_root);
+    if (it == place.plugin_roots.end()) {
+      missing(hook.plugin_root);
+      return spec;
+    }
+    env.emplace_back("OPENVAALA_PLUGIN_ROOT", it->second);
+  }
+  try {
+    spec.argv = place.launch(line, env);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  return spec;
+}
+
+}  // namespace
+
+HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel,
+                      const HookPlace* place) {
   HookOutcome out;
   if (!set.has(event)) return out;
   json::object stdin_obj = hook_stdin_json(event, input);
@@ -233,24 +298,9 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
     rec.label = hook.label();
 
     HookProcessResult pr;
-    bridge::process::ProcessSpec spec;
-    if (hook.command) {
-      spec.argv = {"bash", "-c", *hook.command};
-    } else {
-      if (cache_root.empty()) cache_root = runtime::config::cache_dir();
-      std::string err;
-      auto cached = cache_script(*hook.script, cache_root, &err);
-      if (!cached) {
-        pr.spawn_error = err;
-      } else {
-        std::string line = shell_quote(cached->string());
-        for (const auto& a : hook.args) line += " " + shell_quote(a);
-        spec.argv = {"bash", "-c", line};
-      }
-    }
+    bridge::process::ProcessSpec spec = place ? remote_spec(hook, *place, pr.spawn_error) : local_spec(hook, cache_root, pr.spawn_error);
     if (pr.spawn_error.empty()) {
-      spec.cwd = input.cwd.string();
-      if (!hook.plugin_root.empty()) spec.env_overlay.emplace_back("OPENVAALA_PLUGIN_ROOT", hook.plugin_root.string());
+      if (!place) spec.cwd = input.cwd.string();  // there: the launcher enters its working directory
       spec.stdin_data = json::serialize(stdin_obj) + "\n";
       spec.timeout = hook.timeout;
       spec.max_output_bytes = kOutputCap;

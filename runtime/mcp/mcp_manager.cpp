@@ -12,6 +12,8 @@
 
 #include "bridge/mcp/naming.hpp"
 #include "support/one_shot_event.hpp"
+#include "runtime/mcp/mcp_manager_impl.hpp"
+#include "runtime/tools/mcp_resource_tools.hpp"
 #include "runtime/tools/mcp_tool.hpp"
 
 namespace runtime::mcp {
@@ -20,49 +22,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using bridge::mcp::McpError;
 using bridge::mcp::ServerSpec;
-
-namespace {
-// One of the session's servers: its own view (id, tools filter, required) and the connection.
-struct Entry {
-  ServerSpec spec;
-  std::shared_ptr<McpServer> server;
-  bool shared = false;
-  int subscription = 0;
-};
-}  // namespace
-
-class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
- public:
-  Impl(Deps deps, std::vector<ServerSpec> servers, std::vector<ServerSpec> private_servers) : deps_(std::move(deps)) {
-    McpServer::Env env{deps_.executor, deps_.tunnel, deps_.roots};
-    auto add = [&](ServerSpec spec, bool may_share) {
-      Entry e;
-      e.shared = may_share && deps_.pool && McpServerPool::shareable(spec);
-      e.server = e.shared ? deps_.pool->acquire(spec, env) : std::make_shared<McpServer>(env, spec);
-      if (deps_.on_server_event) e.subscription = e.server->subscribe(deps_.on_server_event);
-      specs_.push_back(spec);
-      e.spec = std::move(spec);
-      entries_.push_back(std::move(e));
-    };
-    for (auto& s : servers) add(std::move(s), true);
-    for (auto& s : private_servers) add(std::move(s), false);
-  }
-
-  // Leaves every server; returns the ones this session was the last to use.
-  std::vector<std::shared_ptr<McpServer>> leave() {
-    std::vector<std::shared_ptr<McpServer>> out;
-    for (auto& e : std::exchange(entries_, {})) {
-      if (e.subscription) e.server->unsubscribe(e.subscription);
-      if (!e.shared || deps_.pool->release(e.server)) out.push_back(std::move(e.server));
-    }
-    return out;
-  }
-
-  Deps deps_;
-  std::vector<ServerSpec> specs_;
-  std::vector<Entry> entries_;
-  bool closed_ = false;
-};
 
 McpManager::McpManager(Deps deps, std::vector<ServerSpec> servers, std::vector<ServerSpec> private_servers)
     : impl_(std::make_shared<Impl>(std::move(deps), std::move(servers), std::move(private_servers))) {}
@@ -75,7 +34,29 @@ void McpManager::start_all() {
   for (auto& e : impl_->entries_) e.server->start_in_background();
 }
 
-asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(support::CancelSource* cancel) {
+namespace {
+constexpr std::chrono::seconds kSignInTimeout{600};
+
+// Signs a server in that needs it (unless another process did meanwhile); empty, or why not.
+asio::awaitable<std::string> sign_in(McpServer& s, bridge::mcp::oauth::SignInPresenter* presenter,
+                                     support::CancelSource* cancel) {
+  auto auth = s.authorizer();
+  if (!auth) co_return "no OAuth for this server";
+  if (!auth->reload()) {
+    if (!presenter) co_return "nobody to ask";
+    try {
+      co_await auth->sign_in(*presenter, cancel, kSignInTimeout);
+    } catch (const std::exception& e) {
+      co_return std::string(e.what());
+    }
+  }
+  co_await s.ensure(cancel, true);
+  co_return s.state() == ServerState::NeedsSignIn ? "the server refused the new token" : "";
+}
+}  // namespace
+
+asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(
+    support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* presenter) {
   auto impl = impl_;
   std::vector<std::unique_ptr<tools::Tool>> out;
   std::set<std::string> names;
@@ -87,6 +68,18 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
     // A required server gets another try each turn; an optional one that failed stays off
     // until it is asked for by name (a tool call restarts it).
     co_await s.ensure(cancel, spec.required);
+    std::string sign_in_failure;
+    if (s.state() == ServerState::NeedsSignIn && !(cancel && cancel->cancelled())) {
+      const bool ask = !impl->declined_.count(spec.id);
+      sign_in_failure = co_await sign_in(s, ask ? presenter : nullptr, cancel);
+      if (!sign_in_failure.empty() && !spec.required && !(cancel && cancel->cancelled())) impl->declined_.insert(spec.id);
+    }
+    if (s.state() == ServerState::NeedsSignIn && spec.required && !(cancel && cancel->cancelled()))
+      throw RequiredServerUnavailable("The required MCP server '" + spec.id + "'" +
+                                      (spec.origin.empty() ? "" : " (" + spec.origin + ")") + " needs sign-in" +
+                                      (sign_in_failure.empty() ? "" : " (" + sign_in_failure + ")") +
+                                      ": sign in when the editor shows the link, or run `openvaala mcp login " +
+                                      spec.id + "`, then send the prompt again.");
     if (s.state() != ServerState::Ready) {
       if (spec.required && !(cancel && cancel->cancelled()))
         throw RequiredServerUnavailable("The required MCP server '" + spec.id + "'" +
@@ -107,12 +100,13 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
       std::weak_ptr<McpManager::Impl> weak = impl;
       std::weak_ptr<McpServer> weak_server = e.server;
       tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
-                                                  bridge::mcp::Client::ProgressFn progress) -> asio::awaitable<json::object> {
+                                                  bridge::mcp::Client::ProgressFn progress,
+                                                  tools::McpElicitFn elicit) -> asio::awaitable<json::object> {
         auto me = weak.lock();
         auto srv = weak_server.lock();
         // A shared server outlives the session that closed: its tools must not.
         if (!me || !srv || me->closed_) throw McpError(McpError::Kind::Closed, "the session's MCP servers were closed");
-        co_return co_await srv->call(tool, std::move(args), c, std::move(progress));
+        co_return co_await srv->call(tool, std::move(args), c, std::move(progress), std::move(elicit));
       };
       out.push_back(tools::make_mcp_tool(exposed, spec.id, t, std::move(call)));
     }
@@ -120,6 +114,11 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
       for (const auto& want : *spec.tools)
         if (!offered.count(want)) spdlog::warn("mcp {}: the server has no tool named '{}' (listed in tools)", spec.id, want);
   }
+  // Codex's resource tools, whenever a server offers resources.
+  const bool any_resources = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.server->has_resources(); });
+  if (any_resources && !(cancel && cancel->cancelled()))
+    for (auto& t : resource_tools(impl))
+      if (names.insert(t->name()).second) out.push_back(std::move(t));
   co_return out;
 }
 

@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +54,26 @@ class McpManager {
     McpServer::EventFn on_server_event;  // see McpServer::EventFn
     // The connection's shared servers; null: nothing is shared.
     std::shared_ptr<McpServerPool> pool = nullptr;
+    // What the editor can ask the user: servers are offered MCP elicitation only then.
+    bool elicit_form = false;
+    bool elicit_url = false;
+    // A server finished a URL question (notifications/elicitation/complete).
+    std::function<void(const std::string& elicitation_id)> on_elicitation_complete = nullptr;
+    // A server's prompt list became known or changed (the slash commands follow it).
+    std::function<void()> on_prompts_changed = nullptr;
+  };
+
+  // An MCP prompt as a slash command: /mcp__<id>__<prompt> with its arguments as the hint.
+  struct PromptCommand {
+    std::string name;  // without the slash
+    std::string description;
+    std::string input_hint;  // "<city> [state]"; empty without arguments
+  };
+  // What a typed /mcp__<id>__<prompt> became: the prompt's messages as the user's turn, or why not.
+  struct PromptExpansion {
+    bool ok = false;
+    std::string text;   // ok: the messages; else the error for the user
+    std::vector<std::pair<std::string, std::string>> images;  // (mimeType, base64 data)
   };
 
   // `servers` (configured) are shared through deps.pool when they are stdio; `private_servers`
@@ -67,8 +89,24 @@ class McpManager {
   // Waits for servers still starting, starts the ones not running (again, after a crash),
   // refreshes tool lists that changed, and returns one Tool per offered MCP tool. Throws
   // RequiredServerUnavailable naming the server when a `required` server cannot be reached.
-  boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(support::CancelSource* cancel);
+  // A server that needs OAuth sign-in is signed in through `sign_in` (the turn waits for the
+  // redirect); without one, or when the sign-in fails, it is left out (a required one fails
+  // the turn, saying it needs sign-in). An optional server whose sign-in failed is not asked
+  // again in this session.
+  boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(
+      support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr);
   std::vector<ServerStatus> status() const;
+
+  // The ready servers' prompts, in server order.
+  std::vector<PromptCommand> prompt_commands() const;
+  // `text` when it starts with one of prompt_commands(): prompts/get with the words after it as
+  // the arguments in order (the last takes the rest of the line); nullopt for any other text.
+  boost::asio::awaitable<std::optional<PromptExpansion>> expand_prompt_command(std::string text,
+                                                                               support::CancelSource* cancel);
+  // The contents of `uri` when one of the servers lists it (resources/read), as context for the
+  // model; nullopt when no server has it. Throws McpError when the read fails.
+  boost::asio::awaitable<std::optional<std::string>> read_listed_resource(std::string uri,
+                                                                        support::CancelSource* cancel);
   const std::vector<bridge::mcp::ServerSpec>& specs() const;
   // Stops every server no other session uses, all at once (stdio: close stdin, 500 ms,
   // SIGTERM, 400 ms, SIGKILL; http: DELETE).
@@ -76,8 +114,9 @@ class McpManager {
   // Teardown for the shutdown path: signals them and returns at once.
   void kill_now();
 
+  class Impl;  // mcp_manager_impl.hpp, for the manager's own files
+
  private:
-  class Impl;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace runtime::mcp {
 
 namespace asio = boost::asio;
@@ -22,11 +24,18 @@ const char* state_name(ServerState s) {
     case ServerState::Failed: return "failed";
     case ServerState::Crashed: return "crashed";
     case ServerState::Closed: return "closed";
+    case ServerState::NeedsSignIn: return "needs sign-in";
   }
   return "?";
 }
 
 McpServer::McpServer(Env env, ServerSpec spec) : env_(std::move(env)), spec_(std::move(spec)), started_(env_.executor) {}
+
+std::shared_ptr<bridge::mcp::oauth::Authorizer> McpServer::authorizer() const {
+  if (auto* h = std::get_if<bridge::mcp::HttpSpec>(&spec_.transport)) return h->auth;
+  if (auto* s = std::get_if<bridge::mcp::SseSpec>(&spec_.transport)) return s->auth;
+  return nullptr;
+}
 
 int McpServer::subscribe(EventFn fn) {
   subscribers_.emplace(next_token_, std::move(fn));
@@ -34,6 +43,38 @@ int McpServer::subscribe(EventFn fn) {
 }
 
 void McpServer::unsubscribe(int token) { subscribers_.erase(token); }
+
+int McpServer::watch_prompts(std::function<void()> fn) {
+  prompt_watchers_.emplace(next_token_, std::move(fn));
+  return next_token_++;
+}
+
+void McpServer::unwatch_prompts(int token) { prompt_watchers_.erase(token); }
+
+void McpServer::prompts_changed() {
+  auto watchers = prompt_watchers_;  // a watcher may unwatch from inside
+  for (auto& [_, fn] : watchers)
+    if (fn) fn();
+}
+
+bool McpServer::has_resources() const {
+  return client_ && client_->connected() && client_->server_capabilities().contains("resources");
+}
+
+// prompts/list when the server has prompts; failures leave the list empty (logged).
+asio::awaitable<void> McpServer::refresh_prompts() {
+  auto self = shared_from_this();
+  auto client = client_;
+  if (!client || !client->server_capabilities().contains("prompts")) co_return;
+  try {
+    std::string method = "prompts/list", key = "prompts";
+    prompts_ = co_await client->list_all(std::move(method), std::move(key), spec_.startup_timeout);
+  } catch (const std::exception& e) {
+    spdlog::warn("mcp {}: prompts/list failed: {}", spec_.id, e.what());
+    prompts_.clear();
+  }
+  prompts_changed();
+}
 
 void McpServer::event(const std::string& detail) {
   spdlog::info("mcp {}: {}{}{}", spec_.id, state_ == ServerState::Ready ? "restarted" : state_name(state_),
@@ -84,18 +125,43 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
       // Closed while starting: start() reports it once, as a server that could not start.
       if (was_ready) me->event(reason + " (it will be restarted on next use)");
     };
+    if (env_.elicit_form || env_.elicit_url) {
+      json::object cap;
+      if (env_.elicit_form) cap["form"] = json::object{};
+      if (env_.elicit_url) cap["url"] = json::object{};
+      opts.elicitation_capability = std::move(cap);
+      if (env_.elicit_url) opts.on_elicitation_complete = env_.elicitation_complete;
+      // The latest running call's asker (stdio gives no way to tell which call asked).
+      opts.elicit = [weak](json::object params) -> asio::awaitable<json::object> {
+        auto me = weak.lock();
+        if (!me || me->elicitors_.empty()) co_return json::object{{"action", "decline"}};
+        auto ask = me->elicitors_.back().second;
+        co_return co_await ask(std::move(params));
+      };
+    }
+    opts.on_prompts_changed = [weak, gen] {
+      auto me = weak.lock();
+      if (!me || me->generation_ != gen || me->state_ != ServerState::Ready) return;
+      asio::co_spawn(me->env_.executor, me->refresh_prompts(), asio::detached);
+    };
+    opts.on_resources_changed = [weak] {
+      if (auto me = weak.lock()) me->resource_uris_.reset();
+    };
     auto client = std::make_shared<Client>(env_.executor, std::move(transport), std::move(opts));
     client_ = client;
     co_await client->connect(spec_.startup_timeout);
     auto tools = co_await client->list_tools(spec_.startup_timeout);
     if (generation_ != gen || state_ == ServerState::Closed) co_return;
     tools_ = std::move(tools);
+    resource_uris_.reset();
     state_ = ServerState::Ready;
+    co_await refresh_prompts();
     spdlog::info("mcp {}: {} ({}), {} tools", spec_.id, restart ? "restarted" : "ready", client->describe(), tools_.size());
     if (restart) event("");
   } catch (const std::exception& e) {
     if (generation_ == gen && state_ != ServerState::Closed) {
-      state_ = ServerState::Failed;
+      auto auth = authorizer();
+      state_ = auth && auth->needs_sign_in() ? ServerState::NeedsSignIn : ServerState::Failed;
       error_ = e.what();
       if (client_) client_->kill_now();
       client_.reset();
@@ -107,6 +173,7 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
 
 asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retry_failed) {
   auto self = shared_from_this();
+  needs_sign_in_check();
   if (state_ == ServerState::Ready && client_ && client_->connected()) {
     if (client_->tools_stale()) {
       try {
@@ -119,7 +186,7 @@ asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retr
   }
   if (state_ == ServerState::Closed) co_return;
   if (state_ == ServerState::NotStarted || state_ == ServerState::Crashed || state_ == ServerState::Ready ||
-      (retry_failed && state_ == ServerState::Failed)) {
+      (retry_failed && (state_ == ServerState::Failed || state_ == ServerState::NeedsSignIn))) {
     if (client_) {
       client_->kill_now();
       client_.reset();
@@ -135,15 +202,92 @@ asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retr
     co_await started_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-asio::awaitable<json::object> McpServer::call(std::string tool, json::object args, support::CancelSource* cancel,
-                                              Client::ProgressFn progress) {
+asio::awaitable<std::shared_ptr<Client>> McpServer::ready_client(support::CancelSource* cancel) {
   auto self = shared_from_this();
   if (state_ != ServerState::Ready || !client_ || !client_->connected()) {
     co_await ensure(cancel, true);
     if (state_ != ServerState::Ready) throw McpError(McpError::Kind::Transport, error_.empty() ? "not running" : error_);
   }
-  auto client = client_;
-  co_return co_await client->call_tool(tool, std::move(args), spec_.tool_timeout, cancel, std::move(progress));
+  co_return client_;
+}
+
+asio::awaitable<json::object> McpServer::call(std::string tool, json::object args, support::CancelSource* cancel,
+                                              Client::ProgressFn progress, ElicitFn elicit) {
+  auto self = shared_from_this();
+  auto client = co_await ready_client(cancel);
+  struct Asking {  // the call's asker, for as long as it runs
+    McpServer& server;
+    int token = 0;
+    ~Asking() {
+      std::erase_if(server.elicitors_, [&](const auto& e) { return e.first == token; });
+    }
+  } asking{*this};
+  if (elicit) {
+    asking.token = next_token_++;
+    elicitors_.emplace_back(asking.token, std::move(elicit));
+  }
+  try {
+    co_return co_await client->call_tool(tool, std::move(args), spec_.tool_timeout, cancel, std::move(progress));
+  } catch (const McpError&) {
+    needs_sign_in_check();  // a revoked sign-in: the next turn asks again
+    throw;
+  }
+}
+
+void McpServer::needs_sign_in_check() {
+  auto auth = authorizer();
+  if (state_ != ServerState::Ready || !auth || !auth->needs_sign_in()) return;
+  state_ = ServerState::NeedsSignIn;
+  error_ = "the server needs sign-in again";
+  if (auto c = std::move(client_)) c->kill_now();
+}
+
+asio::awaitable<json::object> McpServer::get_prompt(std::string name, json::object arguments,
+                                                    support::CancelSource* cancel) {
+  auto self = shared_from_this();
+  auto client = co_await ready_client(cancel);
+  std::string method = "prompts/get";
+  json::object params{{"name", name}, {"arguments", std::move(arguments)}};
+  auto result = co_await client->request(std::move(method), std::move(params), spec_.tool_timeout, cancel);
+  if (!result.is_object()) throw McpError(McpError::Kind::Protocol, "prompts/get: the result is not an object");
+  co_return std::move(result.as_object());
+}
+
+asio::awaitable<json::object> McpServer::list_resources(std::optional<std::string> cursor, support::CancelSource* cancel) {
+  auto self = shared_from_this();
+  auto client = co_await ready_client(cancel);
+  json::object params;
+  if (cursor) params["cursor"] = *cursor;
+  std::string method = "resources/list";
+  auto result = co_await client->request(std::move(method), std::move(params), spec_.tool_timeout, cancel);
+  if (!result.is_object()) throw McpError(McpError::Kind::Protocol, "resources/list: the result is not an object");
+  co_return std::move(result.as_object());
+}
+
+asio::awaitable<json::object> McpServer::read_resource(std::string uri, support::CancelSource* cancel) {
+  auto self = shared_from_this();
+  auto client = co_await ready_client(cancel);
+  std::string method = "resources/read";
+  json::object params{{"uri", uri}};
+  auto result = co_await client->request(std::move(method), std::move(params), spec_.tool_timeout, cancel);
+  if (!result.is_object()) throw McpError(McpError::Kind::Protocol, "resources/read: the result is not an object");
+  co_return std::move(result.as_object());
+}
+
+asio::awaitable<bool> McpServer::lists_resource(std::string uri, support::CancelSource* cancel) {
+  auto self = shared_from_this();
+  if (!resource_uris_) {
+    auto client = co_await ready_client(cancel);
+    if (!client->server_capabilities().contains("resources")) co_return false;
+    std::vector<std::string> uris;
+    std::string method = "resources/list", key = "resources";
+    auto listed = co_await client->list_all(std::move(method), std::move(key), spec_.startup_timeout, cancel);
+    for (const auto& r : listed)
+      if (auto* o = r.if_object())
+        if (auto* u = o->if_contains("uri"); u && u->is_string()) uris.emplace_back(u->as_string());
+    resource_uris_ = std::move(uris);
+  }
+  co_return std::find(resource_uris_->begin(), resource_uris_->end(), uri) != resource_uris_->end();
 }
 
 void McpServer::stop_state() {
@@ -174,7 +318,7 @@ std::string sharing_key(const ServerSpec& spec, const McpServer::Env& env) {
   for (const auto& [k, v] : t.env) vars.push_back(json::array{json::string(k), json::string(v)});
   json::array roots;
   for (const auto& r : env.roots) roots.push_back(json::string(r.string()));
-  return json::serialize(json::object{{"id", spec.id}, {"command", t.command}, {"args", std::move(args)},
+  return json::serialize(json::object{{"id", spec.id}, {"executor", spec.executor}, {"command", t.command}, {"args", std::move(args)},
                                       {"env", std::move(vars)}, {"cwd", t.cwd}, {"roots", std::move(roots)}});
 }
 }  // namespace

@@ -10,18 +10,21 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bridge/mcp/client.hpp"
+#include "bridge/mcp/oauth_flow.hpp"
 #include "bridge/mcp/server_spec.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "support/cancellation.hpp"
 
 namespace runtime::mcp {
 
-enum class ServerState { NotStarted, Starting, Ready, Failed, Crashed, Closed };
+// NeedsSignIn: an http/sse server answered 401 and no token could be had without the user.
+enum class ServerState { NotStarted, Starting, Ready, Failed, Crashed, Closed, NeedsSignIn };
 const char* state_name(ServerState s);
 
 class McpServer : public std::enable_shared_from_this<McpServer> {
@@ -30,7 +33,14 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
     boost::asio::any_io_executor executor;
     bridge::mcp::TransportDeps tunnel;          // for servers the editor runs; spawn_pool for stdio
     std::vector<std::filesystem::path> roots;   // the session's folders (roots/list)
+    // What the editor can ask the user (MCP elicitation is offered to servers only then).
+    bool elicit_form = false;
+    bool elicit_url = false;
+    // The server says a URL question is done (told to the editor).
+    std::function<void(const std::string& elicitation_id)> elicitation_complete = nullptr;
   };
+  // Puts a server's elicitation/create (its params) to the user; returns {action, content?}.
+  using ElicitFn = std::function<boost::asio::awaitable<boost::json::object>(boost::json::object params)>;
   // A server failed to start (state Failed), crashed (Crashed) or came back after a crash
   // (Ready); `detail` says why (empty for Ready). For the log and the editor's notices.
   using EventFn = std::function<void(const std::string& server_id, ServerState state, const std::string& detail)>;
@@ -41,9 +51,17 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   ServerState state() const { return state_; }
   const std::string& error() const { return error_; }
   const std::vector<bridge::mcp::ToolInfo>& tools() const { return tools_; }
+  // prompts/list as the server answered it (kept fresh through notifications/prompts/list_changed).
+  const boost::json::array& prompts() const { return prompts_; }
+  bool has_resources() const;
+  // The OAuth side of an http/sse server from the config; null for the others.
+  std::shared_ptr<bridge::mcp::oauth::Authorizer> authorizer() const;
 
   int subscribe(EventFn fn);
   void unsubscribe(int token);
+  // Called when the prompt list is known or changed (after start, after list_changed).
+  int watch_prompts(std::function<void()> fn);
+  void unwatch_prompts(int token);
 
   // Starts it in the background unless it was started already.
   void start_in_background();
@@ -51,9 +69,22 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   // when not running (again after a crash; after a failure only with retry_failed), refreshes a
   // tool list that changed.
   boost::asio::awaitable<void> ensure(support::CancelSource* cancel, bool retry_failed);
+  // While it runs, the server's questions (elicitation/create) go to `elicit` (the latest
+  // running call's, when several share the server; declined when there is none).
   boost::asio::awaitable<boost::json::object> call(std::string tool, boost::json::object args,
                                                    support::CancelSource* cancel,
-                                                   bridge::mcp::Client::ProgressFn progress);
+                                                   bridge::mcp::Client::ProgressFn progress, ElicitFn elicit = nullptr);
+  // prompts/get with the arguments by name; the raw result ({description?, messages}).
+  boost::asio::awaitable<boost::json::object> get_prompt(std::string name, boost::json::object arguments,
+                                                         support::CancelSource* cancel);
+  // One page of resources/list: the raw result ({resources, nextCursor?}).
+  boost::asio::awaitable<boost::json::object> list_resources(std::optional<std::string> cursor,
+                                                             support::CancelSource* cancel);
+  // resources/read: the raw result ({contents}).
+  boost::asio::awaitable<boost::json::object> read_resource(std::string uri, support::CancelSource* cancel);
+  // Whether the server lists a resource with this uri (its list is asked once, again after
+  // notifications/resources/list_changed).
+  boost::asio::awaitable<bool> lists_resource(std::string uri, support::CancelSource* cancel);
   // Graceful stop (stdio: close stdin, 500 ms, SIGTERM, 400 ms, SIGKILL).
   boost::asio::awaitable<void> close();
   // Signals it and returns at once (the grace period runs on a timer).
@@ -66,6 +97,11 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   boost::asio::awaitable<void> start(int gen, bool restart);
   void event(const std::string& detail);
   void stop_state();
+  boost::asio::awaitable<void> refresh_prompts();
+  boost::asio::awaitable<std::shared_ptr<bridge::mcp::Client>> ready_client(support::CancelSource* cancel);
+  void prompts_changed();
+  // A Ready server whose tokens were refused for good becomes NeedsSignIn.
+  void needs_sign_in_check();
 
   Env env_;
   bridge::mcp::ServerSpec spec_;
@@ -73,6 +109,10 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   ServerState state_ = ServerState::NotStarted;
   std::string error_;
   std::vector<bridge::mcp::ToolInfo> tools_;
+  boost::json::array prompts_;
+  std::optional<std::vector<std::string>> resource_uris_;  // unknown until asked
+  std::vector<std::pair<int, ElicitFn>> elicitors_;          // running calls, latest last
+  std::map<int, std::function<void()>> prompt_watchers_;
   boost::asio::steady_timer started_;  // waiters park here while Starting
   int generation_ = 0;
   std::map<int, EventFn> subscribers_;

@@ -1,6 +1,32 @@
 #include "runtime/mcp/server_specs.hpp"
 
+#include <cstdlib>
+#include <map>
+
+#include "runtime/config/paths.hpp"
+
 namespace runtime::mcp {
+
+std::shared_ptr<bridge::mcp::oauth::Authorizer> authorizer_for(const engine::McpServerConfig& c) {
+  namespace oauth = bridge::mcp::oauth;
+  std::optional<oauth::ClientConfig> client;
+  if (c.oauth) {
+    client.emplace();
+    client->client_id = c.oauth->client_id;
+    if (!c.oauth->client_secret_env.empty())
+      if (const char* v = std::getenv(c.oauth->client_secret_env.c_str())) client->client_secret = v;
+    client->scopes = c.oauth->scopes;
+    client->callback_port = c.oauth->callback_port;
+  }
+  const auto file = oauth::token_file(config::config_root());
+  // One per server and URL in this process (the io thread is the only user).
+  static std::map<std::string, std::weak_ptr<oauth::Authorizer>> live;
+  const std::string key = file.string() + "\n" + c.id + "\n" + c.url;
+  if (auto a = live[key].lock()) return a;
+  auto a = std::make_shared<oauth::Authorizer>(c.id, c.url, oauth::TokenStore(file), std::move(client));
+  live[key] = a;
+  return a;
+}
 
 bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& c, const std::filesystem::path& session_cwd) {
   bridge::mcp::ServerSpec spec;
@@ -13,13 +39,13 @@ bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& c, const
       break;
     }
     case engine::McpServerConfig::Transport::Http: {
-      bridge::mcp::HttpSpec t{c.url, {}};
+      bridge::mcp::HttpSpec t{c.url, {}, authorizer_for(c)};
       for (const auto& [k, v] : c.headers) t.headers.emplace_back(k, v);
       spec.transport = std::move(t);
       break;
     }
     case engine::McpServerConfig::Transport::Sse: {
-      bridge::mcp::SseSpec t{c.url, {}};
+      bridge::mcp::SseSpec t{c.url, {}, authorizer_for(c)};
       for (const auto& [k, v] : c.headers) t.headers.emplace_back(k, v);
       spec.transport = std::move(t);
       break;

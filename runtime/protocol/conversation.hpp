@@ -22,6 +22,9 @@ struct ToolCall {
 struct Message {
   enum class Role { User, Assistant, Tool };
   Role role = Role::User;
+  // User / assistant: the editor's messageId of its chunks (text and reasoning of one answer
+  // share it), journaled so that session/load shows the same ids. Empty in older journals.
+  std::string id;
   std::string text;               // user / assistant text, or a tool result
   std::vector<ImagePart> images;  // user images
   std::string reasoning;          // assistant reasoning (shown, not sent back)
@@ -37,8 +40,15 @@ struct ToolSpec {
 };
 
 struct Usage {
-  std::int64_t input_tokens = 0;
+  std::int64_t input_tokens = 0;         // all of the input, cached or not
   std::int64_t output_tokens = 0;
+  std::int64_t cached_input_tokens = 0;  // the part of the input read from the provider's cache
+  Usage& operator+=(const Usage& u) {
+    input_tokens += u.input_tokens;
+    output_tokens += u.output_tokens;
+    cached_input_tokens += u.cached_input_tokens;
+    return *this;
+  }
 };
 
 enum class FinishReason { Stop, ToolUse, MaxTokens, Refusal };

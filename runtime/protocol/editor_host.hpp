@@ -34,6 +34,13 @@ struct PermissionRequest {
 
 enum class PermissionAnswer { AllowOnce, AllowAlways, RejectOnce, RejectAlways, Cancelled };
 
+// Which kinds of questions from an MCP server (elicitation) the editor can put to the user.
+struct ElicitationModes {
+  bool form = false;  // a form built from a JSON schema
+  bool url = false;   // a URL the user opens (sign-in, payment, ...)
+  bool any() const { return form || url; }
+};
+
 class EditorHost {
  public:
   virtual ~EditorHost() = default;
@@ -49,6 +56,7 @@ class EditorHost {
   // Whether sub-agents may run as sessions of their own (SubagentChanged), else they report into
   // their parent's session.
   virtual bool shows_subagents() const { return false; }
+  virtual ElicitationModes elicitation_modes() const { return {}; }
 
   // All of these throw EditorError when the editor refuses or fails.
   virtual boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id,
@@ -72,6 +80,18 @@ class EditorHost {
   virtual boost::asio::awaitable<void> terminal_kill(const std::string& session_id, const std::string& terminal_id) = 0;
   virtual boost::asio::awaitable<void> terminal_release(const std::string& session_id,
                                                         const std::string& terminal_id) = 0;
+  // Puts a question to the user (ACP elicitation/create): `request` holds mode ("form" or "url"),
+  // message and the mode's fields (requestedSchema; url and elicitationId). Scoped to the
+  // session and, when not empty, the tool call. Returns {action, content?} as the editor
+  // answered; an editor that cannot ask declines.
+  virtual boost::asio::awaitable<boost::json::object> elicit(const std::string& /*session_id*/,
+                                                             const std::string& /*tool_call_id*/,
+                                                             boost::json::object /*request*/,
+                                                             support::CancelSource* /*cancel*/) {
+    co_return boost::json::object{{"action", "decline"}};
+  }
+  // The URL question `elicitation_id` was completed (ACP elicitation/complete).
+  virtual void elicitation_complete(const std::string& /*elicitation_id*/) {}
 };
 
 }  // namespace runtime

@@ -63,6 +63,7 @@ const char* compaction_status_name(CompactionStatus s) { return name_in(kCompact
 
 void ToolCallFields::merge(const ToolCallFields& u) {
   if (u.title) title = u.title;
+  if (u.name) name = u.name;
   if (u.kind) kind = u.kind;
   if (u.status) status = u.status;
   if (u.locations) locations = u.locations;

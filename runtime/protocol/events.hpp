@@ -51,6 +51,7 @@ using ToolContent = std::variant<TextContent, DiffContent, TerminalContent, Bloc
 // A tool call's fields; an update sets only what changed (a set field replaces the old value).
 struct ToolCallFields {
   std::optional<std::string> title;
+  std::optional<std::string> name;  // the tool the model called (read_file, mcp__id__tool, ...)
   std::optional<ToolKind> kind;
   std::optional<ToolStatus> status;
   std::optional<std::vector<ToolLocation>> locations;
@@ -73,14 +74,18 @@ struct AvailableCommand {
 };
 
 // ---- Events ----
+// Chunks of one message carry its id (ACP messageId); empty: none known.
 struct UserContent {  // a block of what the user sent (replay of a prompt)
   boost::json::object block;
+  std::string message_id;
 };
 struct TextDelta {
   std::string text;
+  std::string message_id;
 };
 struct ThoughtDelta {
   std::string text;
+  std::string message_id;
 };
 struct ToolCallBegin {
   std::string id;
@@ -93,9 +98,15 @@ struct ToolCallUpdate {
 struct PlanShown {
   std::vector<PlanEntry> entries;
 };
+// Money (or another unit) spent by a session, from the model's price in the provider config.
+struct Cost {
+  double amount = 0;
+  std::string currency;
+};
 struct ContextUsage {
   std::int64_t used = 0;
   std::int64_t size = 0;
+  std::optional<Cost> cost;  // cumulative for the session; unset: the model has no price
 };
 // Something the user should know that is not the model's answer: a hook's message, a retry, an
 // MCP server that failed. Live only: notices are never journaled, so session/load shows none.
@@ -105,6 +116,7 @@ struct Notice {
   NoticeSeverity severity = NoticeSeverity::Info;
   std::string title;        // short plain text that stands alone, no final full stop
   std::string description;  // detail or guidance; empty: none
+  std::string message_id;   // as chat text: its message id; empty: a message of its own, with a fresh id
 };
 
 // A context compaction, live (in_progress, then one end) or replayed from the journal (completed
@@ -121,6 +133,7 @@ struct CompactionProgress {
 struct CompactionSummaryDelta {
   std::string id;
   std::string text;
+  std::string message_id;  // empty: a message of its own, with a fresh id
 };
 struct ModeChanged {
   std::string mode_id;

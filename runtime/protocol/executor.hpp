@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "support/cancellation.hpp"
@@ -55,6 +56,13 @@ struct RunResult {
   bool truncated = false;
 };
 
+struct InstallResult {
+  std::string path;  // absolute there
+  bool written = false;  // false: an identical file (content and mode) was there already
+};
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -72,11 +80,41 @@ class Executor {
   // Runs `bash -c` there; cancelling ends it and everything it started. Throws ExecutorError when
   // it cannot start (or the connection dropped), never for a non-zero exit.
   virtual boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) = 0;
+  // The argv of a local process that runs `command_line` (given to bash -c) there, in its working
+  // directory, with its env and `env` added, stdin, stdout and stderr its own (hooks, stdio MCP
+  // servers). Connect first (working_directory). Throws ExecutorError when it runs no processes
+  // there this way (local runs them itself).
+  virtual std::vector<std::string> launch_argv(const std::string& command_line, const EnvList& env) const;
+  // Puts a file there (`~/x` is in its home) with this content and mode, atomically, unless it
+  // holds both already (DESIGN §10: hook scripts are copied only when content or mode changed).
+  virtual boost::asio::awaitable<InstallResult> install_file(const std::string& path, const std::string& content,
+                                                            unsigned mode, support::CancelSource* cancel);
+  // Copies the local folder `from` to `to` there (`~/x` in its home) with tar, unless `to`
+  // exists already (its name carries a hash of the content); answers its absolute path.
+  virtual boost::asio::awaitable<std::string> copy_tree(const std::string& from, const std::string& to,
+                                                       support::CancelSource* cancel);
   // What this executor is, for the model's system prompt: "id (type, where), working directory …".
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
   virtual void shutdown() {}
 };
+
+inline std::vector<std::string> Executor::launch_argv(const std::string&, const EnvList&) const {
+  throw ExecutorError("executor '" + info().id + "' cannot run processes (" +
+                      (info().can_run ? "it runs them itself" : "it has files only") + ")");
+}
+
+inline boost::asio::awaitable<InstallResult> Executor::install_file(const std::string&, const std::string&, unsigned,
+                                                                    support::CancelSource*) {
+  throw ExecutorError("executor '" + info().id + "' cannot hold copied files (it has files only)");
+  co_return InstallResult{};
+}
+
+inline boost::asio::awaitable<std::string> Executor::copy_tree(const std::string&, const std::string&,
+                                                               support::CancelSource*) {
+  throw ExecutorError("executor '" + info().id + "' cannot hold copied folders (it has files only)");
+  co_return std::string();
+}
 
 inline std::string Executor::describe() const {
   const auto& i = info();

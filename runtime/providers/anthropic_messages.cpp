@@ -65,7 +65,12 @@ class AnthropicDecoder : public StreamDecoder {
     std::string type(str_at(o, "type", ev.event));
     if (type == "message_start") {
       if (auto* msg = obj_at(o, "message"))
-        if (auto* usage = obj_at(*msg, "usage")) out.usage.input_tokens = int_at(*usage, "input_tokens").value_or(0);
+        if (auto* usage = obj_at(*msg, "usage")) {
+          // Anthropic counts cache reads and writes apart from input_tokens; ours include them.
+          out.usage.cached_input_tokens = int_at(*usage, "cache_read_input_tokens").value_or(0);
+          out.usage.input_tokens = int_at(*usage, "input_tokens").value_or(0) + out.usage.cached_input_tokens +
+                                   int_at(*usage, "cache_creation_input_tokens").value_or(0);
+        }
     } else if (type == "content_block_start") {
       auto index = int_at(o, "index").value_or(0);
       if (auto* block = obj_at(o, "content_block"); block && str_at(*block, "type") == "tool_use") {

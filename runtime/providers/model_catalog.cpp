@@ -96,6 +96,15 @@ std::optional<std::vector<std::string>> parse_model_list(std::string_view body) 
   return ids;
 }
 
+double cost_of(const Usage& usage, const config::ModelPrice& price) {
+  const auto cached = std::clamp<std::int64_t>(usage.cached_input_tokens, 0, usage.input_tokens);
+  const double per_token = 1e-6;
+  return (static_cast<double>(usage.input_tokens - cached) * price.input +
+          static_cast<double>(cached) * price.cached_input.value_or(price.input) +
+          static_cast<double>(usage.output_tokens) * price.output) *
+         per_token;
+}
+
 struct ModelCatalog::State {
   asio::any_io_executor executor;
   bool alive = true;  // false once the catalog is gone: retries stop

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/config/main_config.hpp"
+#include "runtime/protocol/conversation.hpp"
 
 namespace runtime::providers {
 
@@ -24,6 +25,9 @@ std::vector<std::string> model_choices(const config::MainConfig& cfg, const std:
 // The model ids of a models endpoint's answer (`data[].id`, OpenAI and Anthropic alike);
 // nullopt when the body is not such an answer.
 std::optional<std::vector<std::string>> parse_model_list(std::string_view body);
+
+// What one response cost at `price` (per million tokens); cached input at cached_input when set.
+double cost_of(const Usage& usage, const config::ModelPrice& price);
 
 class ModelCatalog {
  public:

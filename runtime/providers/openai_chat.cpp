@@ -41,6 +41,8 @@ class OpenAiDecoder : public StreamDecoder {
     if (auto* usage = obj_at(o, "usage")) {
       out.usage.input_tokens = int_at(*usage, "prompt_tokens").value_or(out.usage.input_tokens);
       out.usage.output_tokens = int_at(*usage, "completion_tokens").value_or(out.usage.output_tokens);
+      if (auto* details = obj_at(*usage, "prompt_tokens_details"))  // part of prompt_tokens
+        out.usage.cached_input_tokens = int_at(*details, "cached_tokens").value_or(out.usage.cached_input_tokens);
     }
     auto* choices = arr_at(o, "choices");
     if (!choices || choices->empty() || !choices->front().is_object()) return;

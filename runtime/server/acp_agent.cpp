@@ -6,6 +6,7 @@
 
 #include "acp/methods.hpp"
 #include "acp/params.hpp"
+#include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/server/config_options.hpp"
@@ -48,12 +49,17 @@ json::object agent_capabilities() {
       {"loadSession", true},
       {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
       {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
-      {"sessionCapabilities",
-       json::object{{"list", json::object{}},
-                    {"resume", json::object{}},
-                    {"close", json::object{}},
-                    {"delete", json::object{}},
-                    {"fork", json::object{}}}},
+      {"sessionCapabilities", json::object{{"list", json::object{}},
+                                           {"resume", json::object{}},
+                                           {"close", json::object{}},
+                                           {"delete", json::object{}},
+                                           {"fork", json::object{}},
+                                           {"additionalDirectories", json::object{}},
+                                           {"title", json::object{}},
+                                           {"archive", json::object{}},
+                                           {"status", json::object{}},
+                                           {"systemPrompt", json::object{{"mode", json::object{{"override", json::object{}}}}}}}},
+      {"auth", json::object{{"logout", json::object{}}, {"status", json::object{}}}},
   };
 }
 
@@ -78,6 +84,50 @@ std::filesystem::path session_cwd(const Params& p) {
   std::error_code ec;
   if (!std::filesystem::is_directory(cwd, ec)) throw acp::invalid_params("'cwd' is not a directory: " + cwd);
   return cwd;
+}
+
+// `additionalDirectories`: more roots of the session (DESIGN §11), each an absolute existing
+// directory. Absent, null or empty: none.
+std::vector<std::filesystem::path> additional_directories(const Params& p) {
+  std::vector<std::filesystem::path> out;
+  const json::value* v = p.object().if_contains("additionalDirectories");
+  if (!v || v->is_null()) return out;
+  if (!v->is_array()) throw acp::invalid_params("'additionalDirectories' must be an array of absolute paths");
+  for (const auto& item : v->as_array()) {
+    if (!item.is_string()) throw acp::invalid_params("'additionalDirectories' must hold strings, got " + json::serialize(item));
+    std::filesystem::path dir(std::string(item.as_string()));
+    if (!dir.is_absolute())
+      throw acp::invalid_params("'additionalDirectories' entry must be an absolute path, got '" + dir.string() + "'");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      throw acp::invalid_params("'additionalDirectories' entry is not a directory: " + dir.string());
+    out.push_back(dir.lexically_normal());
+  }
+  return out;
+}
+
+// `systemPrompt` (unstable): text blocks only, mode "append" or "override"; anything else is
+// refused (-32602) rather than half applied, as the schema asks.
+ClientInstructions client_instructions(const Params& p) {
+  const json::value* v = p.object().if_contains("systemPrompt");
+  if (!v || v->is_null()) return {};
+  if (!v->is_object()) throw acp::invalid_params("'systemPrompt' must be an object {mode, content}");
+  Params sp(*v);
+  const std::string mode = sp.required_string("mode");
+  if (mode != "append" && mode != "override")
+    throw acp::invalid_params("systemPrompt mode '" + mode + "' is not supported (available: append, override)");
+  const auto& content = sp.required_array("content");
+  if (content.empty()) throw acp::invalid_params("'systemPrompt.content' must not be empty");
+  ClientInstructions out{{}, mode == "override"};
+  for (const auto& block : content) {
+    const auto* o = block.if_object();
+    const auto* type = o ? o->if_contains("type") : nullptr;
+    const auto* text = o ? o->if_contains("text") : nullptr;
+    if (!type || !type->is_string() || type->as_string() != "text" || !text || !text->is_string())
+      throw acp::invalid_params("'systemPrompt.content' takes text blocks only, got " + json::serialize(block));
+    out.text += (out.text.empty() ? "" : "\n") + std::string(text->as_string());
+  }
+  return out;
 }
 
 // `what` names the field in the error: "modeId" (set_mode) or "mode" (set_config_option).
@@ -107,7 +157,7 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
   models_.on_change([this] {
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
   });
-  // A reload may add providers (their lists are fetched) or change `models:` (shown at once).
+  // The first load and each reload: new providers' lists are fetched, `models:` shown at once.
   sessions_.on_reloaded([this](const engine::Engine& engine) {
     models_.fetch_missing(engine.main_config());
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
@@ -115,7 +165,9 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
   conn_.on_request(acp::methods::kInitialize,
                    [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
   conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {
-    if (initialized_ || (method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate)) return std::nullopt;
+    if (initialized_ || (method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate &&
+                         method != acp::methods::kLogout))
+      return std::nullopt;
     return acp::RpcError(acp::error_code::kInvalidRequest,
                          "The agent is not initialized: send `initialize` before " + std::string(method));
   });
@@ -131,7 +183,13 @@ void AcpAgent::bind_methods() {
     conn_.on_request(method, [this, member](json::value p, acp::RequestContext) { return (this->*member)(std::move(p)); });
   };
   bind(kAuthenticate, &AcpAgent::authenticate);
+  bind(kLogout, &AcpAgent::logout);
   bind(kSessionList, &AcpAgent::list_sessions);
+  bind(kSessionSetTitle, &AcpAgent::set_title);
+  bind(kSessionStatus, &AcpAgent::session_status);
+  bind(kAuthStatus, &AcpAgent::auth_status);
+  conn_.on_request(kSessionArchive, [this](json::value p, acp::RequestContext) { return set_archived(std::move(p), true); });
+  conn_.on_request(kSessionUnarchive, [this](json::value p, acp::RequestContext) { return set_archived(std::move(p), false); });
   bind(kSessionSetMode, &AcpAgent::set_mode);
   bind(kSessionSetConfigOption, &AcpAgent::set_config_option);
   conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
@@ -166,6 +224,18 @@ acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
   } catch (const providers::ModelError& e) {
     throw acp::RpcError(acp::error_code::kAuthRequired, e.what());
   }
+  co_await report_auth_status_if_changed();
+  co_return json::object{};
+}
+
+// Forgets the keys `openvaala login` stored: the next prompt that needs one gets auth_required.
+acp::awaitable<json::value> AcpAgent::logout(json::value) {
+  try {
+    if (config::forget_api_keys(config::config_root())) spdlog::info("logout: the stored API keys are forgotten");
+  } catch (const std::exception& e) {
+    throw acp::RpcError(acp::error_code::kInternalError, e.what());
+  }
+  co_await report_auth_status_if_changed();
   co_return json::object{};
 }
 
@@ -188,6 +258,8 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   OpenRequest request;
   request.kind = kind;
   request.cwd = session_cwd(p);
+  request.additional_roots = additional_directories(p);
+  request.client_instructions = client_instructions(p);
   AcpServerOptions mcp_options;
   mcp_options.cwd = request.cwd.string();
   const json::value* editor_servers = p.object().if_contains("mcpServers");
@@ -223,11 +295,18 @@ acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
   auto cwd = p.optional_string("cwd");
   if (cwd && !std::filesystem::path(*cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path");
   auto cursor = p.optional_string("cursor");
-  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.list(cwd, cursor); };
+  auto archived = sessions::ArchiveFilter::Exclude;
+  if (auto filter = p.optional_string("archived")) {
+    if (*filter == "include") archived = sessions::ArchiveFilter::Include;
+    else if (*filter == "only") archived = sessions::ArchiveFilter::Only;
+    else if (*filter != "exclude")
+      throw acp::invalid_params("unknown archived filter '" + *filter + "' (available: exclude, include, only)");
+  }
+  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.list(cwd, cursor, archived); };
   auto page = co_await mapping_errors(body);
   json::array infos;
   for (const auto& s : page.sessions) {
-    json::object info{{"sessionId", s.id}, {"cwd", s.cwd}};
+    json::object info{{"sessionId", s.id}, {"cwd", s.cwd}, {"archived", s.archived}};
     if (!s.title.empty()) info["title"] = s.title;
     if (!s.updated_at.empty()) info["updatedAt"] = s.updated_at;
     infos.push_back(std::move(info));
@@ -244,7 +323,16 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   Message message = user_message_from(blocks);
   auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(message), blocks, *ctx.cancel); };
   StopReason reason = co_await mapping_errors(body);
-  co_return json::object{{"stopReason", stop_reason_name(reason)}};
+  json::object reply{{"stopReason", stop_reason_name(reason)}};
+  // The turn's tokens (unstable PromptResponse.usage), when the provider reported them.
+  if (const auto& u = session->turn_usage) {
+    json::object usage{{"totalTokens", u->input_tokens + u->output_tokens},
+                       {"inputTokens", u->input_tokens},
+                       {"outputTokens", u->output_tokens}};
+    if (u->cached_input_tokens) usage["cachedReadTokens"] = u->cached_input_tokens;
+    reply["usage"] = std::move(usage);
+  }
+  co_return reply;
 }
 
 acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
@@ -276,8 +364,7 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
     sessions_.set_model(*session, v);
   } else if (config_id == "executor") {
     auto body = [&]() -> acp::awaitable<void> {
-      sessions_.set_executor(*session, v);
-      co_return;
+      co_await sessions_.set_executor(*session, v);
     };
     co_await mapping_errors(body);
   } else if (config_id == "thought_level") {

@@ -35,9 +35,18 @@ class AcpAgent {
   void bind_methods();
   acp::awaitable<boost::json::value> initialize(boost::json::value params);
   acp::awaitable<boost::json::value> authenticate(boost::json::value params);
+  acp::awaitable<boost::json::value> logout(boost::json::value params);
   acp::awaitable<boost::json::value> open_session(boost::json::value params, OpenRequest::Kind kind);
   acp::awaitable<boost::json::value> end_session(boost::json::value params, bool forget);
   acp::awaitable<boost::json::value> list_sessions(boost::json::value params);
+  // The session list's own methods (acp_agent_catalog.cpp): set_title, archive/unarchive, status,
+  // and auth/status.
+  acp::awaitable<boost::json::value> set_title(boost::json::value params);
+  acp::awaitable<boost::json::value> set_archived(boost::json::value params, bool archived);
+  acp::awaitable<boost::json::value> session_status(boost::json::value params);
+  acp::awaitable<boost::json::value> auth_status(boost::json::value params);
+  // auth/status_update when the state differs from the one last reported on this connection.
+  acp::awaitable<void> report_auth_status_if_changed();
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
@@ -56,6 +65,7 @@ class AcpAgent {
   Task task_;
   providers::ModelCatalog models_;
   bool initialized_ = false;
+  std::string auth_state_reported_;  // the last auth state this connection was told
 };
 
 }  // namespace runtime::server

@@ -95,4 +95,20 @@ boost::asio::awaitable<void> AcpEditorHost::terminal_release(const std::string& 
   co_await editor_call(call);
 }
 
+boost::asio::awaitable<boost::json::object> AcpEditorHost::elicit(const std::string& session_id,
+                                                                  const std::string& tool_call_id,
+                                                                  boost::json::object request,
+                                                                  support::CancelSource* cancel) {
+  const auto modes = elicitation_modes();
+  const auto* mode = request.if_contains("mode");
+  const bool form = mode && mode->is_string() && mode->as_string() == "form";
+  const bool url = mode && mode->is_string() && mode->as_string() == "url";
+  // A mode the editor did not advertise (or none we know) is declined here, never sent.
+  if (!((form && modes.form) || (url && modes.url))) co_return boost::json::object{{"action", "decline"}};
+  request["sessionId"] = session_id;
+  if (!tool_call_id.empty()) request["toolCallId"] = tool_call_id;
+  auto call = [&] { return client_.create_elicitation(std::move(request), cancel); };
+  co_return co_await editor_call(call);
+}
+
 }  // namespace runtime::server

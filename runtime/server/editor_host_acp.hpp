@@ -19,6 +19,9 @@ class AcpEditorHost : public EditorHost {
   bool can_write_files() const override { return client_.capabilities().fs_write; }
   bool has_terminals() const override { return client_.capabilities().terminal; }
   bool shows_subagents() const override { return client_.capabilities().subagents; }
+  ElicitationModes elicitation_modes() const override {
+    return {client_.capabilities().elicitation_form, client_.capabilities().elicitation_url};
+  }
 
   boost::asio::awaitable<PermissionAnswer> ask_permission(const std::string& session_id, PermissionRequest request,
                                                           support::CancelSource* cancel) override;
@@ -38,6 +41,11 @@ class AcpEditorHost : public EditorHost {
                                                               support::CancelSource* cancel) override;
   boost::asio::awaitable<void> terminal_kill(const std::string& session_id, const std::string& terminal_id) override;
   boost::asio::awaitable<void> terminal_release(const std::string& session_id, const std::string& terminal_id) override;
+  boost::asio::awaitable<boost::json::object> elicit(const std::string& session_id, const std::string& tool_call_id,
+                                                     boost::json::object request, support::CancelSource* cancel) override;
+  void elicitation_complete(const std::string& elicitation_id) override {
+    if (client_.capabilities().elicitation_url) client_.complete_elicitation(elicitation_id);
+  }
 
  private:
   acp::ClientApi& client_;

@@ -102,12 +102,12 @@ std::vector<ServerSpec> parse_acp_mcp_servers(const json::value& value, const Ac
       if (!options.allow_http) fail(path + ".type", "'http' is not supported by this agent");
       auto url = http_url(o, path);
       auto headers = name_values(o, path, "headers");
-      spec.transport = HttpSpec{std::move(url), std::move(headers)};
+      spec.transport = HttpSpec{std::move(url), std::move(headers), nullptr};
     } else if (type == "sse") {
       if (!options.allow_sse) fail(path + ".type", "'sse' is not supported by this agent");
       auto url = http_url(o, path);
       auto headers = name_values(o, path, "headers");
-      spec.transport = SseSpec{std::move(url), std::move(headers)};
+      spec.transport = SseSpec{std::move(url), std::move(headers), nullptr};
     } else if (type == "acp") {
       if (!options.allow_acp) fail(path + ".type", "'acp' is not supported by this agent");
       auto sid = required_string(o, path, "serverId");

@@ -1,6 +1,7 @@
 #include "runtime/server/session_updates.hpp"
 
 #include "support/overloaded.hpp"
+#include "support/random_id.hpp"
 
 namespace runtime::server {
 
@@ -33,23 +34,26 @@ json::object with_kind(const char* kind, json::object fields) {
   return fields;
 }
 
-json::object chunk(const char* kind, const std::string& text) {
-  return json::object{{"sessionUpdate", kind}, {"content", text_block(text)}};
+json::object chunk(const char* kind, json::object content, const std::string& message_id) {
+  json::object o{{"sessionUpdate", kind}, {"content", std::move(content)}};
+  if (!message_id.empty()) o["messageId"] = message_id;
+  return o;
 }
 
 // For a client without a notice view: a quoted paragraph of the agent's message (one "> " per line).
-json::object quoted(const std::string& title, const std::string& description) {
+// A message of its own (`message_id`, else a fresh id), so the answer around it stays one message.
+json::object quoted(const std::string& title, const std::string& description, const std::string& message_id) {
   std::string text = "\n\n> " + title;
   if (!description.empty()) text += ": " + description;
   for (auto at = text.find('\n', 3); at != std::string::npos; at = text.find('\n', at + 3)) text.insert(at + 1, "> ");
-  return chunk("agent_message_chunk", text + "\n\n");
+  return chunk("agent_message_chunk", text_block(text + "\n\n"), message_id.empty() ? support::random_id("msg_") : message_id);
 }
 
 json::object notice(const Notice& n, bool client_shows_notices) {
   // The schema wants a non-empty title; every emit site gives one, this is the last guard.
   const std::string title = !n.title.empty() ? n.title : !n.description.empty() ? n.description : "Notice";
   const std::string description = n.title.empty() ? std::string() : n.description;
-  if (!client_shows_notices) return quoted(title, description);
+  if (!client_shows_notices) return quoted(title, description, n.message_id);
   json::object o{{"sessionUpdate", "notice"}, {"severity", notice_severity_name(n.severity)}, {"title", title}};
   if (!description.empty()) o["description"] = description;
   return o;
@@ -57,16 +61,17 @@ json::object notice(const Notice& n, bool client_shows_notices) {
 
 // Today's chat text for a client without a compaction view, live and replayed.
 json::object compaction_as_text(const CompactionProgress& c) {
+  const std::string id = "msg_" + c.id + "_" + compaction_status_name(c.status);  // the same on replay
   switch (c.status) {
     case CompactionStatus::InProgress:
-      return quoted("Compacting the conversation: the model is summarising it to free context.", "");
+      return quoted("Compacting the conversation: the model is summarising it to free context.", "", id);
     case CompactionStatus::Completed:
-      if (c.messages == 0) return quoted("The earlier conversation was summarised to fit the context window.", "");
-      return quoted("Compacted " + std::to_string(c.messages) + " messages into a summary.", "");
-    case CompactionStatus::Failed: return quoted("Compaction failed, the conversation is unchanged", c.error);
-    case CompactionStatus::Cancelled: return quoted("Compaction cancelled, the conversation is unchanged.", "");
+      if (c.messages == 0) return quoted("The earlier conversation was summarised to fit the context window.", "", id);
+      return quoted("Compacted " + std::to_string(c.messages) + " messages into a summary.", "", id);
+    case CompactionStatus::Failed: return quoted("Compaction failed, the conversation is unchanged", c.error, id);
+    case CompactionStatus::Cancelled: return quoted("Compaction cancelled, the conversation is unchanged.", "", id);
   }
-  return quoted("Compaction", "");
+  return quoted("Compaction", "", id);
 }
 
 json::object compaction_update(const CompactionProgress& c) {
@@ -117,6 +122,7 @@ json::object subagent_update(const SubagentChanged& c) {
 json::object encode_tool_call(const std::string& id, const ToolCallFields& f) {
   json::object o{{"toolCallId", id}};
   if (f.title) o["title"] = *f.title;
+  if (f.name) o["name"] = *f.name;
   if (f.kind) o["kind"] = tool_kind_name(*f.kind);
   if (f.status) o["status"] = tool_status_name(*f.status);
   if (f.locations) {
@@ -142,10 +148,14 @@ std::optional<json::object> encode_update(const SessionEvent& event, const acp::
   return std::visit(
       overloaded{
           [](const UserContent& u) -> std::optional<json::object> {
-            return json::object{{"sessionUpdate", "user_message_chunk"}, {"content", u.block}};
+            return chunk("user_message_chunk", u.block, u.message_id);
           },
-          [](const TextDelta& t) -> std::optional<json::object> { return chunk("agent_message_chunk", t.text); },
-          [](const ThoughtDelta& t) -> std::optional<json::object> { return chunk("agent_thought_chunk", t.text); },
+          [](const TextDelta& t) -> std::optional<json::object> {
+            return chunk("agent_message_chunk", text_block(t.text), t.message_id);
+          },
+          [](const ThoughtDelta& t) -> std::optional<json::object> {
+            return chunk("agent_thought_chunk", text_block(t.text), t.message_id);
+          },
           [&](const Notice& n) -> std::optional<json::object> { return notice(n, client.notices); },
           [&](const CompactionProgress& c) -> std::optional<json::object> {
             return client.compaction ? compaction_update(c) : compaction_as_text(c);
@@ -167,7 +177,9 @@ std::optional<json::object> encode_update(const SessionEvent& event, const acp::
             return json::object{{"sessionUpdate", "plan"}, {"entries", plan_json(p.entries)}};
           },
           [](const ContextUsage& u) -> std::optional<json::object> {
-            return json::object{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}};
+            json::object o{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}};
+            if (u.cost) o["cost"] = json::object{{"amount", u.cost->amount}, {"currency", u.cost->currency}};
+            return o;
           },
           [](const ModeChanged& m) -> std::optional<json::object> {
             return json::object{{"sessionUpdate", "current_mode_update"}, {"currentModeId", m.mode_id}};

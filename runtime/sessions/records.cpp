@@ -53,6 +53,12 @@ std::int64_t num(const json::object& o, std::string_view key) {
   bad("\"" + std::string(key) + "\" is not a number");
 }
 
+double real(const json::object& o, std::string_view key) {
+  const json::value* v = field(o, key);
+  if (!v || !v->is_number()) bad("\"" + std::string(key) + "\" is not a number");
+  return v->to_number<double>();
+}
+
 const json::object& obj(const json::object& o, std::string_view key) {
   const json::value* v = field(o, key);
   if (!v || !v->is_object()) bad("\"" + std::string(key) + "\" is not an object");
@@ -131,6 +137,7 @@ json::value location_json(const ToolLocation& l) {
 void fields_to_json(const ToolCallFields& f, json::object& o) {
   auto as_is = [](const auto& v) { return json::value(v); };
   put(o, "title", f.title, as_is);
+  put(o, "name", f.name, as_is);
   put(o, "kind", f.kind, [](ToolKind k) { return json::value(tool_kind_name(k)); });
   put(o, "status", f.status, [](ToolStatus st) { return json::value(tool_status_name(st)); });
   put(o, "locations", f.locations, [](const auto& v) { return json::value(each(v, location_json)); });
@@ -142,6 +149,7 @@ void fields_to_json(const ToolCallFields& f, json::object& o) {
 ToolCallFields fields_from_json(const json::object& o) {
   ToolCallFields f;
   f.title = opt_str(o, "title");
+  f.name = opt_str(o, "name");
   if (auto k = opt_str(o, "kind")) f.kind = tool_kind_from_name(*k).value_or(ToolKind::Other);
   if (auto st = opt_str(o, "status")) {
     f.status = tool_status_from_name(*st);
@@ -224,6 +232,7 @@ SubagentChanged subagent_from_json(const json::object& o) {
 json::object message_to_json(const Message& m) {
   json::object o;
   o["role"] = role_name(m.role);
+  if (!m.id.empty()) o["id"] = m.id;
   if (!m.text.empty()) o["text"] = m.text;
   if (!m.images.empty()) {
     json::array a;
@@ -249,6 +258,7 @@ Message message_from_json(const json::object& o) {
   else if (role == "assistant") m.role = Message::Role::Assistant;
   else if (role == "tool") m.role = Message::Role::Tool;
   else bad("unknown role \"" + role + "\"");
+  m.id = str(o, "id");
   m.text = str(o, "text");
   if (auto imgs = opt_arr(o, "images")) {
     for (const auto& v : *imgs) {
@@ -290,6 +300,7 @@ const char* record_type(const RecordBody& body) {
                         [](const PlanUpdate&) { return "plan"; },
                         [](const SubagentRecord&) { return "subagent"; },
                         [](const ExecutorChange&) { return "executor"; },
+                        [](const ArchiveChange&) { return "archive"; },
                     },
                     body);
 }
@@ -323,9 +334,12 @@ json::object to_json(const Record& r) {
                  [&](const ThoughtLevelChange& t) { o["reasoningEffort"] = t.reasoning_effort; },
                  [&](const ExecutorChange& x) { o["executor"] = x.executor; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
+                 [&](const ArchiveChange& a) { o["archived"] = a.archived; },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
                    o["outputTokens"] = u.usage.output_tokens;
+                   if (u.usage.cached_input_tokens) o["cachedInputTokens"] = u.usage.cached_input_tokens;
+                   if (u.cost) o["cost"] = json::object{{"amount", u.cost->amount}, {"currency", u.cost->currency}};
                  },
                  [&](const Compaction& c) {
                    o["summary"] = c.summary;
@@ -373,8 +387,17 @@ Record record_from_json(const json::object& o) {
     r.body = ThoughtLevelChange{str(o, "reasoningEffort")};
   } else if (type == "title") {
     r.body = TitleChange{str(o, "title", true)};
+  } else if (type == "archive") {
+    const json::value* a = o.if_contains("archived");
+    if (!a || !a->is_bool()) throw std::invalid_argument("archive record without a boolean 'archived'");
+    r.body = ArchiveChange{a->get_bool()};
   } else if (type == "usage") {
-    r.body = UsageRecord{Usage{num(o, "inputTokens"), num(o, "outputTokens")}};
+    UsageRecord u{Usage{num(o, "inputTokens"), num(o, "outputTokens"), num(o, "cachedInputTokens")}, std::nullopt};
+    if (field(o, "cost")) {
+      const auto& c = obj(o, "cost");
+      u.cost = Cost{real(c, "amount"), str(c, "currency", true)};
+    }
+    r.body = u;
   } else if (type == "compaction") {
     Compaction c;
     c.summary = str(o, "summary");

@@ -57,6 +57,11 @@ void repair_tool_results(LoadedSession& s) {
   if (repaired) warn(s, std::to_string(repaired) + " tool call(s) without a result were marked as interrupted");
 }
 
+// The messageId the editor saw live; a journal from before message ids gets one from its line,
+// the same on every load.
+std::string line_message_id(std::size_t line_no) { return "msg_line" + std::to_string(line_no); }
+std::string message_id(const Message& m, std::size_t line_no) { return m.id.empty() ? line_message_id(line_no) : m.id; }
+
 }  // namespace
 
 // Title candidate of a user message: the prompt's text blocks (what the user typed), else the text.
@@ -137,24 +142,25 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.created_at = rec.time;
           } else if constexpr (std::is_same_v<T, UserMessage>) {
             s.interrupted = true;
+            const std::string id = message_id(r.message, line_no);
             if (!title_explicit && s.title.empty()) s.title = user_title(r);
             if (!opt.conversation) return;
             if (!r.prompt.empty()) {
               for (auto& b : r.prompt)
-                if (b.is_object()) s.replay.push_back(UserContent{json::object(b.get_object(), json::storage_ptr())});
+                if (b.is_object()) s.replay.push_back(UserContent{json::object(b.get_object(), json::storage_ptr()), id});
             } else {
               if (!r.message.text.empty())
-                s.replay.push_back(UserContent{json::object{{"type", "text"}, {"text", r.message.text}}});
+                s.replay.push_back(UserContent{json::object{{"type", "text"}, {"text", r.message.text}}, id});
               for (const auto& img : r.message.images)
                 s.replay.push_back(UserContent{
-                    json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}});
+                    json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}, id});
             }
             s.conversation.push_back(std::move(r.message));
           } else if constexpr (std::is_same_v<T, AssistantMessage>) {
             if (!opt.conversation) return;
-            if (!r.message.reasoning.empty())
-              s.replay.push_back(ThoughtDelta{r.message.reasoning});
-            if (!r.message.text.empty()) s.replay.push_back(TextDelta{r.message.text});
+            const std::string id = message_id(r.message, line_no);
+            if (!r.message.reasoning.empty()) s.replay.push_back(ThoughtDelta{r.message.reasoning, id});
+            if (!r.message.text.empty()) s.replay.push_back(TextDelta{r.message.text, id});
             s.conversation.push_back(std::move(r.message));
           } else if constexpr (std::is_same_v<T, ToolCallState>) {
             if (!opt.conversation) return;
@@ -177,13 +183,15 @@ LoadedSession load_text(std::string_view id, std::string_view text, LoadOptions 
             s.executor = std::move(r.executor);
           } else if constexpr (std::is_same_v<T, ThoughtLevelChange>) {
             s.reasoning_effort = std::move(r.reasoning_effort);
+          } else if constexpr (std::is_same_v<T, ArchiveChange>) {
+            s.archived = r.archived;
           } else if constexpr (std::is_same_v<T, TitleChange>) {
             s.title = std::move(r.title);
             title_explicit = true;
           } else if constexpr (std::is_same_v<T, UsageRecord>) {
-            s.usage_total.input_tokens += r.usage.input_tokens;
-            s.usage_total.output_tokens += r.usage.output_tokens;
+            s.usage_total += r.usage;
             s.last_usage = r.usage;
+            if (r.cost) s.cost[r.cost->currency] += r.cost->amount;
           } else if constexpr (std::is_same_v<T, Compaction>) {
             ++s.compactions;
             if (!opt.conversation) return;

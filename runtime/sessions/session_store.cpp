@@ -164,6 +164,7 @@ SessionWriter SessionStore::open(std::string_view id) {
   w.title_ = s.title;
   w.created_at_ = s.created_at;
   w.updated_at_ = s.updated_at;
+  w.archived_ = s.archived;
   // title_explicit_ only matters while the title is empty (the first user message sets it).
   w.title_explicit_ = !s.title.empty();
   w.fd_ = fd.release();
@@ -182,7 +183,7 @@ std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
 }
 
 ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::optional<std::string>& cursor,
-                            std::size_t page_size) const {
+                            std::size_t page_size, ArchiveFilter archived) const {
   std::optional<std::pair<std::int64_t, std::string>> after;
   if (cursor) after = decode_cursor(*cursor);
   const std::optional<std::string> want = cwd ? std::optional(normal_cwd(*cwd)) : std::nullopt;
@@ -212,6 +213,8 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
         const json::value* u = o.if_contains("updatedAt");
         const json::value* parent = o.if_contains("parent");
         sum.parent = parent && parent->is_string() && !parent->get_string().empty();
+        const json::value* arch = o.if_contains("archived");
+        sum.archived = arch && arch->is_bool() && arch->get_bool();
         if (size && size->is_int64() && size->get_int64() == st.st_size && c && c->is_string() && t &&
             t->is_string() && u && u->is_string()) {
           sum.cwd = std::string(c->get_string());
@@ -229,12 +232,14 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
       sum.title = std::move(s.title);
       sum.updated_at = std::move(s.updated_at);
       sum.parent = !s.parent.empty();
+      sum.archived = s.archived;
     }
     if (sum.cwd.empty()) continue;  // no header: SessionInfo needs a cwd
     if (sum.parent) continue;       // a sub-agent's session: shown through its parent
     sum.updated_ms = parse_iso8601(sum.updated_at).value_or(static_cast<std::int64_t>(st.st_mtime) * 1000);
     if (sum.updated_at.empty()) sum.updated_at = iso8601(sum.updated_ms);
     if (want && normal_cwd(sum.cwd) != *want) continue;
+    if ((archived == ArchiveFilter::Exclude && sum.archived) || (archived == ArchiveFilter::Only && !sum.archived)) continue;
     all.push_back(std::move(sum));
   }
 
@@ -272,6 +277,7 @@ bool SessionStore::fork(std::string_view source, Header header, std::optional<st
     records.remove_prefix(first_end);
   }
   SessionWriter w = create(header);
+  bool source_archived = false;
   {
     std::lock_guard lock(*w.mu_);
     if (!records.empty()) w.write_line_locked(std::string(records));
@@ -279,7 +285,9 @@ bool SessionStore::fork(std::string_view source, Header header, std::optional<st
     LoadedSession copied = load_text(header.id, records, {.conversation = false});
     w.title_ = copied.title;
     w.title_explicit_ = !copied.title.empty();
+    source_archived = copied.archived;
   }
+  if (source_archived) w.append(ArchiveChange{false});  // a fork of an archived session is new work, listed
   for (const auto& r : tail) w.append(r);
   w.turn_boundary();
   return true;

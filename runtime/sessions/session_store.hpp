@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -89,12 +90,18 @@ struct ThoughtLevelChange {
   std::string reasoning_effort;
 };
 
+// A title: set by the editor (session/set_title); an automatic title never replaces it.
 struct TitleChange {
   std::string title;
+};
+// session/archive (true) and session/unarchive (false): hidden from a default session/list.
+struct ArchiveChange {
+  bool archived = true;
 };
 
 struct UsageRecord {
   Usage usage;  // tokens of one model request (or one turn), summed on load
+  std::optional<Cost> cost;  // what it cost, when the model had a price then
 };
 
 // Context compaction: from here on the conversation is `replacement` (or, when that is empty,
@@ -126,7 +133,7 @@ struct SubagentRecord {
 
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
                                 AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
-                                PlanUpdate, SubagentRecord, ExecutorChange>;
+                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange>;
 
 struct Record {
   RecordBody body;
@@ -134,7 +141,7 @@ struct Record {
 };
 
 // The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
-// "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent").
+// "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent", "executor", "archive").
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);
@@ -167,6 +174,7 @@ struct LoadedSession {
   std::string reasoning_effort;  // the last thought level picked; empty: the model's default
   std::string executor;          // the last default executor given or picked; empty: none was
   std::string title;       // the title record, else from the first user message, else ""
+  bool archived = false;   // the last archive record said so
   std::string created_at;  // ISO 8601
   std::string updated_at;  // ISO 8601: time of the last record
 
@@ -180,6 +188,7 @@ struct LoadedSession {
   int compactions = 0;              // compaction records
   Usage usage_total;
   std::optional<Usage> last_usage;
+  std::map<std::string, double> cost;  // summed by currency
   int turns = 0;                    // turn_end records
   std::string last_stop_reason;     // of the last turn_end
   bool interrupted = false;         // a user message after the last turn_end (turn cut short)
@@ -196,7 +205,10 @@ struct SessionSummary {
   std::string updated_at;
   std::int64_t updated_ms = 0;
   bool parent = false;  // a sub-agent's session
+  bool archived = false;
 };
+// Which sessions `list` returns by their archive state (ACP SessionArchiveFilter).
+enum class ArchiveFilter { Exclude, Include, Only };
 
 struct ListPage {
   std::vector<SessionSummary> sessions;   // newest first (ties: by id)
@@ -237,7 +249,8 @@ class SessionStore {
   // Newest first; `cwd` (compared after lexical normalisation) filters; `cursor` is a previous
   // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".
   ListPage list(const std::optional<std::string>& cwd = std::nullopt,
-                const std::optional<std::string>& cursor = std::nullopt, std::size_t page_size = 50) const;
+                const std::optional<std::string>& cursor = std::nullopt, std::size_t page_size = 50,
+                ArchiveFilter archived = ArchiveFilter::Exclude) const;
 
   // A new session `header.id` holding a copy of session `source`'s records (session/fork): every
   // line after the source's header, only the first `limit` bytes of its file when given (a turn
@@ -269,6 +282,7 @@ class SessionWriter {
   // appending the first prompt, what a session_info_update would carry.
   std::string title() const;
   std::string updated_at() const;  // time of the last record appended
+  bool archived() const;
   std::uint64_t size() const;      // bytes in the file now
 
   // Writes the record as one line now (one write(2), O_APPEND).  Throws std::system_error.
@@ -290,6 +304,7 @@ class SessionWriter {
   // What the sidecar says.
   std::string cwd_, parent_, title_, created_at_, updated_at_;
   bool title_explicit_ = false;
+  bool archived_ = false;
   bool torn_ = false;  // a failed write left part of a line that could not be cut off
 };
 

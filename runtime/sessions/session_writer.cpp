@@ -46,6 +46,7 @@ SessionWriter::SessionWriter(SessionWriter&& o) noexcept
       created_at_(std::move(o.created_at_)),
       updated_at_(std::move(o.updated_at_)),
       title_explicit_(o.title_explicit_),
+      archived_(o.archived_),
       torn_(o.torn_) {}
 
 SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
@@ -62,6 +63,7 @@ SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
     created_at_ = std::move(o.created_at_);
     updated_at_ = std::move(o.updated_at_);
     title_explicit_ = o.title_explicit_;
+    archived_ = o.archived_;
     torn_ = o.torn_;
   }
   return *this;
@@ -79,6 +81,11 @@ std::string SessionWriter::title() const {
 std::string SessionWriter::updated_at() const {
   std::lock_guard lock(*mu_);
   return updated_at_;
+}
+
+bool SessionWriter::archived() const {
+  std::lock_guard lock(*mu_);
+  return archived_;
 }
 
 std::uint64_t SessionWriter::size() const {
@@ -124,6 +131,8 @@ void SessionWriter::append(Record record) {
   } else if (const auto* t = std::get_if<TitleChange>(&record.body)) {
     title_ = t->title;
     title_explicit_ = true;
+  } else if (const auto* a = std::get_if<ArchiveChange>(&record.body)) {
+    archived_ = a->archived;
   }
 }
 
@@ -145,6 +154,7 @@ void SessionWriter::write_meta_locked() {
                     {"updatedAt", updated_at_},
                     {"size", static_cast<std::int64_t>(st.st_size)}};
   if (!parent_.empty()) meta["parent"] = parent_;
+  if (archived_) meta["archived"] = true;
   // Through the one atomic writer: `list` never reads half a sidecar.
   support::write_file_atomically(meta_, json::serialize(meta) + "\n", 0600);
 }

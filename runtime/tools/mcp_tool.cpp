@@ -17,6 +17,18 @@ std::string str(const json::object& o, std::string_view key) { return std::strin
 
 ToolContent content_block(json::object block) { return BlockContent{std::move(block)}; }
 
+// The server's questions go to the editor, scoped to this session and tool call; the MCP params
+// become the ACP request as they are (mode "form" when the server named none).
+McpElicitFn elicit_through(ToolContext& ctx) {
+  return [&ctx](json::object params) -> boost::asio::awaitable<json::object> {
+    if (!params.contains("mode")) params["mode"] = "form";
+    params.erase("_meta");
+    std::string session_id = ctx.env().session_id;
+    std::string tool_call_id = ctx.tool_call_id();
+    co_return co_await ctx.host().elicit(session_id, tool_call_id, std::move(params), &ctx.cancel());
+  };
+}
+
 class McpTool : public Tool {
  public:
   McpTool(std::string name, std::string server_id, bridge::mcp::ToolInfo info, McpCallFn call)
@@ -57,7 +69,7 @@ class McpTool : public Tool {
     try {
       json::object call_args = args;
       support::CancelSource* cancel = &ctx.cancel();
-      result = co_await call_(info_.name, std::move(call_args), cancel, std::move(on_progress));
+      result = co_await call_(info_.name, std::move(call_args), cancel, std::move(on_progress), elicit_through(ctx));
     } catch (const McpError& e) {
       if (e.kind() == McpError::Kind::Cancelled || ctx.cancel().cancelled()) throw ToolCancelled();
       std::string what;

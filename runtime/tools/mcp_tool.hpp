@@ -14,10 +14,12 @@ class McpManager;
 
 namespace runtime::tools {
 
+// Puts the server's elicitation/create (its params) to the user while the call runs.
+using McpElicitFn = std::function<boost::asio::awaitable<boost::json::object>(boost::json::object params)>;
 // Calls the tool on the named server through the manager (restarting the server if needed).
 using McpCallFn = std::function<boost::asio::awaitable<boost::json::object>(
     const std::string& tool, boost::json::object args, support::CancelSource* cancel,
-    bridge::mcp::Client::ProgressFn on_progress)>;
+    bridge::mcp::Client::ProgressFn on_progress, McpElicitFn elicit)>;
 
 std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server_id, bridge::mcp::ToolInfo info,
                                     McpCallFn call);

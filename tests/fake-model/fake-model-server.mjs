@@ -9,7 +9,9 @@
 //   { text?, chunks?: string[], reasoning?, toolCalls?: [{id?, name, arguments}],
 //     finish?: "stop"|"length"|"content_filter"|"tool_calls"|"refusal",
 //     status?: number, retryAfter?: string, errorMessage?: string,
-//     hang?: true, stallAfterChunks?: n, chunkDelayMs?: ms, usage?: {input, output} }
+//     hang?: true, stallAfterChunks?: n, chunkDelayMs?: ms, usage?: {input, output, cached?} }
+//   usage.cached: the part of `input` read from the provider's cache (OpenAI
+//   prompt_tokens_details.cached_tokens; Anthropic cache_read_input_tokens, apart from input_tokens).
 //
 // Library:  const fake = await startFakeModel({ script: [step, ...] });
 //           tls: { key, cert } (PEM) serves HTTPS instead, for the agent's TLS path; fake.url then says https.
@@ -116,8 +118,9 @@ function openaiEvents(step, body, ids) {
   if (body?.stream_options?.include_usage) {
     const input = step.usage?.input ?? estimateTokens(body.messages);
     const output = step.usage?.output ?? estimateTokens([step.text, step.reasoning, step.toolCalls]);
-    ev.push(frame({ id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake", choices: [],
-      usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } }, "end"));
+    const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+    if (step.usage?.cached !== undefined) usage.prompt_tokens_details = { cached_tokens: step.usage.cached };
+    ev.push(frame({ id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake", choices: [], usage }, "end"));
   }
   ev.push({ kind: "end", data: "data: [DONE]\n\n" });
   return ev;
@@ -128,11 +131,12 @@ function anthropicEvents(step, body, ids) {
   const model = body?.model ?? "fake-model";
   const input = step.usage?.input ?? estimateTokens([body?.system, body?.messages]);
   const output = step.usage?.output ?? estimateTokens([step.text, step.reasoning, step.toolCalls]);
+  const cached = step.usage?.cached ?? 0;
   const ev = [];
   ev.push(frame("message_start", {
     message: { id: `msg_fake_${ids.request}`, type: "message", role: "assistant", model, content: [],
       stop_reason: null, stop_sequence: null,
-      usage: { input_tokens: input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      usage: { input_tokens: input - cached, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: cached } },
   }));
   ev.push(frame("ping", {}));
   let index = 0;

@@ -4,7 +4,7 @@
 // switches the model of the next request, and the choice survives a restart. For OpenAI models a
 // thought_level select sets reasoning_effort.
 import assert from "node:assert/strict";
-import { scenario, expectRpcError } from "./harness.mjs";
+import { scenario, expectRpcError, sleep } from "./harness.mjs";
 
 const modelOption = (configOptions) => configOptions?.find((o) => o.id === "model");
 const values = (option) => option.options.map((o) => o.value);
@@ -87,6 +87,16 @@ scenario("model picker: a provider without models: is listed from its models end
   await setModel(h, second.sessionId, "fake/fetched-b");
   await h.prompt(second.sessionId, "hi");
   assert.equal(fake.requests.at(-1).body.model, "fetched-b", "a fetched model can be picked and answers");
+  h.assertSchemaClean();
+});
+
+scenario("model picker: the lists are fetched when the server starts, so the first session/new already offers them (clients such as acpx read only that answer)", async (ctx) => {
+  const { fake, ws, h } = await ctx.setup({ fakeOpts: { models: ["test-model", "early-a"] } });
+  await h.waitUntil(() => fake.modelListRequests.length === 1, { label: "the models endpoint asked before any session" });
+  await sleep(500);  // the answer is local and immediate; give the agent time to take it in
+  const created = await h.newSession(ws);
+  assert.deepEqual(values(modelOption(created.configOptions)), ["fake/test-model", "fake/early-a"],
+    "the first session/new answer carries the fetched models");
   h.assertSchemaClean();
 });
 

@@ -260,9 +260,9 @@ int run_cli(int argc, char** argv) {
     for (; i < argc; ++i) s.args.push_back(argv[i]);
     spec.transport = s;
   } else if (kind == "http" && i < argc) {
-    spec.transport = bridge::mcp::HttpSpec{argv[i], {}};
+    spec.transport = bridge::mcp::HttpSpec{argv[i], {}, nullptr};
   } else if (kind == "sse" && i < argc) {
-    spec.transport = bridge::mcp::SseSpec{argv[i], {}};
+    spec.transport = bridge::mcp::SseSpec{argv[i], {}, nullptr};
   } else {
     return usage();
   }

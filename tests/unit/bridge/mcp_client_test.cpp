@@ -3,6 +3,7 @@
 // answers to server requests, and a transport that goes away.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -363,9 +364,65 @@ TEST(McpClient, AnswersServerRequests) {
   ASSERT_EQ(roots.size(), 1u);
   EXPECT_EQ(roots[0].as_object().at("uri").as_string(), "file:///work/my%20project");
   EXPECT_EQ(roots[0].as_object().at("name").as_string(), "my project");
-  for (const char* id : {"7", "8", "9"}) EXPECT_EQ(replies[id].at("error").as_object().at("code").as_int64(), -32601) << id;
+  for (const char* id : {"7", "9"}) EXPECT_EQ(replies[id].at("error").as_object().at("code").as_int64(), -32601) << id;
   EXPECT_NE(json::serialize(replies["7"]).find("sampling"), std::string::npos);
+  // Nobody to ask: a clean decline at once, not an error.
+  EXPECT_EQ(replies["8"].at("result"), (json::object{{"action", "decline"}}));
+  // and no elicitation offered in initialize
+  auto init = f.transport->sent_method("initialize");
+  ASSERT_EQ(init.size(), 1u);
+  EXPECT_FALSE(init[0].at("params").as_object().at("capabilities").as_object().contains("elicitation"));
   EXPECT_TRUE(replies["10"].at("result").as_object().empty());
+}
+
+// With someone to ask, elicitation is offered in initialize and the server's question goes to
+// the asker while other messages keep flowing; its answer goes back unchanged.
+TEST(McpClient, ElicitationGoesToTheAskerAndItsAnswerBackUnchanged) {
+  asio::io_context ioc;
+  auto transport = std::make_shared<FakeTransport>(ioc.get_executor());
+  transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  json::object asked;
+  int prompts_changed = 0, resources_changed = 0;
+  Client::Options o;
+  o.log_id = "fake";
+  o.elicitation_capability = json::object{{"form", json::object{}}};
+  o.elicit = [&](json::object params) -> asio::awaitable<json::object> {
+    asked = params;
+    co_await sleep_ms(10);
+    co_return json::object{{"action", "accept"}, {"content", json::object{{"color", "red"}, {"n", 3}}}};
+  };
+  o.on_prompts_changed = [&] { ++prompts_changed; };
+  o.on_resources_changed = [&] { ++resources_changed; };
+  auto client = std::make_shared<Client>(ioc.get_executor(), transport, o);
+  bool done = false;
+  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+    co_await client->connect(2s);
+    json::object q{{"message", "Which color?"}, {"requestedSchema", json::object{{"type", "object"}}}};
+    transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 5}, {"method", "elicitation/create"}, {"params", q}});
+    transport->push(json::object{{"jsonrpc", "2.0"}, {"id", 6}, {"method", "ping"}});
+    transport->push(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/prompts/list_changed"}});
+    transport->push(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/resources/list_changed"}});
+    co_await sleep_ms(50);
+    done = true;
+  }, asio::detached);
+  ioc.run_for(5s);
+  ASSERT_TRUE(done);
+  auto init = transport->sent_method("initialize");
+  ASSERT_EQ(init.size(), 1u);
+  EXPECT_EQ(init[0].at("params").as_object().at("capabilities").as_object().at("elicitation"),
+            (json::object{{"form", json::object{}}}));
+  EXPECT_EQ(asked.at("message"), "Which color?");
+  std::vector<std::string> order;
+  json::object answer;
+  for (auto& m : transport->sent)
+    if (!m.contains("method") && m.contains("id")) {
+      order.push_back(json::serialize(m.at("id")));
+      if (m.at("id") == 5) answer = m.at("result").as_object();
+    }
+  EXPECT_EQ(order, (std::vector<std::string>{"6", "5"})) << "the ping is not held up by the question";
+  EXPECT_EQ(answer, (json::object{{"action", "accept"}, {"content", json::object{{"color", "red"}, {"n", 3}}}}));
+  EXPECT_EQ(prompts_changed, 1);
+  EXPECT_EQ(resources_changed, 1);
 }
 
 // JSON-RPC 2.0, read the same way as acp::Connection reads it: `"id": null` with a method is a

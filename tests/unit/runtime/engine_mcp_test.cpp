@@ -81,7 +81,7 @@ TEST(EngineMcp, EveryRuleHasItsMessage) {
            m + "badurl.yaml:3: 'url' must be an http:// or https:// address, not 'ftp://x'",
            m + "ws.yaml:2: 'type' must be stdio, http or sse, not 'ws'",
            m + "unknown.yaml:4: unknown key 'timeout' in an MCP server file (allowed: id, type, command, args, env, "
-               "url, headers, executors, tools, required, disabled, startup_timeout_seconds, tool_timeout_seconds)",
+               "url, headers, oauth, executors, tools, required, disabled, startup_timeout_seconds, tool_timeout_seconds)",
            m + "exec.yaml:6: the built-in 'openvaala' executor cannot run MCP servers (use local or an executor from "
                "executors/)",
            m + "exec.yaml:7: executor 'vm' is virtual and cannot run MCP servers",

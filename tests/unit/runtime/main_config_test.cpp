@@ -89,6 +89,31 @@ TEST(MainConfig, ProviderModelsListIsRead) {
   EXPECT_FALSE(cfg.providers.at("other").models) << "no models: means the models endpoint is asked";
 }
 
+TEST(MainConfig, AModelsEntryMayCarryAPricePerMillionTokens) {
+  auto dir = write_config("prices",
+                          "model: main/gpt-4.1\n"
+                          "providers:\n"
+                          "  main:\n"
+                          "    api_type: openai\n"
+                          "    models:\n"
+                          "      - gpt-4.1-mini\n"
+                          "      - id: gpt-4.1\n"
+                          "        price: {input: 2, output: 8.5, cached_input: 0.5, currency: EUR}\n"
+                          "      - id: o3\n"
+                          "        price: {input: 1, output: 4}\n");
+  Diagnostics d;
+  auto cfg = runtime::config::load_main_config(dir, d);
+  EXPECT_TRUE(d.empty()) << d.front().to_string();
+  const auto& p = cfg.providers.at("main");
+  EXPECT_EQ(*p.models, (std::vector<std::string>{"gpt-4.1-mini", "gpt-4.1", "o3"})) << "both forms name a model";
+  ASSERT_EQ(p.prices.size(), 2u) << "an unpriced model has no price";
+  EXPECT_DOUBLE_EQ(p.prices.at("gpt-4.1").output, 8.5);
+  EXPECT_EQ(p.prices.at("gpt-4.1").cached_input, 0.5);
+  EXPECT_EQ(p.prices.at("gpt-4.1").currency, "EUR");
+  EXPECT_EQ(p.prices.at("o3").currency, "USD") << "the currency defaults to USD";
+  EXPECT_FALSE(p.prices.at("o3").cached_input);
+}
+
 TEST(MainConfig, ProviderModelsProblemsNameFileAndLine) {
   auto dir = write_config("models-bad",
                           "model: main/a\n"
@@ -106,12 +131,13 @@ TEST(MainConfig, ProviderModelsProblemsNameFileAndLine) {
   Diagnostics d;
   auto cfg = runtime::config::load_main_config(dir, d);
   const auto file = (dir / "config.yaml").string();
-  ASSERT_EQ(d.size(), 4u) << "every bad models: entry is reported";
+  ASSERT_EQ(d.size(), 5u) << "every bad models: entry is reported";
   EXPECT_EQ(d[0].to_string(), file + ":7: provider 'main': every entry of models must be a non-empty model name");
   EXPECT_EQ(d[1].to_string(), file + ":8: warning: provider 'main': model 'a' is listed twice in models")
       << "a model listed twice is harmless: a warning, the configuration still loads";
-  EXPECT_EQ(d[2].to_string(), file + ":9: provider 'main': every entry of models must be a non-empty model name");
-  EXPECT_EQ(d[3].to_string(), file + ":12: provider 'other': models must be a list of model names");
+  EXPECT_EQ(d[2].to_string(), file + ":9: unknown key 'x' in provider 'main': a models entry (allowed: id, price)");
+  EXPECT_EQ(d[3].to_string(), file + ":9: provider 'main': a models entry written as a mapping needs 'id: <model name>'");
+  EXPECT_EQ(d[4].to_string(), file + ":12: provider 'other': models must be a list of model names");
   EXPECT_EQ(*cfg.providers.at("main").models, std::vector<std::string>{"a"}) << "the good entries are kept";
 }
 

@@ -59,4 +59,15 @@ TEST(ModelList, EndpointsFollowTheWireFormat) {
   EXPECT_EQ(make_anthropic_messages_format()->models_endpoint("http://h/v1"), "http://h/v1/models");
 }
 
+TEST(ModelCost, UncachedInputCachedInputAndOutputAtTheirPricePerMillionTokens) {
+  config::ModelPrice price;
+  price.input = 2.0;
+  price.output = 8.0;
+  price.cached_input = 0.5;
+  EXPECT_DOUBLE_EQ(cost_of(Usage{1000, 100, 400}, price), (600 * 2.0 + 400 * 0.5 + 100 * 8.0) / 1e6);
+  price.cached_input.reset();
+  EXPECT_DOUBLE_EQ(cost_of(Usage{1000, 100, 400}, price), (1000 * 2.0 + 100 * 8.0) / 1e6)
+      << "without cached_input, cached tokens cost what input costs";
+}
+
 }  // namespace

@@ -96,6 +96,7 @@ std::vector<RecordBody> every_record_type() {
   ToolCallState tc;
   tc.tool_call_id = "call_1";
   tc.fields.title = "Read src/main.cpp";
+  tc.fields.name = "read_file";
   tc.fields.kind = runtime::ToolKind::Read;
   tc.fields.status = runtime::ToolStatus::Completed;
   tc.fields.locations = std::vector<runtime::ToolLocation>{{"/work/project/src/main.cpp", 3}};
@@ -120,12 +121,13 @@ std::vector<RecordBody> every_record_type() {
       ModelChange{"main/gpt-4.1-mini"},
       ThoughtLevelChange{"high"},
       TitleChange{"A title"},
-      UsageRecord{Usage{1200, 34}},
+      UsageRecord{Usage{1200, 34, 500}, runtime::Cost{0.0125, "EUR"}},
       c,
       TurnEnd{"end_turn"},
       PlanUpdate{{{"Read main.cpp", "completed"}}},
       SubagentRecord{subagent_started("ses_child")},
       ExecutorChange{"devbox"},
+      ArchiveChange{true},
   };
 }
 
@@ -153,7 +155,9 @@ TEST(SessionRecords, EveryTypeRoundTripsThroughJson) {
 
 TEST(SessionRecords, MessageFieldsSurvive) {
   Message m = assistant("text", {{"a", "bash", "{\"cmd\":\"ls\"}"}, {"b", "read_file", ""}}, "why");
+  m.id = "msg_1";
   const Message back = message_from_json(json::parse(json::serialize(message_to_json(m))).as_object());
+  EXPECT_EQ(back.id, "msg_1") << "the messageId the editor saw is journaled";
   EXPECT_EQ(back.role, Message::Role::Assistant);
   EXPECT_EQ(back.text, "text");
   EXPECT_EQ(back.reasoning, "why");
@@ -258,9 +262,9 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
     done.fields.locations = std::vector<runtime::ToolLocation>{{"/work/project/main.cpp", std::nullopt}};
     w.append(done);
     w.append(ToolResult{tool("call_1", "int main(){}")});
-    w.append(UsageRecord{{100, 10}});
+    w.append(UsageRecord{{100, 10}, runtime::Cost{0.5, "USD"}});
     w.append(AssistantMessage{assistant("It is empty.")});
-    w.append(UsageRecord{{150, 20}});
+    w.append(UsageRecord{{150, 20}, runtime::Cost{0.25, "USD"}});
     w.append(ModeChange{"accept_edits"});
     w.append(AgentChange{"plan"});
     w.append(ModelChange{"main/gpt-4.1-mini"});
@@ -288,6 +292,7 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   EXPECT_EQ(s->records, 15u);
   EXPECT_EQ(s->usage_total.input_tokens, 250);
   EXPECT_EQ(s->usage_total.output_tokens, 30);
+  EXPECT_DOUBLE_EQ(s->cost["USD"], 0.75) << "the session's cost is the sum of its priced requests";
   ASSERT_TRUE(s->last_usage);
   EXPECT_EQ(s->last_usage->input_tokens, 150);
 
@@ -755,6 +760,36 @@ TEST_F(SessionStoreTest, ListReadsTheLogWhenTheSidecarIsStaleOrBroken) {
   write(root_ / "notes.txt", "x");
   write(root_ / "s4.meta.json.tmp123", "x");
   EXPECT_EQ(store.list().sessions.size(), 4u);
+}
+
+TEST_F(SessionStoreTest, ArchivedSessionsAreFilteredFromTheSidecarOrTheLogAndUnarchivingListsThemAgain) {
+  SessionStore store(root_);
+  make_session(store, "s1", "/p", "2026-01-01T00:00:05.000Z", "kept");
+  make_session(store, "s2", "/p", "2026-01-01T00:00:06.000Z", "archived");
+  {
+    auto w = store.open("s2");
+    w.append(ArchiveChange{true});
+    w.turn_boundary();
+  }
+  auto ids = [](const ListPage& page) {
+    std::vector<std::string> out;
+    for (const auto& s : page.sessions) out.push_back(s.id + (s.archived ? "(archived)" : ""));
+    return out;
+  };
+  EXPECT_EQ(ids(store.list()), (std::vector<std::string>{"s1"})) << "the default list leaves archived sessions out";
+  EXPECT_EQ(ids(store.list({}, {}, 0, ArchiveFilter::Only)), (std::vector<std::string>{"s2(archived)"}));
+  EXPECT_EQ(ids(store.list({}, {}, 0, ArchiveFilter::Include)).size(), 2u);
+  fs::remove(store.meta_of("s2"));  // no sidecar: the log says it is archived
+  EXPECT_EQ(ids(store.list({}, {}, 0, ArchiveFilter::Only)), (std::vector<std::string>{"s2(archived)"}))
+      << "the archive state is read from the log when the sidecar is missing";
+  EXPECT_TRUE(store.load("s2")->archived);
+  {
+    auto w = store.open("s2");
+    EXPECT_TRUE(w.archived()) << "a writer opened on an archived session knows it (its sidecar keeps saying so)";
+    w.append(ArchiveChange{false});
+    w.turn_boundary();
+  }
+  EXPECT_EQ(ids(store.list()).size(), 2u) << "an unarchived session is listed again";
 }
 
 // ---- Remove ----

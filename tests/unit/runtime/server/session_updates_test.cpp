@@ -37,6 +37,18 @@ TEST(SessionUpdates, TextAndThoughtAreChunks) {
   EXPECT_EQ(u.at("sessionUpdate"), "user_message_chunk");
 }
 
+TEST(SessionUpdates, ChunksCarryTheirMessageIdAndEachNoticeIsAMessageOfItsOwn) {
+  EXPECT_EQ(encode(TextDelta{"hi", "msg_a"}).at("messageId"), "msg_a");
+  EXPECT_EQ(encode(ThoughtDelta{"hmm", "msg_a"}).at("messageId"), "msg_a");
+  EXPECT_EQ(encode(UserContent{json::object{{"type", "text"}, {"text", "q"}}, "msg_u"}).at("messageId"), "msg_u");
+  EXPECT_FALSE(encode(TextDelta{"hi"}).contains("messageId")) << "no id known: none sent";
+  auto n1 = encode(Notice{NoticeSeverity::Warning, "Retrying"});
+  auto n2 = encode(Notice{NoticeSeverity::Warning, "Retrying"});
+  ASSERT_TRUE(n1.contains("messageId") && n2.contains("messageId")) << "a notice is a message of its own";
+  EXPECT_NE(n1.at("messageId"), n2.at("messageId")) << "each notice is a new message";
+  EXPECT_EQ(encode(Notice{NoticeSeverity::Info, "Compacted", "", "msg_line7"}).at("messageId"), "msg_line7") << "a replayed notice keeps its id";
+}
+
 TEST(SessionUpdates, ANoticeIsANoticeUpdateOnlyForAClientThatShowsNotices) {
   const Notice failed{NoticeSeverity::Error, "MCP server `x` could not start", "stdio: no such file"};
   EXPECT_EQ(encode(failed, client_with(true, false)),
@@ -107,6 +119,7 @@ TEST(SessionUpdates, TheClientAdvertisesNoticesAndCompactionWithAnObject) {
 TEST(SessionUpdates, ToolCallsCarryEveryFieldInTheSchemaShape) {
   ToolCallFields f;
   f.title = "Edit a.txt";
+  f.name = "apply_patch";
   f.kind = ToolKind::Edit;
   f.status = ToolStatus::Pending;
   f.locations = std::vector<ToolLocation>{{"/p/a.txt", 3}};
@@ -118,6 +131,7 @@ TEST(SessionUpdates, ToolCallsCarryEveryFieldInTheSchemaShape) {
   EXPECT_EQ(o.at("sessionUpdate"), "tool_call");
   EXPECT_EQ(o.at("toolCallId"), "c1");
   EXPECT_EQ(o.at("kind"), "edit");
+  EXPECT_EQ(o.at("name"), "apply_patch") << "the tool's programmatic name beside its title";
   EXPECT_EQ(o.at("status"), "pending");
   EXPECT_EQ(o.at("locations"), (json::array{json::object{{"path", "/p/a.txt"}, {"line", 3}}}));
   const auto& content = o.at("content").as_array();
@@ -144,6 +158,8 @@ TEST(SessionUpdates, SessionLevelUpdates) {
             (json::object{{"content", "Write"}, {"priority", "medium"}, {"status", "in_progress"}}));
   auto usage = encode(ContextUsage{10, 100});
   EXPECT_EQ(usage, (json::object{{"sessionUpdate", "usage_update"}, {"used", 10}, {"size", 100}}));
+  auto priced = encode(ContextUsage{10, 100, Cost{0.5, "USD"}});
+  EXPECT_EQ(priced.at("cost"), (json::object{{"amount", 0.5}, {"currency", "USD"}}));
   EXPECT_EQ(encode(ModeChanged{"read_only"}).at("currentModeId"), "read_only");
   auto cmds = encode(CommandsChanged{{{"review", "Reviews", "what to review"}, {"compact", "Compacts", ""}}});
   EXPECT_EQ(cmds.at("sessionUpdate"), "available_commands_update");

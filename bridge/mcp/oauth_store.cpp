@@ -1,0 +1,87 @@
+#include "bridge/mcp/oauth_store.hpp"
+
+#include <boost/json.hpp>
+
+#include "support/file_io.hpp"
+
+namespace bridge::mcp::oauth {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+fs::path token_file(const fs::path& config_root) { return config_root / "mcp_tokens.json"; }
+
+namespace {
+
+json::object read_all(const fs::path& file) {
+  auto text = support::read_file(file);
+  if (!text) return {};
+  boost::system::error_code ec;
+  auto v = json::parse(*text, ec);
+  if (ec || !v.is_object()) return {};
+  return v.as_object();
+}
+
+std::string str(const json::object& o, const char* k) {
+  if (auto* v = o.if_contains(k); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+
+}  // namespace
+
+std::optional<StoredAuth> TokenStore::load(const std::string& server_id, const std::string& url) const {
+  auto all = read_all(file_);
+  auto* servers = all.if_contains("servers");
+  if (!servers || !servers->is_object()) return std::nullopt;
+  auto* e = servers->as_object().if_contains(server_id);
+  if (!e || !e->is_object()) return std::nullopt;
+  const auto& o = e->as_object();
+  StoredAuth a;
+  a.url = str(o, "url");
+  if (a.url != url) return std::nullopt;
+  a.client_id = str(o, "client_id");
+  a.client_secret = str(o, "client_secret");
+  if (auto* r = o.if_contains("registered"); r && r->is_bool()) a.registered = r->as_bool();
+  a.redirect_uri = str(o, "redirect_uri");
+  a.token_endpoint = str(o, "token_endpoint");
+  a.revocation_endpoint = str(o, "revocation_endpoint");
+  a.resource = str(o, "resource");
+  a.tokens.access_token = str(o, "access_token");
+  a.tokens.refresh_token = str(o, "refresh_token");
+  a.tokens.scope = str(o, "scope");
+  if (auto* x = o.if_contains("expires_at"); x && x->is_int64()) a.tokens.expires_at = x->as_int64();
+  return a;
+}
+
+void TokenStore::save(const std::string& server_id, const StoredAuth& a) const {
+  auto all = read_all(file_);
+  auto& servers = all["servers"];
+  if (!servers.is_object()) servers = json::object{};
+  servers.as_object()[server_id] = json::object{
+      {"url", a.url},
+      {"client_id", a.client_id},
+      {"client_secret", a.client_secret},
+      {"registered", a.registered},
+      {"redirect_uri", a.redirect_uri},
+      {"token_endpoint", a.token_endpoint},
+      {"revocation_endpoint", a.revocation_endpoint},
+      {"resource", a.resource},
+      {"access_token", a.tokens.access_token},
+      {"refresh_token", a.tokens.refresh_token},
+      {"expires_at", a.tokens.expires_at},
+      {"scope", a.tokens.scope},
+  };
+  std::error_code ec;
+  fs::create_directories(file_.parent_path(), ec);
+  support::write_file_atomically(file_, json::serialize(all) + "\n", 0600);
+}
+
+bool TokenStore::erase(const std::string& server_id) const {
+  auto all = read_all(file_);
+  auto* servers = all.if_contains("servers");
+  if (!servers || !servers->is_object() || !servers->as_object().erase(server_id)) return false;
+  support::write_file_atomically(file_, json::serialize(all) + "\n", 0600);
+  return true;
+}
+
+}  // namespace bridge::mcp::oauth

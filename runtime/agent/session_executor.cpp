@@ -1,0 +1,65 @@
+// A session's default executor (DESIGN §10): switching it, and the skills and AGENTS.md read
+// there — at open, on a switch, every turn (AGENTS.md) and, for other executors, after their
+// first tool use.
+#include <spdlog/spdlog.h>
+
+#include "runtime/agent/executor_files.hpp"
+#include "runtime/agent/journal.hpp"
+#include "runtime/agent/session_manager.hpp"
+#include "support/run_blocking.hpp"
+
+namespace runtime {
+
+boost::asio::awaitable<void> SessionManager::set_executor(Session& session, const std::string& executor) {
+  if (!session.engine->has_executor(executor))
+    throw AgentError(AgentError::Kind::InvalidParams,
+                     "there is no executor '" + executor + "' (available: " + executor_list(*session.engine) + ")");
+  const bool changed = session.executor != executor;
+  session.executor = executor;
+  record(session, sessions::ExecutorChange{executor});
+  if (!changed) co_return;
+  co_await read_view(session);
+  send_commands_if_changed(session);
+}
+
+boost::asio::awaitable<void> SessionManager::read_view(Session& s) {
+  s.executor_files.reset();
+  std::shared_ptr<Executor> ex;
+  if (s.executor != config::kLocalExecutor && s.executors) ex = s.executors->find(s.executor, s.cwd);
+  if (ex) {
+    engine::ExecutorSnapshot snap;
+    snap.executor = s.executor;
+    try {
+      snap = co_await read_executor_files(*ex, true, nullptr);
+    } catch (const ExecutorError& e) {
+      spdlog::warn("session {}: skills and AGENTS.md of executor {} not read: {}", s.id, s.executor, e.what());
+      notify(s, {NoticeSeverity::Warning, "Skills and AGENTS.md of executor `" + s.executor + "` could not be read",
+                 e.what()});
+    }
+    s.executor_files = std::make_shared<const engine::ExecutorSnapshot>(std::move(snap));
+  }
+  s.view = s.engine->session_view(s.cwd, s.agent_name, s.executor_files.get());
+  for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+}
+
+boost::asio::awaitable<void> SessionManager::reread_agents_md(Session& s, support::CancelSource* cancel) {
+  if (!s.executor_files) {
+    auto job = [cwd = s.cwd] { return engine::load_agents_md_chain(cwd); };
+    s.view.agents_md = co_await support::run_blocking(*deps_.pool, std::move(job));
+  } else if (auto ex = s.executors ? s.executors->find(s.executor, s.cwd) : nullptr) {
+    try {
+      s.view.agents_md = (co_await read_executor_files(*ex, false, cancel)).agents_md;
+    } catch (const ExecutorError& e) {  // the last ones read stay
+      spdlog::warn("session {}: AGENTS.md of executor {} not read again: {}", s.id, s.executor, e.what());
+    }
+  }
+  for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+}
+
+void SessionManager::notify(Session& s, Notice notice) {
+  if (!s.announced) s.held_notices.push_back(std::move(notice));
+  else if (sessions_.count(s.id)) deps_.host->emit(s.id, std::move(notice));
+}
+
+}  // namespace runtime
