@@ -207,7 +207,10 @@ class AcpTransport : public Transport {
     if (router_ && !connection_id_.empty()) router_->remove(AcpTunnelRouter::connection_key(connection_id_));
   }
 
-  std::string next_request_id() { return "openvaala-" + std::to_string(++request_counter_); }
+  std::string next_request_id() {
+    if (router_) return router_->next_request_id();
+    return "openvaala-" + std::to_string(++request_counter_);
+  }
 
   json::object envelope(const std::string& method, json::object params, const std::string& request_id) {
     json::object meta;

@@ -47,6 +47,9 @@ class AcpTunnelRouter {
   static std::string request_key(const std::string& server_id, const std::string& request_id);
   static std::string connection_key(const std::string& connection_id);
   void add(const std::string& key, Listener listener);
+  // Inner request ids, unique on this connection: the editor keys active requests by
+  // (serverId, requestId), and sessions that share one editor server each run their own client.
+  std::string next_request_id() { return "openvaala-" + std::to_string(++request_counter_); }
   void remove(const std::string& key);
 
   // The handler body (public for tests): params of an `mcp/message` notification.
@@ -55,6 +58,7 @@ class AcpTunnelRouter {
  private:
   acp::Connection& conn_;
   std::map<std::string, Listener> routes_;
+  std::uint64_t request_counter_ = 0;
   std::shared_ptr<bool> alive_;
 };
 

@@ -206,6 +206,44 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
   h.assertSchemaClean();
 }, { timeout: 60000 });
 
+scenario("MCP-over-ACP: two sessions opened at once on one editor server never reuse an active (serverId, requestId)", async (ctx) => {
+  // Zed and VS Code pass the same tunnelled server to every session (e.g. after a reload that
+  // reopens several chats); the editor's provider refuses a requestId already active for that
+  // serverId, so ids must be unique per connection, not per session.
+  const tunnel = await makeTunnelServer();
+  ctx.defer(() => tunnel.close());
+  const provider = new acpUnstable.McpOverAcpProvider();
+  const { ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_a", name: "mcp__editor-tools__echo", arguments: { message: "from a" } }] },
+      { text: "A ok." },
+      { toolCalls: [{ id: "call_b", name: "mcp__editor-tools__echo", arguments: { message: "from b" } }] },
+      { text: "B ok." },
+    ],
+    agentOpts: {
+      onRequest: (method, params, rctx) => {
+        if (method === "mcp/message") return provider.handleRequest(rctx);
+        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+      },
+    },
+  });
+  const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
+  const [a, b] = await Promise.all([
+    h.newSession(ws, { mcpServers: [reg.declaration] }),
+    h.newSession(ws, { mcpServers: [reg.declaration] }),
+  ]);
+  for (const { sessionId } of [a, b]) {
+    await h.setMode(sessionId, "full_auto");
+    assert.equal((await h.prompt(sessionId, "Use the editor's echo")).stopReason, "end_turn");
+  }
+  assert.deepEqual(tunnel.calls.filter((c) => c.tool === "echo").map((c) => c.message), ["from a", "from b"],
+    "both sessions reached the editor's server");
+  assert.doesNotMatch(h.stderr, /duplicate active MCP request ID/, "the editor never refused a duplicate request id");
+  const ids = h.wire.fromAgent.filter((m) => m.method === "mcp/message" && m.id !== undefined).map((m) => m.params.requestId);
+  assert.equal(new Set(ids).size, ids.length, `promise: inner MCP request ids are unique on the connection; sent ${ids.join(", ")}`);
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
 scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor's own error code", async (ctx) => {
   const refusal = { code: -32099, message: "editor-tools refused: the workspace is locked" };
   const tunnel = await makeTunnelServer({ toolErrors: { echo: refusal } });
