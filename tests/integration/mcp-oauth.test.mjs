@@ -12,7 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { scenario, agentBinary, agentEnv, expectRpcError, toolCallsById, waitUntil, writeFiles, toolResultText } from "./harness.mjs";
+import { DEFAULT_CLIENT_CAPABILITIES, scenario, agentBinary, agentEnv, expectRpcError, toolCallsById, toolNames, waitUntil, writeFiles, toolResultText } from "./harness.mjs";
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/mcp/oauth-server.mjs");
 
@@ -180,6 +180,72 @@ scenario("a prompt signs in from the editor: the link as a message, a pending to
   assertNoSecrets({ "agent stderr": h.stderr, "data dir (journal, logs)": allText(home.dataDir) }, home);
   h.assertSchemaClean();
 }, { timeout: 90000 });
+
+/** An agent whose editor advertises URL-mode elicitation and answers sign-in links with `answer(params)`. */
+async function urlElicitingAgent(ctx, srv, script, answer) {
+  const fake = await ctx.fakeModel(script);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  writeFiles(home.configDir, { "mcp_servers/remote.yaml": serverYaml(srv.url) });
+  const h = await ctx.agent({
+    env: home.env,
+    cwd: ws,
+    clientCapabilities: { ...DEFAULT_CLIENT_CAPABILITIES, elicitation: { url: {} } },
+    onRequest: async (method, params) => {
+      if (method !== "elicitation/create") throw new Error(`unexpected client request ${method}`);
+      return answer(params);
+    },
+  });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  return { fake, home, h, sessionId };
+}
+
+scenario("an editor with URL elicitation gets the sign-in link as elicitation/create (url) on the sign-in tool call, then elicitation/complete", async (ctx) => {
+  const srv = await startOAuthServer(ctx);
+  const opened = [];
+  // The editor opens the browser and answers accept at once; the user signs in afterwards.
+  const { fake, home, h, sessionId } = await urlElicitingAgent(ctx, srv, WHOAMI_SCRIPT, (params) => {
+    setImmediate(() => opened.push(approve(params.url)));
+    return { action: "accept" };
+  });
+  const res = await h.prompt(sessionId, "Who am I on the remote server?", { timeout: 60000 });
+  assert.equal(res.stopReason, "end_turn");
+  await Promise.all(opened);
+  const asked = h.requestsOf("elicitation/create");
+  assert.equal(asked.length, 1, "promise: one URL question for the sign-in");
+  const q = asked[0].params;
+  assert.equal(q.mode, "url");
+  assert.equal(q.sessionId, sessionId);
+  assert.match(q.url, /\/authorize\?.*code_challenge_method=S256/, `the authorization URL: ${q.url}`);
+  assert.match(q.message, /remote/, "the question names the server");
+  const [callId, ups] = [...toolCallsById(h, sessionId).entries()].find(([id]) => id.startsWith("mcp_sign_in_remote"));
+  assert.equal(q.toolCallId, callId, "scoped to the sign-in tool call");
+  assert.equal(ups.at(-1).status, "completed");
+  const done = h.wire.fromAgent.filter((m) => m.method === "elicitation/complete").map((m) => m.params);
+  assert.deepEqual(done, [{ elicitationId: q.elicitationId }], "promise: elicitation/complete names the sign-in question once signed in");
+  assert.doesNotMatch(h.textOf(sessionId), /Open this link/, "the link is not repeated as chat text");
+  assert.match(toolResultText(fake.requests[1], "call_who"), /signed in as client/, "the server's tool ran with the new token");
+  assertNoSecrets({ "agent stderr": h.stderr, "data dir (journal, logs)": allText(home.dataDir) }, home);
+  h.assertSchemaClean();
+}, { timeout: 90000 });
+
+scenario("declining the URL sign-in question abandons the sign-in at once: the turn goes on without the server", async (ctx) => {
+  const srv = await startOAuthServer(ctx);
+  const { fake, h, sessionId } = await urlElicitingAgent(ctx, srv, [{ text: "Without the remote server." }],
+    () => ({ action: "decline" }));
+  const res = await h.prompt(sessionId, "Who am I on the remote server?", { timeout: 30000 });
+  assert.equal(res.stopReason, "end_turn", "promise: a declined sign-in never leaves the turn waiting for a redirect");
+  assert.equal(h.requestsOf("elicitation/create").length, 1);
+  const [, ups] = [...toolCallsById(h, sessionId).entries()].find(([id]) => id.startsWith("mcp_sign_in_remote"));
+  assert.equal(ups.at(-1).status, "failed", "the sign-in tool call fails");
+  assert.deepEqual(h.wire.fromAgent.filter((m) => m.method === "elicitation/complete"), [], "nothing completed");
+  assert.equal(fake.requests.length, 1, "the model was asked");
+  assert.deepEqual(toolNames(fake.requests[0]).filter((n) => n.startsWith("mcp__remote__")), [], "without the server's tools");
+  assert.equal((await srv.stats()).grants.authorization_code ?? 0, 0, "no sign-in happened");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
 
 scenario("tokens are refreshed before they expire and after a 401; a revoked sign-in asks again", async (ctx) => {
   const srv = await startOAuthServer(ctx, { ttl: 3600 });
