@@ -2,6 +2,8 @@
 
 #include "runtime/mcp/sign_in_notice.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
@@ -15,6 +17,26 @@ namespace {
 bool is_compact_command(const Session& session, const std::string& text) {
   auto start = text.find_first_not_of(" \t");
   return start != std::string::npos && text.compare(start, 8, "/compact") == 0 && !session.view.find_skill("compact");
+}
+
+// A server that starts slowly (npx fetching its package, a remote host) would leave the editor
+// showing nothing while the turn waits for it: after this long, a notice names what it waits for.
+constexpr std::chrono::milliseconds kMcpSlowStart{1000};
+
+// Arms a one-off notice naming the session's MCP servers still starting when `timer` fires; the
+// caller cancels `timer` when the servers are ready.
+void notice_slow_mcp_start(boost::asio::steady_timer& timer, EditorHost& host, const Session& session,
+                           std::shared_ptr<mcp::McpManager> manager) {
+  timer.expires_after(kMcpSlowStart);
+  timer.async_wait([&host, &session, manager](boost::system::error_code ec) {
+    if (ec) return;  // ready in time (or the turn ended): the session and host may be gone
+    std::string waiting;
+    for (const auto& s : manager->status())
+      if (s.state == mcp::ServerState::Starting || s.state == mcp::ServerState::NotStarted) waiting += (waiting.empty() ? "" : ", ") + s.id;
+    if (!waiting.empty())
+      notify(host, session, NoticeSeverity::Info, "Waiting for MCP servers to start",
+             waiting + ": the prompt goes on as soon as they are ready (or have failed).");
+  });
 }
 
 std::string system_prompt(const Session& session) {
@@ -166,7 +188,12 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   auto& loop = sessions_.loop();
   std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
   mcp::SessionSignIn sign_in(loop.host(), session.id);
-  if (auto mcp = session.mcp) mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in);  // keeps the manager alive
+  if (auto mcp = session.mcp) {  // (the copy keeps the manager alive)
+    boost::asio::steady_timer slow_start(co_await boost::asio::this_coro::executor);
+    notice_slow_mcp_start(slow_start, loop.host(), session, mcp);
+    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in);
+    slow_start.cancel();
+  }
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
                           base_system_prompt(session), [this](providers::ResolvedModel m) { return sessions_.open_model(std::move(m)); },

@@ -3,7 +3,8 @@
 // session.compaction at initialize, today's quoted agent-message text for one that did not;
 // live, and replayed by session/load. MCP servers that cannot start reach the user as notices.
 import assert from "node:assert/strict";
-import { scenario, waitUntil, writeFiles, DEFAULT_CLIENT_CAPABILITIES } from "./harness.mjs";
+import { scenario, toolNames, waitUntil, writeFiles, DEFAULT_CLIENT_CAPABILITIES } from "./harness.mjs";
+import { EVERYTHING } from "../fixtures/mcp/everything.mjs";
 
 const WITH_VIEWS = { ...DEFAULT_CLIENT_CAPABILITIES, session: { notices: {}, compaction: {} } };
 const KINDS = ["notice", "compaction_update", "compaction_summary_chunk"];
@@ -151,3 +152,25 @@ scenario("session.compaction: a compaction the model cannot write ends failed wi
   assert.notEqual(cancelled.compactionId, failed.compactionId, "each compaction has its own id");
   h.assertSchemaClean();
 }, { timeout: 30000 });
+
+scenario("a prompt that waits for a slow-starting MCP server says so with an info notice naming it; a ready server gets none", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "First." }, { text: "Second." }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  // Starts in 3 s, like `npx` fetching a package: the prompt sent right after session/new waits.
+  const start = `sleep 3; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVERYTHING)} stdio`;
+  writeFiles(home.configDir, { "mcp_servers/sluggish.yaml": `id: sluggish\ntype: stdio\ncommand: sh\nargs: ["-c", ${JSON.stringify(start)}]\n` });
+  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: WITH_VIEWS });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  const waiting = () => h.updatesOf(sessionId, "notice").filter((n) => /Waiting for MCP servers/.test(n.title));
+  assert.equal((await h.prompt(sessionId, "hi", { timeout: 30000 })).stopReason, "end_turn");
+  assert.equal(waiting().length, 1, `promise: a turn waiting on a starting MCP server tells the user; notices ${JSON.stringify(h.updatesOf(sessionId, "notice"))}`);
+  assert.equal(waiting()[0].severity, "info");
+  assert.match(waiting()[0].description, /sluggish/, "the notice names the server");
+  assert.ok(toolNames(fake.requests[0]).includes("mcp__sluggish__echo"),
+    "the turn waited for the server: its tools reached the model");
+  assert.equal((await h.prompt(sessionId, "again", { timeout: 30000 })).stopReason, "end_turn");
+  assert.equal(waiting().length, 1, "no notice when the server is already running");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
