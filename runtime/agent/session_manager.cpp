@@ -287,7 +287,10 @@ void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vect
       notify(s, {NoticeSeverity::Error, "MCP server `" + c.id + "` could not start", e.what()});
     }
   }
-  for (const auto& e : editor_servers) std::erase_if(configured, [&](const auto& x) { return x.id == e.id; });
+  for (auto& e : editor_servers) {
+    std::erase_if(configured, [&](const auto& x) { return x.id == e.id; });
+    mcp::add_oauth_to_editor_server(e);
+  }
   // The editor's extra folders are roots too; they are part of the sharing key (see McpServerPool).
   std::vector<std::filesystem::path> roots{s.cwd};
   roots.insert(roots.end(), s.additional_roots.begin(), s.additional_roots.end());

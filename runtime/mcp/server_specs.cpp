@@ -1,5 +1,7 @@
 #include "runtime/mcp/server_specs.hpp"
 
+#include <strings.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -26,6 +28,20 @@ std::shared_ptr<bridge::mcp::oauth::Authorizer> authorizer_for(const engine::Mcp
   auto a = std::make_shared<oauth::Authorizer>(c.id, c.url, oauth::TokenStore(file), std::move(client));
   live[key] = a;
   return a;
+}
+
+void add_oauth_to_editor_server(bridge::mcp::ServerSpec& spec) {
+  auto add = [&spec](auto& t) {
+    if (t.auth) return;
+    for (const auto& [name, value] : t.headers)
+      if (strcasecmp(name.c_str(), "authorization") == 0) return;  // the editor signs in itself
+    engine::McpServerConfig c;
+    c.id = spec.id;
+    c.url = t.url;
+    t.auth = authorizer_for(c);
+  };
+  if (auto* h = std::get_if<bridge::mcp::HttpSpec>(&spec.transport)) add(*h);
+  if (auto* s = std::get_if<bridge::mcp::SseSpec>(&spec.transport)) add(*s);
 }
 
 bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& c, const std::filesystem::path& session_cwd) {

@@ -16,4 +16,8 @@ bridge::mcp::ServerSpec spec_from_config(const engine::McpServerConfig& config, 
 // The Authorizer of a configured http/sse server (shared while anyone holds it).
 std::shared_ptr<bridge::mcp::oauth::Authorizer> authorizer_for(const engine::McpServerConfig& config);
 
+// An http/sse server the editor passed in session/new signs in like a configured one (tokens
+// under its name and URL), unless the editor sends its own Authorization header.
+void add_oauth_to_editor_server(bridge::mcp::ServerSpec& spec);
+
 }  // namespace runtime::mcp

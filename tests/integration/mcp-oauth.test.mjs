@@ -247,6 +247,32 @@ scenario("declining the URL sign-in question abandons the sign-in at once: the t
   h.assertSchemaClean();
 }, { timeout: 60000 });
 
+scenario("an http server the editor passes in session/new signs in the same way; one sent with the editor's own Authorization header is left to the editor", async (ctx) => {
+  const srv = await startOAuthServer(ctx);
+  const fake = await ctx.fakeModel([...WHOAMI_SCRIPT, { text: "Nothing from the second server." }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws, { mcpServers: [{ type: "http", name: "remote", url: srv.url, headers: [] }] });
+  await h.setMode(sessionId, "full_auto");
+  const turn = h.prompt(sessionId, "Who am I on the remote server?", { timeout: 60000 });
+  await waitUntil(() => /Open this link: (\S+)/.test(h.textOf(sessionId)), { timeout: 20000,
+    label: "promise: an editor's http server that answers 401 gets the sign-in link like a configured one" });
+  await approve(h.textOf(sessionId).match(/Open this link: (\S+)/)[1]);
+  assert.equal((await turn).stopReason, "end_turn");
+  assert.match(toolResultText(fake.requests[1], "call_who"), /signed in as client/, "the editor's server ran the tool with our token");
+  assert.ok(storedTokens(home).access_token, "its tokens are stored under its name");
+
+  // The editor sends its own (here: wrong) credentials: no sign-in of ours, the server just fails.
+  const other = await h.newSession(ws, { mcpServers: [{ type: "http", name: "theirs", url: srv.url, headers: [{ name: "Authorization", value: "Bearer editor-token" }] }] });
+  assert.equal((await h.prompt(other.sessionId, "hi", { timeout: 60000 })).stopReason, "end_turn");
+  assert.doesNotMatch(h.textOf(other.sessionId), /Open this link/, "no sign-in over the editor's own Authorization header");
+  assert.deepEqual(toolNames(fake.requests.at(-1)).filter((n) => n.startsWith("mcp__theirs__")), []);
+  assertNoSecrets({ "agent stderr": h.stderr, "data dir (journal, logs)": allText(home.dataDir) }, home);
+  h.assertSchemaClean();
+}, { timeout: 90000 });
+
 scenario("tokens are refreshed before they expire and after a 401; a revoked sign-in asks again", async (ctx) => {
   const srv = await startOAuthServer(ctx, { ttl: 3600 });
   const fake = await ctx.fakeModel([...whoami("call_who1"), ...whoami("call_who2"), ...whoami("call_who3")]);
