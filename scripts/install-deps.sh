@@ -3,7 +3,8 @@
 # a Node >= 20 (scripts/node-env.sh: the system one, or one from the npm registry in .tools/ when
 # the system has none or an older one, such as Debian 12's nodejs 18), and the npm packages of
 # the tests and the VS Code extension (into this repo's own node_modules folders).
-# openssh-server: the executors tests start a throw-away sshd on 127.0.0.1 (tests/integration/sshd.mjs).
+# openssh-server: the executors tests start a throw-away sshd on 127.0.0.1 (tests/integration/sshd.mjs);
+# iproute2 (ss): a fixture tells which process opened a connection (forwarded through sshd or not).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,7 @@ PKGS="build-essential cmake pkg-config git nodejs npm clang
 libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev
 libyaml-cpp-dev libspdlog-dev libre2-dev libssl-dev ca-certificates openssl
 libgtest-dev libgmock-dev libbenchmark-dev
-openssh-client openssh-server"
+openssh-client openssh-server iproute2"
 
 missing=""
 for p in $PKGS; do

@@ -123,9 +123,16 @@ asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& re
   auto executor = co_await asio::this_coro::executor;
   auto cancelled = [&] { return cancel && cancel->cancelled(); };
 
+  std::string dial_host = host, dial_port = port;
+  if (!request.connect_to.empty()) {
+    const auto colon = request.connect_to.rfind(':');
+    if (colon == std::string::npos) co_return HttpFailure{FailureKind::BadUrl, "not host:port: " + request.connect_to};
+    dial_host = request.connect_to.substr(0, colon);
+    dial_port = request.connect_to.substr(colon + 1);
+  }
   tcp::resolver resolver(executor);
-  auto [rec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
-  if (rec) co_return HttpFailure{FailureKind::Connect, "cannot resolve " + host + ": " + rec.message()};
+  auto [rec, endpoints] = co_await resolver.async_resolve(dial_host, dial_port, kTuple);
+  if (rec) co_return HttpFailure{FailureKind::Connect, "cannot resolve " + dial_host + ": " + rec.message()};
 
   if (!tls) {
     beast::tcp_stream stream(executor);

@@ -21,6 +21,9 @@ struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // "host:port" to connect to instead of the URL's host and port (a forwarded port); the Host
+  // header, TLS server name and certificate check still use the URL's host. Empty: the URL's.
+  std::string connect_to;
 };
 
 struct HttpResponseHead {

@@ -26,7 +26,7 @@ constexpr int kMaxResumes = 3;  // resumptions of a request's SSE stream (GET wi
 class StreamableHttpTransport : public HttpBase {
  public:
   StreamableHttpTransport(asio::any_io_executor ex, HttpSpec spec, std::string log_id)
-      : HttpBase(std::move(ex), std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth)) {}
+      : HttpBase(std::move(ex), std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth), std::move(spec.connect_to)) {}
   ~StreamableHttpTransport() override { cancel_all(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) override {
@@ -69,7 +69,7 @@ class StreamableHttpTransport : public HttpBase {
     cancel_all();
     if (!session_id_.empty()) {
       auto self = shared_from_this();
-      http::HttpRequest req{"DELETE", url_, common_headers(), ""};
+      http::HttpRequest req = make_request("DELETE", url_, common_headers(), "");
       http::StreamOptions opts;
       opts.connect_timeout = std::chrono::seconds(2);
       opts.idle_timeout = std::chrono::seconds(2);
@@ -115,7 +115,7 @@ class StreamableHttpTransport : public HttpBase {
     auto cancel = track(key);
     if (req) by_request_[id_key] = key;
 
-    http::HttpRequest request{"POST", url_, common_headers(), json::serialize(message)};
+    http::HttpRequest request = make_request("POST", url_, common_headers(), json::serialize(message));
     support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
     request.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -163,7 +163,7 @@ class StreamableHttpTransport : public HttpBase {
       co_await t.async_wait(kTuple);
       if (stopped_ || cancel->cancelled()) break;
       spdlog::debug("mcp {}: resuming the answer stream of {} after event {}", log_id_, id_key, dec.last_event_id());
-      http::HttpRequest get{"GET", url_, common_headers(), ""};
+      http::HttpRequest get = make_request("GET", url_, common_headers(), "");
       get.headers.emplace_back("Accept", "text/event-stream");
       get.headers.emplace_back("Last-Event-ID", dec.last_event_id());
       co_await authorize(get.headers);
@@ -235,7 +235,7 @@ class StreamableHttpTransport : public HttpBase {
     while (!stopped_ && failures < 5) {
       std::uint64_t key = 0;
       auto cancel = track(key);
-      http::HttpRequest get{"GET", url_, common_headers(), ""};
+      http::HttpRequest get = make_request("GET", url_, common_headers(), "");
       get.headers.emplace_back("Accept", "text/event-stream");
       if (!last_id.empty()) get.headers.emplace_back("Last-Event-ID", last_id);
       co_await authorize(get.headers);

@@ -51,12 +51,21 @@ inline std::string trimmed(std::string s) {
 class HttpBase : public Transport {
  protected:
   HttpBase(asio::any_io_executor ex, std::string url, std::vector<std::pair<std::string, std::string>> headers,
-           std::string log_id, std::shared_ptr<oauth::Authorizer> auth)
+           std::string log_id, std::shared_ptr<oauth::Authorizer> auth, std::string connect_to)
       : ex_(std::move(ex)),
         url_(std::move(url)),
         headers_(std::move(headers)),
         log_id_(std::move(log_id)),
-        auth_(std::move(auth)) {}
+        auth_(std::move(auth)),
+        connect_to_(std::move(connect_to)) {}
+
+  // Every request of the transport: to `url`, dialling the forwarded port when there is one.
+  http::HttpRequest make_request(std::string method, std::string url, std::vector<std::pair<std::string, std::string>> headers,
+                            std::string body) const {
+    http::HttpRequest r{std::move(method), std::move(url), std::move(headers), std::move(body)};
+    r.connect_to = connect_to_;
+    return r;
+  }
 
   // Adds the OAuth bearer token (when there is one) to `headers`; returns the token sent.
   asio::awaitable<std::optional<std::string>> authorize(std::vector<std::pair<std::string, std::string>>& headers) {
@@ -121,6 +130,7 @@ class HttpBase : public Transport {
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string log_id_;
   std::shared_ptr<oauth::Authorizer> auth_;
+  std::string connect_to_;  // HttpSpec::connect_to
   Handlers handlers_;
   bool stopped_ = false;
   std::uint64_t next_key_ = 1;

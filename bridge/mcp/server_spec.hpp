@@ -29,12 +29,14 @@ struct HttpSpec {  // Streamable HTTP (MCP 2025-03-26 and later)
   std::vector<std::pair<std::string, std::string>> headers;
   // OAuth (bridge/mcp/oauth_flow.hpp): sends its bearer token and asks it after a 401; null: none.
   std::shared_ptr<oauth::Authorizer> auth;
+  std::string connect_to;  // "host:port" dialled instead of the URL's (HttpRequest::connect_to)
 };
 
 struct SseSpec {  // the older HTTP+SSE transport (MCP 2024-11-05): GET /sse, POST to the endpoint
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<oauth::Authorizer> auth;  // as in HttpSpec
+  std::string connect_to;                   // as in HttpSpec
 };
 
 struct AcpSpec {  // MCP-over-ACP: the server lives in the editor

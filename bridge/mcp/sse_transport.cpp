@@ -22,7 +22,7 @@ namespace {
 class SseTransport : public HttpBase {
  public:
   SseTransport(asio::any_io_executor ex, SseSpec spec, std::string log_id)
-      : HttpBase(ex, std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth)), ready_(ex) {}
+      : HttpBase(ex, std::move(spec.url), std::move(spec.headers), std::move(log_id), std::move(spec.auth), std::move(spec.connect_to)), ready_(ex) {}
   ~SseTransport() override { cancel_all(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds timeout) override {
@@ -96,7 +96,7 @@ class SseTransport : public HttpBase {
     auto self = shared_from_this();
     std::uint64_t key = 0;
     auto cancel = track(key);
-    http::HttpRequest get{"GET", url_, headers_, ""};
+    http::HttpRequest get = make_request("GET", url_, headers_, "");
     get.headers.emplace_back("Accept", "text/event-stream");
     const auto sent_token = co_await authorize(get.headers);
     http::StreamOptions opts;
@@ -150,7 +150,7 @@ class SseTransport : public HttpBase {
     const json::value id = req ? message.at("id") : json::value(nullptr);
     std::uint64_t key = 0;
     auto cancel = track(key);
-    http::HttpRequest request{"POST", endpoint_, headers_, json::serialize(message)};
+    http::HttpRequest request = make_request("POST", endpoint_, headers_, json::serialize(message));
     support::repair_utf8(request.body);
     request.headers.emplace_back("Content-Type", "application/json");
     const auto sent_token = co_await authorize(request.headers);

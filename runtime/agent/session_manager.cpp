@@ -198,8 +198,8 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
   }
   if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
-  auto unreachable = co_await connect_mcp_executors(s);
-  make_mcp(session, std::move(request.editor_servers), unreachable);
+  auto links = co_await connect_mcp_executors(s);
+  make_mcp(session, std::move(request.editor_servers), links);
   co_await session_start_hooks(s, request.kind);
   if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
@@ -273,15 +273,15 @@ Notice mcp_notice(const std::string& server, mcp::ServerState state, const std::
 // The agent's configured servers, then the editor's (an editor server replaces one of its id).
 // Nothing starts here: start_all runs after the reply (see open).
 void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
-                              const std::map<std::string, std::string>& unreachable) {
+                              const McpExecutorLinks& links) {
   Session& s = *session;
   std::vector<bridge::mcp::ServerSpec> configured;
   for (const auto& c : s.view.mcp_servers) {
     // On its executor (DESIGN §10); one that cannot run there is left out, and the user told why.
     const auto where = mcp_executor(c, s.executor);
     try {
-      if (auto down = unreachable.find(where); down != unreachable.end()) throw ExecutorError(down->second);
-      configured.push_back(place_mcp_server(mcp::spec_from_config(c, s.cwd), c, s));
+      if (auto down = links.unreachable.find(where); down != links.unreachable.end()) throw ExecutorError(down->second);
+      configured.push_back(place_mcp_server(mcp::spec_from_config(c, s.cwd), c, s, links));
     } catch (const ExecutorError& e) {
       spdlog::warn("MCP server {}: not started on executor {}: {}", c.id, where, e.what());
       notify(s, {NoticeSeverity::Error, "MCP server `" + c.id + "` could not start", e.what()});

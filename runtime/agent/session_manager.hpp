@@ -17,6 +17,7 @@
 #include "bridge/mcp/transport.hpp"
 #include "runtime/agent/agent_error.hpp"
 #include "runtime/agent/agent_loop.hpp"
+#include "runtime/agent/mcp_placement.hpp"
 #include "runtime/agent/session.hpp"
 #include "runtime/mcp/mcp_server.hpp"
 #include "runtime/engine/engine.hpp"
@@ -126,9 +127,9 @@ class SessionManager {
  private:
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
   boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
-  // `unreachable`: executors that could not be connected, and why.
+  // `links`: executors that could not be connected (and why), ports forwarded to http/sse servers.
   void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
-                const std::map<std::string, std::string>& unreachable);
+                const McpExecutorLinks& links);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);

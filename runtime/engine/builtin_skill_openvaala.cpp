@@ -130,7 +130,9 @@ headers:
 - `url` (an http:// or https:// address), `headers`: http and sse only; `command`, `args`, `env`
   are not allowed.
 - `executors`: where it runs; default `[local]`. Each must be `local` or a non-virtual executor
-  from `executors/`; the built-in `openvaala` executor cannot run MCP servers.
+  from `executors/`; the built-in `openvaala` executor cannot run MCP servers. The session's
+  executor when listed, else the first: a stdio server runs there, an http/sse server is
+  connected from there (its URL as that machine sees it, e.g. `http://127.0.0.1:8080/mcp`).
 - `tools`: the tool names (as the server names them) offered to the model; default all.
 - `required`: when true, a server that cannot connect fails the turn (default: its tools are
   skipped).

@@ -7,7 +7,11 @@
 // group when the wrapper's stdin reaches EOF, which happens when its ssh channel closes: the
 // command ended, we killed our ssh client (cancel, timeout), or the connection died with us
 // (the orphan guard ends the master when openvaala dies, SIGKILL included).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -50,6 +54,22 @@ std::string ssh_failure(const std::string& stderr_text, const std::string& host)
 }
 
 // The working directory as a shell word: `~` and `~/x` start at the remote home.
+// A port on 127.0.0.1 that nobody listens on right now (the kernel's pick); 0 when none.
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
 std::string workdir_word(const std::string& w) {
   if (w.empty() || w == "~") return "\"$HOME\"";
   if (w.rfind("~/", 0) == 0) return "\"$HOME\"/" + shell_quote(w.substr(2));
@@ -212,7 +232,30 @@ class SshExecutor : public Executor {
     co_return line.substr(6);
   }
 
+  // `ssh -O forward -L` on the multiplexed connection: the forwarding lives as long as it does.
+  boost::asio::awaitable<std::string> forward_tcp(const std::string& host, const std::string& port,
+                                                  support::CancelSource* cancel) override {
+    co_await connect(cancel);
+    const std::string destination = host + ":" + port;
+    if (auto it = forwards_.find(destination); it != forwards_.end()) co_return it->second;
+    const int local_port = free_loopback_port();
+    if (local_port <= 0) throw error("cannot find a free local port to forward " + destination);
+    const std::string local = "127.0.0.1:" + std::to_string(local_port);
+    auto spec = ssh_spec("");
+    spec.argv.pop_back();  // no remote command
+    // IPv6 destinations need brackets in -L.
+    const std::string to = host.find(':') != std::string::npos ? "[" + host + "]:" + port : destination;
+    spec.argv.insert(spec.argv.end() - 1, {"-O", "forward", "-L", local + ":" + to});
+    spec.timeout = kFileOpTimeout;
+    auto ran = co_await detail::run_on_pool(deps_, std::move(spec), {}, cancel);
+    check(Outcome{std::move(ran)}, "cannot forward a local port to " + destination);
+    spdlog::info("executor {}: {} is forwarded to {} there", c_.id, local, destination);
+    forwards_[destination] = local;
+    co_return local;
+  }
+
   void shutdown() override {
+    forwards_.clear();
     if (!connected_once_) return;
     connected_once_ = false;
     auto spec = ssh_spec("");
@@ -349,11 +392,15 @@ class SshExecutor : public Executor {
   }
 
   // The next use connects again (a new master) and re-checks the host.
-  void lost_connection() { workdir_.clear(); }
+  void lost_connection() {
+    workdir_.clear();
+    forwards_.clear();  // they ended with the old master
+  }
 
   Deps deps_;
   config::ExecutorConfig c_;
   fs::path control_path_;
+  std::map<std::string, std::string> forwards_;  // "host:port" there -> "127.0.0.1:<port>" here
   ExecutorInfo info_;
   std::shared_ptr<support::OneShotEvent> connecting_;
   std::string workdir_;  // absolute, once connected

@@ -93,6 +93,11 @@ class Executor {
   // exists already (its name carries a hash of the content); answers its absolute path.
   virtual boost::asio::awaitable<std::string> copy_tree(const std::string& from, const std::string& to,
                                                        support::CancelSource* cancel);
+  // A local address ("127.0.0.1:<port>") whose connections are made to `host`:`port` from that
+  // machine (an http/sse MCP server "connected from that machine"); one per destination, kept
+  // until shutdown. Throws ExecutorError where connections cannot be forwarded.
+  virtual boost::asio::awaitable<std::string> forward_tcp(const std::string& host, const std::string& port,
+                                                          support::CancelSource* cancel);
   // What this executor is, for the model's system prompt: "id (type, where), working directory …".
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
@@ -113,6 +118,12 @@ inline boost::asio::awaitable<InstallResult> Executor::install_file(const std::s
 inline boost::asio::awaitable<std::string> Executor::copy_tree(const std::string&, const std::string&,
                                                                support::CancelSource*) {
   throw ExecutorError("executor '" + info().id + "' cannot hold copied folders (it has files only)");
+  co_return std::string();
+}
+
+inline boost::asio::awaitable<std::string> Executor::forward_tcp(const std::string&, const std::string&,
+                                                                 support::CancelSource*) {
+  throw ExecutorError("executor '" + info().id + "' cannot connect to servers from there (" + info().type + ")");
   co_return std::string();
 }
 

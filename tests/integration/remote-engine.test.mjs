@@ -2,6 +2,7 @@
 // SSH host (a real sshd on 127.0.0.1, tests/integration/sshd.mjs) reads its skills and AGENTS.md
 // there; AGENTS.md of another executor joins after the first tool use there.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before } from "node:test";
@@ -164,6 +165,31 @@ sshScenario("an MCP server whose executors list the session's ssh executor runs 
     "a server listing the session's ssh executor runs there, as its user, in its working directory, with its env");
   assert.match(toolResultText(last, "c_here"), new RegExp(`^(?!ovtest)\\S+ ${ws.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} -`),
     "a server with the default executors [local] runs locally");
+  h.assertSchemaClean();
+});
+
+sshScenario("an http MCP server whose executors list the ssh executor is connected from that host (a port forwarded over its connection)", async (ctx) => {
+  const peer = spawn(process.execPath, [path.join(REPO_ROOT, "tests/fixtures/mcp/peer-http-server.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+  ctx.defer(() => peer.kill("SIGKILL"));
+  let out = "";
+  peer.stdout.on("data", (d) => (out += d));
+  await waitUntil(() => out.includes("\n"), { timeout: 10000, label: "the peer fixture to listen" });
+  const { url } = JSON.parse(out.split("\n")[0]);
+  const { fake, ws, h } = await setUp(ctx, {
+    executors: { box: sshd.executorYaml("box") },
+    configFiles: {
+      "mcp_servers/far.yaml": `id: far\ntype: http\nurl: ${url}\nexecutors: [box]\n`,
+      "mcp_servers/near.yaml": `id: near\ntype: http\nurl: ${url}\n`,
+    },
+    script: [call("c_far", "mcp__far__peer", {}), call("c_near", "mcp__near__peer", {}), { text: "done" }],
+  });
+  const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "box" } } });
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "who connects")).stopReason, "end_turn");
+  const last = fake.requests.at(-1);
+  assert.equal(toolResultText(last, "c_far").trim(), "sshd",
+    "promise: an http server placed on an ssh executor is connected from that machine (through sshd), not from here");
+  assert.equal(toolResultText(last, "c_near").trim(), "openvaala", "a server on [local] is connected directly");
   h.assertSchemaClean();
 });
 
