@@ -3,9 +3,12 @@
 // first tool use.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "runtime/agent/executor_files.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/session_manager.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
 #include "support/run_blocking.hpp"
 
 namespace runtime {
@@ -14,12 +17,34 @@ boost::asio::awaitable<void> SessionManager::set_executor(Session& session, cons
   if (!session.engine->has_executor(executor))
     throw AgentError(AgentError::Kind::InvalidParams,
                      "there is no executor '" + executor + "' (available: " + executor_list(*session.engine) + ")");
-  const bool changed = session.executor != executor;
+  const std::string before = session.executor;
   session.executor = executor;
   record(session, sessions::ExecutorChange{executor});
-  if (!changed) co_return;
+  if (before == executor) co_return;
   co_await read_view(session);
   send_commands_if_changed(session);
+  co_await move_mcp_servers(session, before);
+}
+
+// A configured MCP server runs on the session's executor when its `executors:` lists it: after
+// a switch that moves any of them, the session's servers are stopped and started again where
+// they now belong (the editor's own servers with them: they are one manager).
+boost::asio::awaitable<void> SessionManager::move_mcp_servers(Session& session, const std::string& before) {
+  const bool moves = std::any_of(session.view.mcp_servers.begin(), session.view.mcp_servers.end(), [&](const auto& c) {
+    return mcp_executor(c, before) != mcp_executor(c, session.executor);
+  });
+  auto it = sessions_.find(session.id);
+  if (!moves || !session.mcp || it == sessions_.end()) co_return;
+  auto keep = it->second;  // the session may close while we wait
+  spdlog::info("session {}: executor {} -> {}: restarting its MCP servers", session.id, before, session.executor);
+  auto old = std::exchange(session.mcp, nullptr);
+  auto editor_servers = old->editor_specs();
+  co_await old->close();
+  auto links = co_await connect_mcp_executors(session);
+  if (session.mcp || !sessions_.count(session.id)) co_return;  // closed (or switched again) meanwhile
+  make_mcp(keep, std::move(editor_servers), links);
+  send_commands_if_changed(session);
+  session.mcp->start_all();
 }
 
 boost::asio::awaitable<void> SessionManager::read_view(Session& s) {

@@ -131,6 +131,7 @@ class SessionManager {
   void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
                 const McpExecutorLinks& links);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
+  boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);
   void replay(const Session& s, const sessions::LoadedSession& loaded);

@@ -29,6 +29,7 @@ McpManager::McpManager(Deps deps, std::vector<ServerSpec> servers, std::vector<S
 McpManager::~McpManager() { kill_now(); }
 
 const std::vector<ServerSpec>& McpManager::specs() const { return impl_->specs_; }
+const std::vector<ServerSpec>& McpManager::editor_specs() const { return impl_->editor_specs_; }
 
 void McpManager::start_all() {
   for (auto& e : impl_->entries_) e.server->start_in_background();

@@ -108,6 +108,8 @@ class McpManager {
   boost::asio::awaitable<std::optional<std::string>> read_listed_resource(std::string uri,
                                                                         support::CancelSource* cancel);
   const std::vector<bridge::mcp::ServerSpec>& specs() const;
+  // The servers given as private_servers (the editor's own), as given.
+  const std::vector<bridge::mcp::ServerSpec>& editor_specs() const;
   // Stops every server no other session uses, all at once (stdio: close stdin, 500 ms,
   // SIGTERM, 400 ms, SIGKILL; http: DELETE).
   boost::asio::awaitable<void> close();

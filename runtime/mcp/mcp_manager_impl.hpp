@@ -35,6 +35,7 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
       entries_.push_back(std::move(e));
     };
     for (auto& s : servers) add(std::move(s), true);
+    editor_specs_ = private_servers;
     for (auto& s : private_servers) add(std::move(s), false);
   }
 
@@ -51,6 +52,7 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
 
   Deps deps_;
   std::vector<bridge::mcp::ServerSpec> specs_;
+  std::vector<bridge::mcp::ServerSpec> editor_specs_;  // the session's own (private_servers)
   std::vector<SessionServer> entries_;
   std::set<std::string> declined_;  // optional servers whose sign-in failed: not asked again
   bool closed_ = false;

@@ -168,6 +168,23 @@ sshScenario("an MCP server whose executors list the session's ssh executor runs 
   h.assertSchemaClean();
 });
 
+sshScenario("switching the session's executor moves its MCP servers: one listing both executors restarts on the new one", async (ctx) => {
+  const server = path.join(REPO_ROOT, "tests/fixtures/mcp/where-server.mjs");
+  const { fake, ws, h } = await setUp(ctx, {
+    executors: { box: sshd.executorYaml("box") },
+    configFiles: { "mcp_servers/where.yaml": `id: where\ntype: stdio\ncommand: node\nargs: [${server}]\nexecutors: [local, box]\n` },
+    script: [call("c_before", "mcp__where__where", {}), { text: "here" }, call("c_after", "mcp__where__where", {}), { text: "there" }],
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "where first")).stopReason, "end_turn");
+  assert.match(toolResultText(fake.requests[1], "c_before"), /^(?!ovtest)\S+ /, "on local first");
+  await h.request("session/set_config_option", { sessionId, configId: "executor", value: "box" });
+  assert.equal((await h.prompt(sessionId, "where now")).stopReason, "end_turn");
+  assert.equal(toolResultText(fake.requests[3], "c_after").trim(), `ovtest ${sshd.workdir} -`,
+    "promise: after the switch the server runs on the session's new executor");
+  h.assertSchemaClean();
+});
+
 sshScenario("an http MCP server whose executors list the ssh executor is connected from that host (a port forwarded over its connection)", async (ctx) => {
   const peer = spawn(process.execPath, [path.join(REPO_ROOT, "tests/fixtures/mcp/peer-http-server.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
   ctx.defer(() => peer.kill("SIGKILL"));
