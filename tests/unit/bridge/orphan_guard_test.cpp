@@ -1,6 +1,7 @@
 #include "bridge/process/orphan_guard.hpp"
 #include "bridge/process/process_tree.hpp"
 
+#include <fstream>
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -123,10 +124,19 @@ pid_t start_server_with_detached_sleep() {
 TEST(OrphanGuard, EndsWhatTheServersChildrenDetachedWhenTheServerIsKilled) {
   const pid_t server = start_server_with_detached_sleep();
   ASSERT_GT(server, 0);
+  // The server's child that is `sleep`: adopted once the shell is gone. (Under load the first
+  // child seen can still be std::system's own shell, which is about to exit.)
+  auto is_sleep = [](pid_t pid) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    return name == "sleep";
+  };
   pid_t detached = 0;
-  for (int i = 0; i < 200 && !detached; ++i) {
+  for (int i = 0; i < 500 && !detached; ++i) {
     std::this_thread::sleep_for(10ms);
-    for (pid_t c : bridge::process::children_of(server)) detached = c;  // the shell is gone: the sleep is adopted
+    for (pid_t c : bridge::process::children_of(server))
+      if (is_sleep(c)) detached = c;
   }
   ASSERT_GT(detached, 0) << "set-up: the detached sleep was not adopted by the server";
   const auto started = bridge::process::start_time(detached);
