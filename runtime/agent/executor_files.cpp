@@ -132,4 +132,34 @@ boost::asio::awaitable<std::string> agents_md_on_first_use(Session& s, Executor&
       engine::agents_md_prompt(fresh);
 }
 
+boost::asio::awaitable<std::string> agents_md_after_read_on(Session& s, Executor& ex, const std::string& workdir,
+                                                            const std::string& path, support::CancelSource* cancel) {
+  fs::path wd = fs::path(workdir).lexically_normal();
+  if (!wd.empty() && wd.filename().empty()) wd = wd.parent_path();
+  const fs::path read = (fs::path(path).is_absolute() ? fs::path(path) : wd / path).lexically_normal();
+  const auto rel = read.parent_path().lexically_relative(wd);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") co_return std::string();
+  const std::string id = ex.info().id;
+  const std::string label = id == s.executor ? "" : id + ":";  // as the session's own chain is keyed
+  std::vector<engine::AgentsMdFile> fresh;
+  fs::path dir = wd;
+  try {
+    for (const auto& part : rel) {
+      dir /= part;
+      const std::string file = (dir / "AGENTS.md").string();
+      if (s.agents_md_included.count(label + file)) continue;
+      auto st = co_await ex.stat(file, cancel);
+      if (!st.exists || st.is_directory) continue;
+      if (auto f = engine::agents_md_file(label + file, co_await ex.read_file(file, cancel))) {
+        s.agents_md_included.insert(f->path);
+        fresh.push_back(std::move(*f));
+      }
+    }
+  } catch (const ExecutorError& e) {  // what was found so far still counts
+    spdlog::warn("session {}: AGENTS.md below {} on executor {} not read: {}", s.id, wd.string(), id, e.what());
+  }
+  if (fresh.empty()) co_return std::string();
+  co_return "\n\n" + engine::agents_md_prompt(fresh);
+}
+
 }  // namespace runtime

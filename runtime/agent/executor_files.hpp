@@ -22,6 +22,12 @@ struct Session;
 boost::asio::awaitable<std::string> agents_md_on_first_use(Session& session, Executor& executor,
                                                            boost::asio::thread_pool& pool, support::CancelSource* cancel);
 
+// After a read of `path` on `executor` (not the local default, which the engine handles): the
+// AGENTS.md files between its working directory `workdir` and the file's folder not yet given,
+// as prompt text ("" when none). Another executor's files are named `<id>:<path>` as above.
+boost::asio::awaitable<std::string> agents_md_after_read_on(Session& session, Executor& executor, const std::string& workdir,
+                                                            const std::string& path, support::CancelSource* cancel);
+
 // Parses what the command printed (exposed for tests).
 engine::ExecutorSnapshot parse_executor_files(const std::string& executor_id, std::string_view out);
 

@@ -312,11 +312,16 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
       c.result = tools::error_result(std::string("The tool failed: ") + e.what());
     }
   }
-  // Deeper AGENTS.md files on local after a read; another executor's chain after its first use.
-  if (!c.result.is_error && c.env.on_local() && c.session.executor == c.env.executor)
-    if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
+  // Another executor's chain after its first use; deeper AGENTS.md files after a read (on the
+  // local default through the engine, elsewhere through the executor).
   if (ready && c.executor && !c.cancel.cancelled())
     c.model_context += co_await agents_md_on_first_use(c.session, *c.executor, hooks_.pool(), &c.cancel);
+  const bool local_default = c.env.on_local() && c.session.executor == c.env.executor;
+  if (!c.result.is_error && local_default)
+    if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
+  if (!c.result.is_error && !local_default && ready && c.executor && !c.cancel.cancelled())
+    if (auto path = c.tool->file_read(c.args))
+      c.model_context += co_await agents_md_after_read_on(c.session, *c.executor, c.env.cwd, *path, &c.cancel);
   co_await post_tool_use(c);
 }
 

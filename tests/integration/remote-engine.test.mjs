@@ -168,6 +168,29 @@ sshScenario("an MCP server whose executors list the session's ssh executor runs 
   h.assertSchemaClean();
 });
 
+sshScenario("a read on the ssh executor below its working directory brings the AGENTS.md files in between, once", async (ctx) => {
+  const sub = `deep-${process.pid}`;
+  sshd.writeRemote(`${sub}/AGENTS.md`, "DEEP-REMOTE-MARK: tests here use the remote fixture\n");
+  sshd.writeRemote(`${sub}/inner/notes.txt`, "remote notes\n");
+  sshd.writeRemote(`${sub}/inner/more.txt`, "more notes\n");
+  ctx.defer(() => fs.rmSync(path.join(sshd.workdir, sub), { recursive: true, force: true }));
+  const { fake, ws, h } = await setUp(ctx, {
+    executors: { box: sshd.executorYaml("box") },
+    script: [call("c_read", "read_file", { path: `${sub}/inner/notes.txt` }), { text: "read" },
+      call("c_again", "read_file", { path: `${sub}/inner/more.txt` }), { text: "again" }],
+  });
+  const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "box" } } });
+  assert.equal((await h.prompt(sessionId, "read the notes")).stopReason, "end_turn");
+  const afterRead = JSON.stringify(fake.requests[1].body.messages);
+  assert.ok(!JSON.stringify(fake.requests[0].body).includes("DEEP-REMOTE-MARK"), "not before the read");
+  assert.match(afterRead, /DEEP-REMOTE-MARK/, "promise: a deeper AGENTS.md on the remote joins the context after a read below it");
+  assert.ok(afterRead.includes(`${sshd.workdir}/${sub}/AGENTS.md`), "named by its remote path");
+  assert.equal((await h.prompt(sessionId, "read more")).stopReason, "end_turn");
+  const second = toolResultText(fake.requests[3], "c_again");
+  assert.ok(!second.includes("DEEP-REMOTE-MARK"), `given once, not again with the next read there: ${second}`);
+  h.assertSchemaClean();
+});
+
 sshScenario("switching the session's executor moves its MCP servers: one listing both executors restarts on the new one", async (ctx) => {
   const server = path.join(REPO_ROOT, "tests/fixtures/mcp/where-server.mjs");
   const { fake, ws, h } = await setUp(ctx, {
