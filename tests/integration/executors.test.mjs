@@ -7,22 +7,12 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { after, before } from "node:test";
 import {
   scenario, agentBinary, agentEnv, assertProcessesGone, makeWorkspace, sleep, toolCallsById, toolResultText, writeFiles,
 } from "./harness.mjs";
-import { freePort, sshdSkipReason, startSshd } from "./sshd.mjs";
+import { freePort, sshdForThisFile, startSshd } from "./sshd.mjs";
 
-const SKIP = sshdSkipReason();
-let sshd = null;
-before(async () => {
-  if (!SKIP) sshd = await startSshd();
-});
-after(async () => {
-  if (sshd) await sshd.close();
-});
-
-const sshScenario = (name, fn, opts = {}) => scenario(name, fn, { timeout: 60000, ...opts, skip: SKIP });
+const { sshd, sshScenario } = sshdForThisFile();
 
 /** Fake model + workspace (where.txt says "local") + config with executors/<id>.yaml files. */
 async function setUp(ctx, { script, executors = {}, extraYaml = "", files = {} }) {

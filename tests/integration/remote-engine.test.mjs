@@ -5,20 +5,10 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { after, before } from "node:test";
 import { REPO_ROOT, scenario, systemPrompt, toolResultText, userText, waitUntil, writeFiles } from "./harness.mjs";
-import { sshdSkipReason, startSshd } from "./sshd.mjs";
+import { sshdForThisFile } from "./sshd.mjs";
 
-const SKIP = sshdSkipReason();
-let sshd = null;
-before(async () => {
-  if (!SKIP) sshd = await startSshd();
-});
-after(async () => {
-  if (sshd) await sshd.close();
-});
-
-const sshScenario = (name, fn, opts = {}) => scenario(name, fn, { timeout: 60000, ...opts, skip: SKIP });
+const { sshd, sshScenario } = sshdForThisFile();
 const call = (id, name, args) => ({ toolCalls: [{ id, name, arguments: args }] });
 const skillMd = (name, description) => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\nSteps for ${name}.\n`;
 

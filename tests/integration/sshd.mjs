@@ -7,7 +7,8 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { sleep } from "./harness.mjs";
+import { after, before } from "node:test";
+import { scenario, sleep } from "./harness.mjs";
 import { freePort } from "../fixtures/mcp/everything.mjs";
 
 export { freePort };
@@ -65,6 +66,25 @@ async function waitForPort(port, ms = 5000) {
  * bash or tar. Returns { port, user, remoteHome, workdir, clientDir, identityFile, knownHosts,
  * executorYaml(id, extra), processes(marker), close() }.
  */
+/**
+ * One sshd for the test file that calls this (started before its first test, closed after its
+ * last): `sshd` forwards to the running fixture; `sshScenario` is a scenario skipped (with the
+ * reason) where no sshd can run here.
+ */
+export function sshdForThisFile() {
+  const skip = sshdSkipReason();
+  let server = null;
+  before(async () => {
+    if (!skip) server = await startSshd();
+  });
+  after(async () => {
+    if (server) await server.close();
+  });
+  const sshd = new Proxy({}, { get: (_target, key) => server?.[key] });
+  const sshScenario = (name, fn, opts = {}) => scenario(name, fn, { timeout: 60000, ...opts, skip });
+  return { sshd, sshScenario };
+}
+
 export async function startSshd({ pathDirs = null } = {}) {
   const u = ensureTestUser();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-sshd-"));
