@@ -107,6 +107,24 @@ scenario("session/list filters by cwd and pages; resume restores without replay;
   h.assertSchemaClean();
 });
 
+scenario("a deeper AGENTS.md joins with a successful read below it, not with a read that failed", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { toolCalls: [{ id: "call_missing", name: "read_file", arguments: { path: "pkg/missing.c" } }] },
+    { toolCalls: [{ id: "call_read", name: "read_file", arguments: { path: "pkg/util.c" } }] },
+    { text: "Done." },
+  ]);
+  const ws = ctx.workspace({ "pkg/AGENTS.md": "PKG-RULE-41d2: indent with tabs.\n", "pkg/util.c": "int util(void);\n" });
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "read pkg")).stopReason, "end_turn");
+  const failed = toolResultText(fake.requests[1], "call_missing");
+  assert.doesNotMatch(failed, /PKG-RULE-41d2/, `promise: a read that failed adds no AGENTS.md: ${failed}`);
+  assert.match(toolResultText(fake.requests[2], "call_read"), /PKG-RULE-41d2/, "the successful read below pkg/ brings pkg/AGENTS.md");
+  h.assertSchemaClean();
+});
+
 scenario("a long conversation is compacted: the next request carries the summary, AGENTS.md and the deeper AGENTS.md read before", async (ctx) => {
   const DEEPER = "In pkg, indent with tabs: rule pkg-7f3a9c.";
   const fake = await ctx.fakeModel([
