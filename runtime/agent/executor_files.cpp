@@ -134,18 +134,12 @@ boost::asio::awaitable<std::string> agents_md_on_first_use(Session& s, Executor&
 
 boost::asio::awaitable<std::string> agents_md_after_read_on(Session& s, Executor& ex, const std::string& workdir,
                                                             const std::string& path, support::CancelSource* cancel) {
-  fs::path wd = fs::path(workdir).lexically_normal();
-  if (!wd.empty() && wd.filename().empty()) wd = wd.parent_path();
-  const fs::path read = (fs::path(path).is_absolute() ? fs::path(path) : wd / path).lexically_normal();
-  const auto rel = read.parent_path().lexically_relative(wd);
-  if (rel.empty() || rel == "." || *rel.begin() == "..") co_return std::string();
+  const auto folders = engine::folders_below(workdir, path, false);  // read_file reads files
   const std::string id = ex.info().id;
   const std::string label = id == s.executor ? "" : id + ":";  // as the session's own chain is keyed
   std::vector<engine::AgentsMdFile> fresh;
-  fs::path dir = wd;
   try {
-    for (const auto& part : rel) {
-      dir /= part;
+    for (const auto& dir : folders) {
       const std::string file = (dir / "AGENTS.md").string();
       if (s.agents_md_included.count(label + file)) continue;
       auto st = co_await ex.stat(file, cancel);
@@ -156,7 +150,7 @@ boost::asio::awaitable<std::string> agents_md_after_read_on(Session& s, Executor
       }
     }
   } catch (const ExecutorError& e) {  // what was found so far still counts
-    spdlog::warn("session {}: AGENTS.md below {} on executor {} not read: {}", s.id, wd.string(), id, e.what());
+    spdlog::warn("session {}: AGENTS.md below {} on executor {} not read: {}", s.id, workdir, id, e.what());
   }
   if (fresh.empty()) co_return std::string();
   co_return "\n\n" + engine::agents_md_prompt(fresh);

@@ -317,11 +317,11 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
   if (ready && c.executor && !c.cancel.cancelled())
     c.model_context += co_await agents_md_on_first_use(c.session, *c.executor, hooks_.pool(), &c.cancel);
   const bool local_default = c.env.on_local() && c.session.executor == c.env.executor;
-  if (!c.result.is_error && local_default)
-    if (auto path = c.tool->file_read(c.args)) c.model_context += agents_md_after_read(c.session, *path);
-  if (!c.result.is_error && !local_default && ready && c.executor && !c.cancel.cancelled())
-    if (auto path = c.tool->file_read(c.args))
-      c.model_context += co_await agents_md_after_read_on(c.session, *c.executor, c.env.cwd, *path, &c.cancel);
+  const auto path = c.result.is_error ? std::nullopt : c.tool->file_read(c.args);
+  if (path && local_default)
+    c.model_context += agents_md_after_read(c.session, *path);
+  else if (path && ready && c.executor && !c.cancel.cancelled())
+    c.model_context += co_await agents_md_after_read_on(c.session, *c.executor, c.env.cwd, *path, &c.cancel);
   co_await post_tool_use(c);
 }
 

@@ -80,20 +80,24 @@ std::string agents_md_prompt(const std::vector<AgentsMdFile>& files) {
   return s;
 }
 
+std::vector<fs::path> folders_below(fs::path cwd, const fs::path& path_read, bool path_read_is_folder) {
+  std::vector<fs::path> out;
+  cwd = cwd.lexically_normal();
+  if (!cwd.empty() && cwd.filename().empty()) cwd = cwd.parent_path();
+  const fs::path p = (path_read.is_absolute() ? path_read : cwd / path_read).lexically_normal();
+  const auto rel = (path_read_is_folder ? p : p.parent_path()).lexically_relative(cwd);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return out;
+  fs::path d = cwd;
+  for (const auto& part : rel) out.push_back(d /= part);
+  return out;
+}
+
 std::vector<AgentsMdFile> agents_md_for_read(const SessionView& view, const fs::path& path_read,
                                              const std::set<fs::path>& already_included) {
   std::vector<AgentsMdFile> out;
-  fs::path p = path_read.is_absolute() ? path_read : view.cwd / path_read;
-  p = p.lexically_normal();
-  fs::path cwd = view.cwd.lexically_normal();
-  if (!cwd.empty() && cwd.filename().empty()) cwd = cwd.parent_path();
   std::error_code ec;
-  fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
-  auto rel = dir.lexically_relative(cwd);
-  if (rel.empty() || rel == "." || *rel.begin() == "..") return out;
-  fs::path d = cwd;
-  for (const auto& part : rel) {
-    d /= part;
+  const bool is_folder = fs::is_directory(path_read.is_absolute() ? path_read : view.cwd / path_read, ec);
+  for (const auto& d : folders_below(view.cwd, path_read, is_folder)) {
     if (already_included.count(d / "AGENTS.md")) continue;
     if (auto f = read_agents_md(d)) out.push_back(std::move(*f));
   }

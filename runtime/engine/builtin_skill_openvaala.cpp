@@ -147,12 +147,13 @@ headers:
 
 A remote server that answers 401 needs OAuth sign-in (most hosted servers). In the editor, the
 first prompt that needs it shows a "Sign in to MCP server <id>" tool call and a sign-in link (the
-editor's own URL prompt when it supports ACP URL elicitation, else a chat message); open the
-link, sign in, and the prompt goes on when the browser returns to 127.0.0.1. Or sign in on the command line: `openvaala mcp login <id>` (prints the link), and
-check with `openvaala mcp list`. Tokens are kept in `<config root>/mcp_tokens.json` (mode 0600),
-refreshed before they expire; `openvaala mcp logout <id>` forgets them. A `required` server that
-needs sign-in fails the prompt saying so. An http server configured in the editor signs in the
-same way. Never read or edit `mcp_tokens.json`.
+editor's own URL prompt when it supports ACP URL elicitation, else a chat message); open the link,
+sign in, and the prompt goes on when the browser returns to 127.0.0.1. Or sign in on the command
+line: `openvaala mcp login <id>` (prints the link), and check with `openvaala mcp list`. Tokens
+are kept in `<config root>/mcp_tokens.json` (mode 0600), refreshed before they expire; `openvaala
+mcp logout <id>` forgets them. A `required` server that needs sign-in fails the prompt saying so.
+An http server configured in the editor signs in the same way. Never read or edit
+`mcp_tokens.json`.
 
 An agent's `mcp_servers` list selects servers by id (absent: all; `[]`: none). MCP servers
 configured in the editor also work in its sessions, through the ACP connection.

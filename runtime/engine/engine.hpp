@@ -300,6 +300,11 @@ struct SlashExpansion {
 // the slash is allowed; `rest` is everything after the command (further lines included).
 SlashExpansion expand_slash_command(const SessionView& view, std::string_view prompt_text);
 
+// The folders from below `cwd` down to the one holding `path_read` (itself when
+// `path_read_is_folder`), shallowest first; none when it is not below `cwd`. `path_read` may be
+// relative to `cwd`. Where deeper AGENTS.md files are looked for, on any executor.
+std::vector<fs::path> folders_below(fs::path cwd, const fs::path& path_read, bool path_read_is_folder);
+
 // The AGENTS.md files between the session's cwd (exclusive) and the folder of `path_read`
 // (inclusive), shallowest first, leaving out those in `already_included` (absolute paths) and
 // files outside cwd. `path_read` may be relative to cwd.
