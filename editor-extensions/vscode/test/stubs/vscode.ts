@@ -159,6 +159,12 @@ const state = {
   messageAnswers: [] as (string | undefined)[],
   /** names of output channels shown */
   shownOutputs: [] as string[],
+  /** each show() of an output channel: its name and whether the focus stayed where it was */
+  outputShows: [] as { name: string; preserveFocus: boolean | undefined }[],
+  /** each showQuickPick: the items offered and the options */
+  quickPicks: [] as { items: any[]; opts: any }[],
+  /** choices for the next quick picks (given the items; undefined: dismissed); without one the first item is taken */
+  quickPickChoices: [] as ((items: any[]) => any)[],
   terminals: [] as any[],
   commands: new Map<string, (...a: any[]) => any>(),
   executed: [] as { command: string; args: any[] }[],
@@ -201,6 +207,9 @@ export const __test = {
     state.messages.length = 0;
     state.messageAnswers.length = 0;
     state.shownOutputs.length = 0;
+    state.outputShows.length = 0;
+    state.quickPicks.length = 0;
+    state.quickPickChoices.length = 0;
     state.shownDocuments.length = 0;
     window.activeTextEditor = undefined;
     state.terminals.length = 0;
@@ -291,7 +300,10 @@ function outputChannel(name: string) {
     name,
     append: (s: string) => lines.push(s),
     appendLine: (s: string) => lines.push(s + "\n"),
-    show: () => state.shownOutputs.push(name),
+    show: (preserveFocus?: boolean) => {
+      state.shownOutputs.push(name);
+      state.outputShows.push({ name, preserveFocus });
+    },
     clear: () => (lines.length = 0),
     dispose: () => {},
   };
@@ -306,6 +318,9 @@ export const window = {
   },
   async showQuickPick(items: any[], opts: any) {
     state.inputPrompts.push(opts);
+    state.quickPicks.push({ items, opts });
+    const choose = state.quickPickChoices.shift();
+    if (choose) return choose(items);
     return state.inputAnswers.shift() ?? items[0];
   },
   async showWarningMessage(text: string, ...items: string[]) {
@@ -347,7 +362,7 @@ export const window = {
     const disposeEvents = new EventEmitter<void>();
     let receive: ((m: unknown) => void) | undefined;
     const panel = {
-      viewType, title, column, options, posted: [] as any[], revealed: 0, disposed: false, iconPath: undefined as unknown,
+      viewType, title, column, options, posted: [] as any[], revealed: 0, reveals: [] as { column: unknown; preserveFocus: boolean | undefined }[], disposed: false, iconPath: undefined as unknown,
       webview: {
         options: {} as any, html: "", cspSource: "vscode-webview://csp",
         onDidReceiveMessage: (fn: (m: unknown) => void) => { receive = fn; return new Disposable(); },
@@ -357,7 +372,7 @@ export const window = {
       /** a message from the panel's webview */
       send: (m: unknown) => receive!(m),
       onDidDispose: disposeEvents.event,
-      reveal() { panel.revealed++; },
+      reveal(column?: unknown, preserveFocus?: boolean) { panel.revealed++; panel.reveals.push({ column, preserveFocus }); },
       dispose() { if (panel.disposed) return; panel.disposed = true; disposeEvents.fire(); },
     };
     state.panels.push(panel);
