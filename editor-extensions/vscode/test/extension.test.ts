@@ -8,7 +8,7 @@ import path from "node:path";
 import * as vscode from "vscode";
 import { __test } from "./stubs/vscode.js";
 import { activate, deactivate, configRoot, COMMANDS, type ExtensionApi } from "../src/vscode/extension.js";
-import { receivedOf, scriptedArgs } from "./scripted.js";
+import { receivedOf, script, scriptedArgs } from "./scripted.js";
 import { EXT_ROOT, waitUntil } from "./util.js";
 
 // these tests wait on processes: a hang fails the test in 10 s instead of stalling the run
@@ -335,5 +335,126 @@ test("after a window reload VS Code hands back each chat tab: it is a chat again
     await __test.state.panelSerializers.get("openvaala.chatTab").deserializeWebviewPanel(panel, { sessionId: "s" });
     assert.equal(panel.disposed, true, "without a folder a restored tab is closed");
     assert.equal(api.panels.size, 0);
+  });
+});
+
+test("Show ACP Traffic shows the traffic log, and says how to turn the recording on when it is off", async () => {
+  await withExtension([], async () => {
+    await run(COMMANDS.showTraffic);
+    assert.deepEqual(__test.state.outputShows, [{ name: "OpenVaala ACP Traffic", preserveFocus: true }], "the traffic output is shown, the focus left alone");
+    assert.deepEqual(messages("info"), ['Turn on "openvaala.traceTraffic" and restart the server (OpenVaala: Restart Server) to record the ACP traffic.'], "with a hint while recording is off");
+    __test.state.messages.length = 0;
+    __test.setConfig("openvaala.traceTraffic", true);
+    await run(COMMANDS.showTraffic);
+    assert.deepEqual(messages("info"), [], "no hint when it records");
+    await run(COMMANDS.showLog);
+    assert.deepEqual(__test.state.outputShows.at(-1), { name: "OpenVaala Server", preserveFocus: true }, "Show Server Log leaves the focus too");
+  });
+});
+
+test("without a folder Stop and Restart Server do nothing", async () => {
+  await withExtension([], async (api) => {
+    await run(COMMANDS.stop);
+    await run(COMMANDS.restart);
+    assert.equal(api.agents.size, 0, "no server is started");
+  });
+});
+
+test("the server is told the extension's version, 0.1.0 when VS Code does not give one", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api) => {
+    await run(COMMANDS.newChat);
+    const a = api.agentFor(folder(dir));
+    assert.equal((await receivedOf(a.connection!, "initialize"))[0].clientInfo.version, "0.1.0");
+  });
+});
+
+test("in a remote window Open Config Folder does not reveal the folder in the (local) OS", async () => {
+  const root = path.join(tmp(), "cfg");
+  await withExtension([], async () => {
+    __test.setConfig("openvaala.env", { OPENVAALA_CONFIG_DIR: root });
+    (vscode.env as { remoteName?: string }).remoteName = "ssh-remote";
+    await run(COMMANDS.openConfigFolder);
+    assert.equal(__test.state.executed.some((e) => e.command === "revealFileInOS"), false, "no revealFileInOS in a remote window");
+  });
+});
+
+test("the chat view and tabs keep their content when hidden; tabs carry the OpenVaala icon", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async () => {
+    assert.deepEqual(__test.state.webviewProviderOptions.get("openvaala.chat"), { webviewOptions: { retainContextWhenHidden: true } }, "the side bar view is not reloaded when hidden");
+    await run(COMMANDS.newChatInTab);
+    const [panel] = __test.state.panels;
+    assert.deepEqual(panel.options, { retainContextWhenHidden: true }, "nor is a tab");
+    assert.equal((panel.iconPath as vscode.Uri).fsPath, path.join(EXT_ROOT, "media", "icon.svg"), "the tab shows the OpenVaala icon");
+  });
+});
+
+test("New Chat in Editor Tab with a session id opens that session; other arguments (a menu's) open a new chat; a session that fails to load says so in the tab", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api) => {
+    const a = api.agentFor(folder(dir));
+    await run(COMMANDS.newChatInTab, { fsPath: "/from/a/menu" });
+    await run(COMMANDS.newChatInTab, "s-stored");
+    const [plain, stored] = [...api.panels];
+    await waitUntil(() => stored!.session.state.sessionId === "s-stored", 5000, "the stored session in the tab");
+    assert.deepEqual((await receivedOf(a.connection!, "session/load")).map((l: { sessionId: string }) => l.sessionId), ["s-stored"], "only the session id is loaded");
+    assert.equal(plain!.session.state.sessionId, undefined, "a non-string argument opens an empty chat");
+    assert.deepEqual(__test.state.panels[1].posted.filter((m: { type: string }) => m.type === "focusInput").length, 1, "the new tab's input is focused");
+
+    await a.stop();
+    __test.setConfig("openvaala.path", path.join(dir, "missing"));
+    await run(COMMANDS.newChatInTab, "s-other");
+    const failed = [...api.panels][2]!;
+    await waitUntil(() => failed.session.state.items.some((i) => i.kind === "notice"), 5000, "a notice in the tab");
+    const notice = failed.session.state.items.find((i) => i.kind === "notice") as { severity: string; text: string };
+    assert.equal(notice.severity, "error");
+    assert.match(notice.text, /^Could not open the session: /, "the tab says the session could not be opened");
+  });
+});
+
+test("a permission prompt shows the chat that asks: its tab, or the side bar", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api) => {
+    await run(COMMANDS.newChatInTab);
+    const [panel] = __test.state.panels;
+    const [p] = [...api.panels];
+    const ask = (sessionId: string) => script({ request: "session/request_permission", params: { sessionId, toolCall: { toolCallId: "t" }, options: [{ optionId: "ok", name: "OK", kind: "allow_once" }] } });
+    await p!.session.newChat();
+    panel.send({ type: "send", text: ask(p!.session.state.sessionId!) });
+    await waitUntil(() => Object.keys(p!.session.state.permissions).length, 5000, "the tab's permission prompt");
+    assert.equal(panel.revealed, 1, "the tab that asks is shown");
+    const focused = () => __test.state.executed.filter((e) => e.command === "openvaala.chat.focus").length;
+    assert.equal(focused(), 0, "not the side bar");
+    const a = api.agentFor(folder(dir));
+    await a.newChat();
+    void a.prompt(ask(a.state.sessionId!));
+    await waitUntil(() => Object.keys(a.main.state.permissions).length, 5000, "the side bar's permission prompt");
+    assert.equal(focused(), 1, "the side bar is shown for its own chat");
+    assert.equal(panel.revealed, 1);
+    await a.cancel();
+    await p!.session.cancel();
+  });
+});
+
+test("an edit the agent completes opens its diff beside and is highlighted in the file; the next turn clears the highlight", async () => {
+  const dir = tmp();
+  const file = path.join(dir, "a.txt");
+  fs.writeFileSync(file, "one\nTWO\nthree\n");
+  await withExtension([folder(dir)], async (api) => {
+    const a = api.agentFor(folder(dir));
+    const edit = (p: string) => script({ update: { sessionUpdate: "tool_call", toolCallId: `t-${path.basename(p)}`, title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: p, oldText: "one\ntwo\nthree\n", newText: "one\nTWO\nthree\n" }] } });
+    await a.prompt(edit(file));
+    const diff = await waitUntil(() => __test.state.executed.find((e) => e.command === "vscode.diff"), 2000, "the edit's diff");
+    assert.equal(diff.args[2], "a.txt: edited by OpenVaala", "the diff of the edit opens");
+    assert.deepEqual(diff.args[3], { preview: true, preserveFocus: true }, "beside the chat, keeping the focus there");
+    await waitUntil(() => api.highlights.ranges(file).length, 2000, "the highlight");
+    assert.deepEqual(api.highlights.ranges(file).map((r) => [r.start.line, r.end.line]), [[1, 1]], "the changed line is highlighted");
+    const gone = path.join(dir, "gone.txt");
+    await a.prompt(edit(gone));
+    await waitUntil(() => __test.state.executed.filter((e) => e.command === "vscode.diff").length === 2, 2000, "the second diff");
+    assert.deepEqual(api.highlights.ranges(file), [], "a new turn clears the old highlights");
+    assert.deepEqual(api.highlights.ranges(gone), [], "a file that cannot be read gets none");
+    assert.doesNotMatch((__test.state.outputs.get("OpenVaala Server") ?? []).join(""), /showing the edit of/, "and that is no error");
   });
 });

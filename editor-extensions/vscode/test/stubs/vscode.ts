@@ -169,6 +169,8 @@ const state = {
   commands: new Map<string, (...a: any[]) => any>(),
   executed: [] as { command: string; args: any[] }[],
   webviewProviders: new Map<string, any>(),
+  /** the options each webview view provider was registered with */
+  webviewProviderOptions: new Map<string, any>(),
   panelSerializers: new Map<string, any>(),
   outputs: new Map<string, string[]>(),
   diagnostics: new Map<string, Map<string, Diagnostic[]>>(),
@@ -216,6 +218,7 @@ export const __test = {
     state.commands.clear();
     state.executed.length = 0;
     state.webviewProviders.clear();
+    state.webviewProviderOptions.clear();
     state.panelSerializers.clear();
     state.outputs.clear();
     state.diagnostics.clear();
@@ -340,8 +343,9 @@ export const window = {
     state.terminals.push(t);
     return t;
   },
-  registerWebviewViewProvider(id: string, p: any) {
+  registerWebviewViewProvider(id: string, p: any, options?: any) {
     state.webviewProviders.set(id, p);
+    state.webviewProviderOptions.set(id, options);
     return new Disposable(() => state.webviewProviders.delete(id));
   },
   registerWebviewPanelSerializer(viewType: string, s: any) {
