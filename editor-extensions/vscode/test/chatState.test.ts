@@ -324,3 +324,115 @@ test("the end of a turn lists the files its edits changed (only this turn's tool
   assert.ok(after.rev > changes[1]!.rev, "and the list is redrawn");
   assert.equal(run([{ type: "turnStarted" }, { type: "turnEnded", stopReason: "end_turn" }]).items.length, 0, "a turn without edits adds no list");
 });
+
+test("a new chat is empty: no items, tool calls, prompts, plan, options or commands, idle", () => {
+  assert.deepEqual(initialChatState(), { items: [], toolCalls: {}, permissions: {}, plan: [], configOptions: [], commands: [], busy: false, nextId: 1, rev: 0 });
+});
+
+test("every item has an id of its own (the webview keys its elements by it)", () => {
+  const up = (u: object): ChatEvent => ({ type: "update", update: u as never });
+  const s = run([
+    { type: "userPrompt", text: "a" },
+    up({ sessionUpdate: "plan", entries: [] }),
+    { type: "notice", severity: "info", text: "n1" },
+    { type: "notice", severity: "info", text: "n2" },
+    up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "completed" }),
+    up({ sessionUpdate: "compaction_update", compactionId: "c2", status: "completed" }),
+    up({ sessionUpdate: "tool_call", toolCallId: "t1", title: "T" }),
+    { type: "notice", severity: "info", text: "n3" },
+    { type: "userPrompt", text: "b" },
+  ]);
+  const ids = s.items.map((i) => i.id);
+  assert.equal(ids.length, 9);
+  assert.ok(ids.every((id) => id.length > 0), `no empty id: ${JSON.stringify(ids)}`);
+  assert.equal(new Set(ids).size, ids.length, `no two items share an id: ${JSON.stringify(ids)}`);
+  const later = reduce(s, up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: text("x") }));
+  assert.deepEqual(later.items.map((i) => i.id), ids, "a patched item keeps its id");
+});
+
+test("a change redraws only the item it concerns: other items keep their revision", () => {
+  const up = (u: object): ChatEvent => ({ type: "update", update: u as never });
+  const req = (toolCallId: string) => ({ sessionId: "s", toolCall: { toolCallId }, options: [{ optionId: "a", name: "A", kind: "allow_once" as const }] });
+  const s = run([
+    { type: "userPrompt", text: "q" },
+    up({ sessionUpdate: "tool_call", toolCallId: "t1", title: "one" }),
+    up({ sessionUpdate: "tool_call", toolCallId: "t2", title: "two" }),
+    { type: "permissionRequested", requestId: "r1", request: req("t1") },
+    { type: "permissionRequested", requestId: "r2", request: req("t2") },
+  ]);
+  const revs = (x: ChatState) => Object.fromEntries(x.items.map((i) => [i.id, i.rev]));
+  const changed = (a: ChatState, b: ChatState) => Object.keys(revs(b)).filter((id) => revs(a)[id] !== revs(b)[id]);
+  const t = reduce(s, up({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed" }));
+  assert.deepEqual(changed(s, t), ["tool-t1"], "a tool call update redraws that tool call only");
+  const p = reduce(s, { type: "permissionResolved", requestId: "r2", outcome: "a" });
+  assert.deepEqual(changed(s, p), ["perm-r2"], "an answer redraws that prompt only");
+});
+
+test("revisions grow on session start and mode changes too", () => {
+  const modes = { currentModeId: "a", availableModes: [{ id: "a", name: "A" }, { id: "b", name: "B" }] };
+  let s = reduce(reduce(initialChatState(), { type: "notice", severity: "info", text: "x" }), { type: "notice", severity: "info", text: "y" });
+  for (const e of [
+    { type: "sessionStarted", sessionId: "s", modes },
+    { type: "update", update: { sessionUpdate: "current_mode_update", currentModeId: "b" } },
+    { type: "modeSet", modeId: "a" },
+  ] as ChatEvent[]) {
+    const next = reduce(s, e);
+    assert.ok(next.rev > s.rev, `${e.type} gives a newer revision`);
+    s = next;
+  }
+});
+
+test("the reducer leaves the state it was given untouched", () => {
+  const up = (u: object): ChatEvent => ({ type: "update", update: u as never });
+  const s = run([up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "in_progress" }), up({ sessionUpdate: "plan", entries: [] }), { type: "userPrompt", text: "q" }]);
+  const copy = structuredClone(s);
+  reduce(s, up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: text("sum") }));
+  reduce(s, up({ sessionUpdate: "plan", entries: [{ content: "p", priority: "high", status: "pending" }] }));
+  assert.deepEqual(s, copy, "the previous state is not changed by a compaction patch or a new plan");
+});
+
+test("a plan or a compaction as the first or only item", () => {
+  const up = (u: object): ChatEvent => ({ type: "update", update: u as never });
+  const plan = up({ sessionUpdate: "plan", entries: [] });
+  assert.deepEqual(run([{ type: "userPrompt", text: "q" }, plan]).items.map((i) => i.kind), ["user", "plan"], "the first plan is added after what is there");
+  const c = run([
+    up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "in_progress" }),
+    up({ sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: text("a") }),
+    up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "failed", error: "HTTP 500" }),
+    up({ sessionUpdate: "compaction_update", compactionId: "c1", status: "failed" }),
+  ]);
+  assert.equal(c.items.length, 1, "a compaction that is the first item is patched in place");
+  assert.deepEqual([(c.items[0] as { summary: string }).summary, (c.items[0] as { error?: string }).error], ["a", "HTTP 500"], "an update without error keeps the error");
+});
+
+test("permission prompts: an unknown tool call is shown with its title; a prompt without a tool call shows just the prompt", () => {
+  const s = run([{ type: "permissionRequested", requestId: "r1", request: { sessionId: "s", toolCall: { toolCallId: "t1", title: "Run ls", kind: "execute" }, options: [] } }]);
+  assert.deepEqual([s.toolCalls.t1!.title, s.toolCalls.t1!.kind], ["Run ls", "execute"]);
+  const bare = reduce(initialChatState(), { type: "permissionRequested", requestId: "r2", request: { sessionId: "s", options: [] } as never });
+  assert.deepEqual(bare.items.map((i) => i.kind), ["permission"]);
+});
+
+test("raw output stays when a later update has none", () => {
+  const s = run([
+    { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "x", rawOutput: { ok: 1 } } },
+    { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed" } },
+  ]);
+  assert.ok("rawOutput" in s.toolCalls.t1!);
+  assert.deepEqual(s.toolCalls.t1!.rawOutput, { ok: 1 });
+  const none = run([{ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t2", title: "y" } }, { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "t2", status: "completed" } }]);
+  assert.deepEqual(Object.keys(none.toolCalls.t2!).sort(), ["content", "kind", "locations", "rev", "status", "title", "toolCallId"], "no raw output appears from nowhere");
+});
+
+test("a turn's changes: listed once, at the end of a running turn; Undo marks only its own list", () => {
+  const edit = (id: string, path: string): ChatEvent => ({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: id, title: "E", kind: "edit", status: "completed", content: [{ type: "diff", path, oldText: "a", newText: "b" }] } });
+  const s = run([{ type: "turnStarted" }, edit("t1", "/w/1"), { type: "turnEnded", stopReason: "end_turn" }, { type: "turnStarted" }, edit("t2", "/w/2"), { type: "turnEnded", stopReason: "end_turn" }]);
+  const again = reduce(s, { type: "turnEnded", error: "The OpenVaala server stopped during the turn." });
+  assert.equal(again.items.filter((i) => i.kind === "changes").length, 2, "the end of a turn already ended lists nothing again");
+  const [first, second] = s.items.filter((i) => i.kind === "changes");
+  const undone = reduce(s, { type: "turnUndone", itemId: second!.id, outcomes: [] });
+  assert.deepEqual(undone.items.filter((i) => "undo" in i).map((i) => i.id), [second!.id], "only the list undone is marked");
+  const notice = reduce(s, { type: "notice", severity: "info", text: "n" });
+  const wrong = reduce(notice, { type: "turnUndone", itemId: notice.items.at(-1)!.id, outcomes: [] });
+  assert.deepEqual(wrong.items.filter((i) => "undo" in i), [], "an id that is no list of changes marks nothing");
+  void first;
+});

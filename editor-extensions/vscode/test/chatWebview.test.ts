@@ -12,7 +12,6 @@ import { __test } from "./stubs/vscode.js";
 import { ChatPanel, ChatViewProvider, type ChatViewDeps } from "../src/vscode/chatView.js";
 import { DiffContentProvider } from "../src/vscode/diff.js";
 import type { ToWebview, ViewModel } from "../src/core/webviewProtocol.js";
-import { initialChatState } from "../src/core/chatState.js";
 import { FakeAgent } from "./fakeAgent.js";
 
 function tmp() {
@@ -89,7 +88,7 @@ test("a window without any workspace: an empty chat, no folders, and a saved cha
   const m = view.lastModel();
   assert.deepEqual(m.folders, [], "no folders to pick");
   assert.equal(m.currentFolder, undefined);
-  assert.deepEqual(m.chat, initialChatState(), "an empty chat: no items, plan, options or commands");
+  assert.deepEqual(m.chat, { items: [], toolCalls: {}, permissions: {}, plan: [], configOptions: [], commands: [], busy: false, nextId: 1, rev: 0 }, "an empty chat: no items, plan, options or commands");
   assert.deepEqual([m.sessions, m.terminals, m.queue], [[], [], []], "no sessions, terminals or queued messages");
   assert.equal(m.inTab, false, "the side bar view knows it is not a tab (it has the folder picker)");
   assert.equal(chat.currentFolder(), undefined);
