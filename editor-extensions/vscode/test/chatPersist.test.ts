@@ -57,6 +57,8 @@ test("what is not a chat is refused; a chat's bad parts are left out, the good o
             { kind: "image", id: "i2", name: "n", data: "d" },
             { kind: "image", id: "i3", name: "n", mimeType: "image/png" },
             { kind: "video", id: "v", name: "n", path: "/p" },
+            { kind: "video", id: "v2", name: "n", mimeType: "video/mp4", data: "d" },
+            { kind: "file", id: "f4", name: "n", mimeType: "image/png", data: "d" },
             { ...file, extra: "dropped" },
           ],
         },

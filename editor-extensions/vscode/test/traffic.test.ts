@@ -32,6 +32,11 @@ test("env and headers are masked wherever they are: terminals, nested servers, p
 test("a line that is not JSON still has its values masked", () => {
   assert.equal(redactTraffic('partial {"name":"T","value" : "s\\"ecret", "env": {"K": "v1", "L":"v2"}'), 'partial {"name":"T","value" : "***", "env": {"K": "***", "L":"***"}');
   assert.equal(redactTraffic("plain text"), "plain text");
+  assert.equal(
+    redactTraffic('cut {"value":"a","value"  :  "b", "env":{"K":"c"}, "env"  :  {"L": "d"}'),
+    'cut {"value":"***","value"  :  "***", "env":{"K":"***"}, "env"  :  {"L": "***"}',
+    "with or without spaces around the colon",
+  );
 });
 
 async function tap(parts: (string | Uint8Array)[], direction: "send" | "recv" = "recv") {
