@@ -73,7 +73,7 @@ int run_acp_server() {
     if (stopping) return;
     stopping = true;
     spdlog::info("shutting down: {}", why);
-    agent.shutdown();
+    agent.prepare_exit();
     conn.close();
     ioc.stop();
   };

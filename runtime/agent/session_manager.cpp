@@ -135,12 +135,16 @@ void SessionManager::reload_config() {
       boost::asio::detached);
 }
 
-void SessionManager::shutdown() {
+void SessionManager::cancel_all_turns() {
   for (auto& [_, cancel] : running_children_) cancel->cancel();
-  for (auto& [_, s] : sessions_) {
+  for (auto& [_, s] : sessions_)
     if (s->turn_cancel) s->turn_cancel->cancel();
+}
+
+void SessionManager::shutdown() {
+  cancel_all_turns();
+  for (auto& [_, s] : sessions_)
     if (s->mcp) s->mcp->kill_now();
-  }
 }
 
 void SessionManager::close_executors() { executors_->shutdown(); }

@@ -64,6 +64,9 @@ class SessionManager {
   void on_reloaded(std::function<void(const engine::Engine&)> f) { on_reloaded_ = std::move(f); }
   // The editor is gone: cancel every turn, stop every MCP server now.
   void shutdown();
+  // Cancels every turn and sub-agent, and nothing else: for the way out of the process, where the
+  // MCP servers' process groups are signalled together (bridge::process) instead of one by one.
+  void cancel_all_turns();
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
 
   // session/load shows the whole history (through the host) before it returns.

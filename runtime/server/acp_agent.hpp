@@ -30,6 +30,14 @@ class AcpAgent {
     sessions_.shutdown();
     sessions_.close_executors();
   }
+  // The client is gone and the process exits next: cancel every turn and close the executors'
+  // connections, but leave the MCP servers to bridge::process::end_all_process_groups_on_exit,
+  // which signals every group at once (closing, signalling and polling 100 servers one by one
+  // here woke each of them on the way out and cost ~0.3 s with 100 stubborn servers).
+  void prepare_exit() {
+    sessions_.cancel_all_turns();
+    sessions_.close_executors();
+  }
 
  private:
   void bind_methods();
