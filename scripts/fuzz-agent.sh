@@ -15,13 +15,21 @@ root=$(pwd)
 work=${FUZZ_WORK:-/dev/shm/openvaala-agent-fuzz}
 lock=${OPENVAALA_BUILD_LOCK:-/tmp/cxx-build.lock}
 
-if [ ! -f build-fuzz/CMakeCache.txt ]; then
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address -fsanitize-coverage-ignorelist=$root/tests/fuzz/coverage-ignore.txt" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address -fuse-ld=lld" \
+# FUZZ_ASAN=0: a coverage-only build (build-fuzz-cov/, -O2) for long runs, several times faster;
+# replay its corpus under the ASan build afterwards (scripts/fuzz-agent.sh -runs=0 <corpus>).
+if [ "${FUZZ_ASAN:-1}" = 0 ]; then
+  build=build-fuzz-cov sanitize=fuzzer-no-link opt=-O2 link_sanitize="" asan=OFF
+else
+  build=build-fuzz sanitize=fuzzer-no-link,address opt=-O1 link_sanitize=-fsanitize=address asan=ON
+fi
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS="$opt -g -fno-omit-frame-pointer -fsanitize=$sanitize -fsanitize-coverage-ignorelist=$root/tests/fuzz/coverage-ignore.txt" \
+    -DCMAKE_EXE_LINKER_FLAGS="$link_sanitize -fuse-ld=lld" -DOPENVAALA_FUZZ_ASAN=$asan \
     -DOPENVAALA_STATIC_RUNTIME=OFF -DOPENVAALA_STATIC_DEPS=OFF -DOPENVAALA_BUILD_FUZZERS=ON >&2
 fi
-flock "$lock" cmake --build build-fuzz --target agent_fuzz -j"$(nproc)" >&2
+flock "$lock" cmake --build "$build" --target agent_fuzz -j"$(nproc)" >&2
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 mkdir -p "$work/corpus" "$work/world" "$work/artifacts"
 cp -n tests/fuzz/corpus/agent/* "$work/corpus/"
@@ -33,5 +41,5 @@ if [ "$(id -u)" = 0 ]; then
 fi
 cd "$work"
 exec env OPENVAALA_FUZZ_DIR="$work/world" ASAN_OPTIONS="abort_on_error=1" \
-  $run_as "$root/build-fuzz/tests/fuzz/agent_fuzz" -dict="$root/tests/fuzz/agent.dict" \
+  $run_as "$root/$build/tests/fuzz/agent_fuzz" -dict="$root/tests/fuzz/agent.dict" \
   -artifact_prefix="$work/artifacts/" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 "$@" "$work/corpus"
