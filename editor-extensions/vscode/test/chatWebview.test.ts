@@ -336,3 +336,29 @@ test("a chat tab: titled by its session, no folder picker, revealed without taki
   assert.deepEqual(agent.closed, [p.session], "closing the tab closes its chat");
   assert.deepEqual(closed, [p]);
 });
+
+test("a tab closed while its action still runs: the action ends quietly (a closed tab's title is not touched)", async () => {
+  const f = folder(tmp());
+  const agent = new FakeAgent(f);
+  const panel = vscode.window.createWebviewPanel(ChatPanel.viewType, ChatPanel.DEFAULT_TITLE, vscode.ViewColumn.Active, {}) as unknown as vscode.WebviewPanel & { dispose(): void };
+  const p = new ChatPanel({ extensionUri: vscode.Uri.file("/ext"), agentFor: () => agent.asFolderAgent(), diffs: new DiffContentProvider(), log: vscode.window.createOutputChannel("l") }, agent.asFolderAgent(), panel, () => {});
+  p.session.onUpdate({ sessionUpdate: "session_info_update", title: "Old topic" });
+  assert.equal(panel.title, "OpenVaala: Old topic");
+  let answer!: (r: acp.NewSessionResponse) => void;
+  agent.conn.answers.newSession = () => new Promise((r) => (answer = r));
+  const running = p.onMessage({ type: "newChat" });
+  await tick();
+  panel.dispose();
+  answer({ sessionId: "s-new" });
+  await running;
+  assert.equal(p.session.state.sessionId, "s-new");
+});
+
+test("each new session of the side bar's chat is saved for a window reload", async () => {
+  const f = folder(tmp());
+  const { chat, view, resolve } = setup([f]);
+  resolve();
+  await chat.onMessage({ type: "newChat" });
+  await chat.onMessage({ type: "newChat" });
+  assert.deepEqual(view.of("persist").map((m) => m.state.sessionId), [undefined, "s1", "s2"], "the first session, then the next");
+});

@@ -365,8 +365,18 @@ export const window = {
   createWebviewPanel(viewType: string, title: string, column: unknown, options: any) {
     const disposeEvents = new EventEmitter<void>();
     let receive: ((m: unknown) => void) | undefined;
+    let panelTitle = title;
     const panel = {
-      viewType, title, column, options, posted: [] as any[], revealed: 0, reveals: [] as { column: unknown; preserveFocus: boolean | undefined }[], disposed: false, iconPath: undefined as unknown,
+      // as in VS Code, a disposed panel's title can be neither read nor set
+      get title() {
+        if (panel.disposed) throw new Error("Webview is disposed");
+        return panelTitle;
+      },
+      set title(t: string) {
+        if (panel.disposed) throw new Error("Webview is disposed");
+        panelTitle = t;
+      },
+      viewType, column, options, posted: [] as any[], revealed: 0, reveals: [] as { column: unknown; preserveFocus: boolean | undefined }[], disposed: false, iconPath: undefined as unknown,
       webview: {
         options: {} as any, html: "", cspSource: "vscode-webview://csp",
         onDidReceiveMessage: (fn: (m: unknown) => void) => { receive = fn; return new Disposable(); },
