@@ -750,3 +750,28 @@ test("the queue's buttons say what they do; a tool's locations and text output a
   assert.equal(w.$(".tool-out.md strong")?.textContent, "two", "text output is rendered as markdown");
   assert.equal(text(w.$(".tool-head .icon")), "🔍", "the kind's icon");
 });
+
+test("each kind of tool call has its own icon; buttons say what they do", async () => {
+  const w = await loadWebview();
+  const kinds = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] as const;
+  const s = chat(...kinds.map((kind): ChatEvent => ({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: kind, title: kind, kind, status: "completed" } })));
+  w.show({ chat: s });
+  assert.deepEqual(w.$$(".tool-head .icon").map((i) => text(i)), ["📖", "✏️", "🗑", "↔", "🔍", "▶", "💭", "🌐", "⇄", "🔧"], "read, edit, delete, move, search, execute, think, fetch, switch mode, other");
+  const t = chat({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "x", title: "x", kind: "execute", status: "completed", content: [{ type: "diff", path: "/w/a", oldText: "a", newText: "b" }, { type: "terminal", terminalId: "term-1" }] } });
+  w.show({ chat: t, terminals: [{ id: "term-1", command: "ls", output: "", truncated: false, exitStatus: null }] });
+  assert.deepEqual(w.$$(".tool button").map((b) => text(b)), ["Open diff", "Show in terminal"]);
+});
+
+test("slash commands with three suggestions: ArrowUp goes to the previous one, from the first to the last", async () => {
+  const w = await loadWebview();
+  const availableCommands = [{ name: "a1", description: "" }, { name: "a2", description: "" }, { name: "a3", description: "" }];
+  w.show({ chat: chat({ type: "update", update: { sessionUpdate: "available_commands_update", availableCommands } }) });
+  w.type("/a");
+  const sel = () => w.$$("#completion .sugg").findIndex((r) => r.classList.contains("sel"));
+  w.key("ArrowUp");
+  assert.equal(sel(), 2, "from the first to the last");
+  w.key("ArrowUp");
+  assert.equal(sel(), 1, "then the one before");
+  w.key("Tab");
+  assert.equal(w.input.value, "/a2 ");
+});
