@@ -458,3 +458,16 @@ test("an edit the agent completes opens its diff beside and is highlighted in th
     assert.doesNotMatch((__test.state.outputs.get("OpenVaala Server") ?? []).join(""), /showing the edit of/, "and that is no error");
   });
 });
+
+test("when VS Code disposes the extension's subscriptions the servers stop; after deactivate that is harmless", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api, ctx) => {
+    const a = api.agentFor(folder(dir));
+    await a.prompt("hi");
+    const child = a.connection!.child;
+    for (const d of ctx.subscriptions) d.dispose();
+    await waitUntil(() => child.exitCode !== null || child.signalCode !== null, 5000, "the server to stop");
+    await deactivate();
+    for (const d of ctx.subscriptions) d.dispose();
+  });
+});
