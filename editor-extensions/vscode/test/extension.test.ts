@@ -443,7 +443,7 @@ test("an edit the agent completes opens its diff beside and is highlighted in th
   fs.writeFileSync(file, "one\nTWO\nthree\n");
   await withExtension([folder(dir)], async (api) => {
     const a = api.agentFor(folder(dir));
-    const edit = (p: string) => script({ update: { sessionUpdate: "tool_call", toolCallId: `t-${path.basename(p)}`, title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: p, oldText: "one\ntwo\nthree\n", newText: "one\nTWO\nthree\n" }] } });
+    const edit = (p: string, id = `t-${path.basename(p)}`) => script({ update: { sessionUpdate: "tool_call", toolCallId: id, title: "Edit", kind: "edit", status: "completed", content: [{ type: "diff", path: p, oldText: "one\ntwo\nthree\n", newText: "one\nTWO\nthree\n" }] } });
     await a.prompt(edit(file));
     const diff = await waitUntil(() => __test.state.executed.find((e) => e.command === "vscode.diff"), 2000, "the edit's diff");
     assert.equal(diff.args[2], "a.txt: edited by OpenVaala", "the diff of the edit opens");
@@ -456,6 +456,10 @@ test("an edit the agent completes opens its diff beside and is highlighted in th
     assert.deepEqual(api.highlights.ranges(file), [], "a new turn clears the old highlights");
     assert.deepEqual(api.highlights.ranges(gone), [], "a file that cannot be read gets none");
     assert.doesNotMatch((__test.state.outputs.get("OpenVaala Server") ?? []).join(""), /showing the edit of/, "and that is no error");
+    __test.state.missingCommands.add("vscode.diff");
+    await a.prompt(edit(file, "t-again"));
+    await waitUntil(() => /showing the edit of/.test((__test.state.outputs.get("OpenVaala Server") ?? []).join("")), 2000, "the failure in the log");
+    assert.match((__test.state.outputs.get("OpenVaala Server") ?? []).join(""), new RegExp(`\\[openvaala-vscode\\] showing the edit of ${file}: command 'vscode.diff' not found`), "a diff that cannot be opened is logged, not thrown");
   });
 });
 
