@@ -1,10 +1,16 @@
-// The stdio transport: a blocking reader thread on the input and a batching writer thread.
+// The stdio transport: the input read by the io thread itself when it can wait for it (a pipe or
+// a socket: one wake-up per request instead of a reader thread's hand-off), else by a blocking
+// reader thread (a file, a tty); a batching writer thread for the output.
+// A line sent while nothing is queued is written by the sender itself when it certainly fits
+// (write_now): a short reply then costs no hand-off to the writer, whose wake-up was most of a
+// trivial request's round trip; bursts still go through the writer, which coalesces them.
 //
 // Flow control: the bytes queued for the output are counted. Past kThrottleBytes a bulk producer
 // waiting in wait_until_writable() is held until the writer has brought the queue down to
 // kResumeBytes. Producers that cannot wait (replies, single updates) only block, as a last
 // resort, past kHardLimitBytes: the server's memory stays bounded whatever the peer does.
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -16,6 +22,9 @@
 #include <system_error>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -54,8 +63,11 @@ class StdioTransport : public Transport {
 
  private:
   void reader_loop();
+  void read_input_async();
+  void input_ended();
   void writer_loop();
   bool write_all(const std::string& batch);
+  std::ptrdiff_t write_now(const std::string& line);
   void output_failed(const char* why);
   void report_disconnect();
   void wake_producers(std::unique_lock<std::mutex>& lock);
@@ -63,10 +75,28 @@ class StdioTransport : public Transport {
   asio::any_io_executor executor_;
   int in_fd_;
   int out_fd_;
+  // What write_now may do with the output: send without waiting on a socket, write into an
+  // empty pipe what fits its capacity; anything else (a file, a tty) goes through the writer.
+  enum class Output { Pipe, Socket, Other } output_kind_ = Output::Other;
+  std::size_t pipe_capacity_ = 0;
   // The destructor writes a byte here to wake a reader waiting on an input nobody closes, so it
   // can join the reader instead of leaving a thread that touches a freed transport.
   int stop_reader_pipe_[2] = {-1, -1};
   Handlers handlers_;
+  // The io thread's reading of a pipe or socket input. Its handlers hold the state, not the
+  // transport: one that runs after the transport is gone sees `stopped` and does nothing.
+  struct AsyncInput : MessageReader::Sink {
+    explicit AsyncInput(asio::any_io_executor ex, int fd) : descriptor(ex, ::dup(fd)), reader(*this) {}
+    void on_message(IncomingMessage&& message) override {
+      if (!stopped) self->handlers_.on_message(std::move(message));
+    }
+    StdioTransport* self = nullptr;
+    bool stopped = false;
+    asio::posix::stream_descriptor descriptor;  // a duplicate: closing it leaves our stdin open
+    MessageReader reader;
+    std::string buffer = std::string(1 << 16, '\0');
+  };
+  std::shared_ptr<AsyncInput> async_input_;
   std::thread reader_;
   std::thread writer_;
   asio::steady_timer drained_;  // its wait is the producers' queue; cancel() wakes them (executor only)
@@ -88,10 +118,25 @@ class StdioTransport : public Transport {
 StdioTransport::StdioTransport(asio::any_io_executor executor, int in_fd, int out_fd)
     : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_, asio::steady_timer::time_point::max()) {
   if (::pipe2(stop_reader_pipe_, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  struct stat st {};
+  if (::fstat(out_fd_, &st) == 0 && S_ISSOCK(st.st_mode)) {
+    output_kind_ = Output::Socket;
+  } else if (S_ISFIFO(st.st_mode)) {
+    const int capacity = ::fcntl(out_fd_, F_GETPIPE_SZ);
+    if (capacity > 0) {
+      output_kind_ = Output::Pipe;
+      pipe_capacity_ = static_cast<std::size_t>(capacity);
+    }
+  }
 }
 
 StdioTransport::~StdioTransport() {
   flush_and_stop();
+  if (async_input_) {
+    async_input_->stopped = true;
+    boost::system::error_code ignored;
+    async_input_->descriptor.close(ignored);  // the duplicate; a line written later stays unread
+  }
   if (reader_.joinable()) {
     const char wake = 0;
     while (::write(stop_reader_pipe_[1], &wake, 1) < 0 && errno == EINTR) {
@@ -105,7 +150,40 @@ StdioTransport::~StdioTransport() {
 void StdioTransport::start(Handlers handlers) {
   handlers_ = std::move(handlers);
   writer_ = std::thread([this] { writer_loop(); });
-  reader_ = std::thread([this] { reader_loop(); });
+  struct stat st {};
+  const bool pollable = ::fstat(in_fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  if (pollable) {
+    async_input_ = std::make_shared<AsyncInput>(executor_, in_fd_);
+    async_input_->self = this;
+    asio::post(executor_, [this, state = async_input_] {
+      if (!state->stopped) read_input_async();
+    });
+  } else {
+    reader_ = std::thread([this] { reader_loop(); });
+  }
+}
+
+void StdioTransport::read_input_async() {
+  auto state = async_input_;
+  state->descriptor.async_read_some(asio::buffer(state->buffer), [this, state](boost::system::error_code ec, std::size_t n) {
+    if (state->stopped) return;  // the transport is being destroyed: nobody to tell
+    if (n > 0) state->reader.feed(std::string_view(state->buffer.data(), n));
+    if (state->stopped) return;  // a message's handler destroyed the transport
+    if (!ec) return read_input_async();
+    if (ec == asio::error::interrupted || ec == asio::error::try_again) return read_input_async();
+    state->reader.finish();
+    input_ended();
+  });
+}
+
+// End of input (EOF or a read error), from either reader.
+void StdioTransport::input_ended() {
+  {
+    std::lock_guard lock(mu_);
+    input_closed_ = true;
+  }
+  space_cv_.notify_all();
+  report_disconnect();
 }
 
 void StdioTransport::report_disconnect() {
@@ -146,12 +224,7 @@ void StdioTransport::reader_loop() {
     break;
   }
   reader.finish();
-  {
-    std::lock_guard lock(mu_);
-    input_closed_ = true;
-  }
-  space_cv_.notify_all();
-  report_disconnect();
+  input_ended();
 }
 
 void StdioTransport::send(std::string line) {
@@ -162,6 +235,18 @@ void StdioTransport::send(std::string line) {
       return queued_bytes_ < kHardLimitBytes || stopping_ || write_failed_ || input_closed_;
     });
     if (stopping_ || write_failed_ || queued_bytes_ >= kHardLimitBytes) return;
+    // Nothing queued and nothing being written (queued_bytes_ counts the writer's batch too), so
+    // a line written here cannot overtake an earlier one.
+    if (queued_bytes_ == 0) {
+      const std::ptrdiff_t written = write_now(line);
+      if (written < 0) {
+        lock.unlock();
+        output_failed("write failed");
+        return;
+      }
+      if (static_cast<std::size_t>(written) == line.size()) return;
+      line.erase(0, static_cast<std::size_t>(written));
+    }
     queued_bytes_ += line.size();
     queue_.push_back(std::move(line));
   }
@@ -215,6 +300,27 @@ bool StdioTransport::write_all(const std::string& batch) {
     off += static_cast<std::size_t>(n);
   }
   return true;
+}
+
+// The bytes of `line` written without blocking the caller (0: leave it all to the writer), or -1
+// when the output failed.
+std::ptrdiff_t StdioTransport::write_now(const std::string& line) {
+  if (output_kind_ == Output::Socket) {
+    for (;;) {
+      const ssize_t n = ::send(out_fd_, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+  }
+  if (output_kind_ == Output::Pipe && line.size() <= pipe_capacity_) {
+    // An empty pipe has every buffer free, so a write up to its capacity completes at once (a
+    // pipe that holds anything may have its buffers split and block a write that seems to fit).
+    int unread = -1;
+    if (::ioctl(out_fd_, FIONREAD, &unread) == 0 && unread == 0)
+      return write_all(line) ? static_cast<std::ptrdiff_t>(line.size()) : -1;
+  }
+  return 0;
 }
 
 void StdioTransport::writer_loop() {

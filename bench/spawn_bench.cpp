@@ -7,6 +7,10 @@
 // pipes, poll. Interleaved with a `cat` floor run by run, so load changes hit both alike.
 //
 //   spawn_bench <openvaala> <runs> <cwd>        (environment inherited; prints one JSON object)
+//   spawn_bench --rtt <openvaala> <count> <cwd>
+//       the round trip of a trivial request (an unknown method: read, parse, dispatch, answer,
+//       write) to one running agent, in turn with a line echoed by `cat` (the floor: one process
+//       that reads and writes on one thread), `count` of each after 200 warm-up pairs.
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -90,9 +94,47 @@ double median(std::vector<double> xs) {
   return xs[xs.size() / 2];
 }
 
+int round_trips(const std::string& bin, int count, const std::string& cwd) {
+  Child agent({bin, "acp"});
+  Child cat({"/bin/cat"});
+  agent.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}})");
+  agent.await_line(R"("id":1)");
+  agent.send(R"({"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":")" + cwd + R"(","mcpServers":[]}})");
+  agent.await_line(R"("id":2)");
+  std::vector<double> floor, trivial;
+  for (int i = 0; i < count + 200; i++) {
+    const std::string id = std::to_string(i + 10);
+    const std::string request = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"bench/none","params":{}})";
+    auto t0 = Clock::now();
+    cat.send(request);
+    cat.await_line(R"("id":)" + id + ",");
+    const double f = ms_since(t0);
+    t0 = Clock::now();
+    agent.send(request);
+    std::string answer = agent.await_line(R"("id":)" + id + ",");
+    const double a = ms_since(t0);
+    if (answer.find("-32601") == std::string::npos) {
+      std::fprintf(stderr, "unexpected answer: %s\n", answer.c_str());
+      return 1;
+    }
+    if (i < 200) continue;
+    floor.push_back(f * 1000);
+    trivial.push_back(a * 1000);
+  }
+  auto pct = [](std::vector<double> xs, double q) {
+    std::sort(xs.begin(), xs.end());
+    return xs[static_cast<std::size_t>(q * (xs.size() - 1))];
+  };
+  std::printf(R"({"count":%d,"floor_us_median":%.1f,"floor_us_p90":%.1f,"trivial_us_median":%.1f,"trivial_us_p10":%.1f,"trivial_us_p90":%.1f})"
+              "\n",
+              count, median(floor), pct(floor, 0.9), median(trivial), pct(trivial, 0.1), pct(trivial, 0.9));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--rtt") return round_trips(argv[2], std::atoi(argv[3]), argv[4]);
   if (argc != 4) {
     std::fprintf(stderr, "usage: spawn_bench <openvaala> <runs> <cwd>\n");
     return 2;

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -145,6 +146,53 @@ TEST_F(StdioTransportTest, DestroyingTheTransportStopsItsReaderEvenWhenTheInputS
   EXPECT_EQ(::read(in.read_end(), buf, sizeof buf), static_cast<ssize_t>(line.size()))
       << "after the transport is destroyed its reader thread must be gone (joined), not left reading stdin";
   EXPECT_TRUE(received.empty());
+}
+
+// Short lines sent while nothing is queued are written by the sender itself; bursts, lines larger
+// than a pipe and whatever a socket does not take at once go through the writer. Whatever path
+// each line takes, the peer must get every line whole and in the order sent, over a pipe (Zed
+// launches agents with pipes) and over a socket (Node's child_process gives a socketpair).
+TEST_F(StdioTransportTest, EveryLineArrivesWholeAndInOrderOverAPipeAndASocketWhateverThePeersPace) {
+  for (const bool socket : {false, true}) {
+    SCOPED_TRACE(socket ? "stdout is a socket" : "stdout is a pipe");
+    int fds[2];
+    if (socket) {
+      ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+      const int small = 4096;  // so that sends are often taken in part
+      ::setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    } else {
+      ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    }
+    std::string expected;
+    std::string got;
+    std::thread reader([&, peer = fds[0]] {
+      std::vector<char> buf(1 << 16);
+      for (int reads = 0;; ++reads) {
+        if (reads % 8 == 0) std::this_thread::sleep_for(1ms);  // a peer that falls behind now and then
+        const ssize_t n = ::read(peer, buf.data(), reads % 3 == 0 ? 100 : buf.size());
+        if (n <= 0) break;
+        got.append(buf.data(), static_cast<std::size_t>(n));
+      }
+    });
+    {
+      Pipe input;
+      auto t = acp::make_stdio_transport(ioc.get_executor(), input.read_end(), fds[1]);
+      t->start(handlers());
+      for (int i = 0; i < 600; ++i) {
+        std::string line = "{\"n\":" + std::to_string(i) + ",\"pad\":\"" +
+                           std::string(i % 50 == 0 ? 100 * 1024 : (i * 37) % 3000, 'a' + i % 26) + "\"}";
+        expected += line + "\n";
+        t->send(std::move(line));
+        if (i % 10 == 0) std::this_thread::sleep_for(200us);  // let the pipe drain: replies alone
+      }
+      t->flush_and_stop();
+    }
+    ::close(fds[1]);
+    reader.join();
+    ::close(fds[0]);
+    ASSERT_EQ(got.size(), expected.size()) << "every byte sent must reach the peer";
+    EXPECT_TRUE(got == expected) << "the lines must arrive whole and in the order they were sent";
+  }
 }
 
 }  // namespace
