@@ -53,6 +53,7 @@ test("images the agent does not take are left out, and the chat says which", asy
   const { chat, conn } = setup();
   await chat.prompt("look", [{ kind: "image", id: "i1", name: "shot.png", mimeType: "image/png", data: "AAAA" }, { kind: "image", id: "i2", name: "b.png", mimeType: "image/png", data: "BBBB" }]);
   assert.deepEqual(notices(chat), ["The agent does not take images; left out: shot.png, b.png"], "a warning names the images left out");
+  assert.equal((chat.state.items.find((i) => i.kind === "notice") as { severity: string }).severity, "warning");
   assert.deepEqual(conn.of("prompt")[0]![1], [{ type: "text", text: "look" }], "the text is still sent");
   conn.promptCapabilities = { image: true };
   await chat.prompt("again", [{ kind: "image", id: "i3", name: "c.png", mimeType: "image/png", data: "CCCC" }]);
@@ -173,11 +174,13 @@ test("New Chat and loading a session close the session left (when the agent can)
   const n = conn.of("closeSession").length;
   await chat.close();
   assert.equal(conn.of("closeSession").length, n, "a session still loading is not closed");
-  load.resolve({ modes: { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }] } });
+  const model = [{ id: "model", name: "Model", type: "select", currentValue: "m", options: [{ value: "m", name: "M" }] }];
+  load.resolve({ modes: { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }] }, configOptions: model });
   await loading;
   assert.equal(chat.state.sessionId, "old");
   assert.equal(chat.state.title, "The old one", "the loaded session's title from the session list");
   assert.equal(chat.state.modes?.currentModeId, "ask", "its modes from the load's answer");
+  assert.deepEqual(chat.state.configOptions, model, "and its options");
 });
 
 test("a chat whose server is gone: closing it sends nothing; sending starts a new session", async () => {
