@@ -118,7 +118,7 @@ test("Show log keeps the focus in the chat", async () => {
 
 test("@ / Attach file: a quick pick of the folder's files, nearest first; the picked file is attached; a dismissed pick refocuses the input", async () => {
   const dir = tmp();
-  for (const f of ["z.ts", "b.ts", "sub/deeper/c.ts", "sub/a.ts", "sub/b.ts"]) {
+  for (const f of ["z.ts", "b.ts", "sub/deeper/c.ts", "sub/a.ts", "sub/b.ts", "Aaa/x.ts"]) {
     fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
     fs.writeFileSync(path.join(dir, f), "");
   }
@@ -130,10 +130,12 @@ test("@ / Attach file: a quick pick of the folder's files, nearest first; the pi
   assert.deepEqual(pick!.items.map((i: { label: string; description?: string }) => [i.label, i.description]), [
     ["b.ts", undefined],
     ["z.ts", undefined],
+    ["x.ts", "Aaa"],
     ["a.ts", "sub"],
     ["b.ts", "sub"],
     ["c.ts", path.join("sub", "deeper")],
   ], "files by folder (the top folder first), then by name; the folder is the description");
+  assert.deepEqual(__test.state.findFiles.map((c) => [c.pattern, c.max]), [["**/*", 5000]], "every file of the folder, at most 5000");
   assert.deepEqual(pick!.opts, { title: "Attach a file to the message", placeHolder: "Type to search the workspace files", matchOnDescription: true }, "searchable by folder too");
   const attach = view.of("attach");
   assert.equal(attach.length, 1, "the picked file is attached");
@@ -180,6 +182,7 @@ test("queued messages: shown with their attachments' names; removed, taken back 
   assert.equal(view.lastModel().chat.busy, true);
   await chat.onMessage({ type: "sendQueued", id: queue[2]!.id });
   assert.deepEqual(view.lastModel().queue.map((q) => q.text), ["three"], "Send now during a turn leaves it queued");
+  assert.equal(view.lastModel().error, undefined, "and is no error");
   finish({ stopReason: "cancelled" }); // stopped: the queue waits for the user
   await running;
   assert.deepEqual(view.lastModel().queue.map((q) => q.text), ["three"]);
@@ -200,6 +203,55 @@ test("a message that could not be sent goes back into the input as it was", asyn
   await chat.onMessage({ type: "send", text: "hello" });
   assert.equal(view.lastModel().error, "Could not send your message: no model configured");
   assert.deepEqual(view.of("restoreInput"), [{ type: "restoreInput", text: "hello", attachments: [] }], "the text, with no attachments");
+  agent(f).conn.answers.newSession = undefined;
+  await chat.onMessage({ type: "send", text: "hello again" });
+  assert.equal(view.lastModel().error, undefined, "the next message goes through");
+  assert.equal(view.of("restoreInput").length, 1, "and is not handed back");
+
+  // Send now of a queued message fails the same way
+  await agent(f).main.restore({ queue: [{ text: "queued", attachments: [] }] });
+  agent(f).conn.answers.prompt = async () => {
+    throw new Error("unreachable");
+  };
+  agent(f).conn.isRunning = false;
+  agent(f).conn.answers.newSession = async () => {
+    throw new Error("server gone");
+  };
+  await chat.onMessage({ type: "sendQueued", id: view.lastModel().queue[0]!.id });
+  assert.equal(view.lastModel().error, "Could not send your message: server gone");
+});
+
+test("Copy of a code block puts the code on the clipboard", async () => {
+  const { chat, resolve } = setup([folder(tmp())]);
+  resolve();
+  await chat.onMessage({ type: "copyText", text: "make -j2" });
+  assert.equal((vscode.env as unknown as { clipboard: { text: string } }).clipboard.text, "make -j2");
+});
+
+test("a webview that (re)loads keeps the folder the user chose", async () => {
+  const a = tmp();
+  const b = tmp();
+  const { chat, view, resolve } = setup([folder(a), folder(b, 1)]);
+  resolve();
+  await chat.onMessage({ type: "selectFolder", uri: folder(b).uri.toString() });
+  await chat.onMessage({ type: "ready" });
+  assert.equal(view.lastModel().currentFolder, folder(b).uri.toString());
+  assert.equal(chat.currentFolder()?.uri.fsPath, b);
+});
+
+test("a session that could not be reopened after a reload is not tried again when the view is resolved again", async () => {
+  const f = folder(tmp());
+  const { agent, resolve } = setup([f]);
+  agent(f).conn.answers.loadSession = async () => {
+    throw new Error("session expired");
+  };
+  resolve({ folder: f.uri.toString(), sessionId: "s-prev", queue: [] });
+  await new Promise((r) => setTimeout(r, 20));
+  resolve({ folder: f.uri.toString(), sessionId: "s-prev", queue: [] }, new FakeView());
+  await new Promise((r) => setTimeout(r, 20));
+  const main = agent(f).main;
+  assert.deepEqual(agent(f).conn.of("loadSession").map((l) => l[0]), ["s-prev"], "one attempt");
+  assert.deepEqual(main.state.items.map((i) => (i as { text?: string }).text), ["Could not reopen the previous session: session expired"], "one notice");
 });
 
 test("each action's failure is shown above the input, naming the action", async () => {

@@ -177,6 +177,8 @@ const state = {
   appliedEdits: [] as WorkspaceEdit[],
   folderEvents: new EventEmitter<{ added: any[]; removed: any[] }>(),
   shownDocuments: [] as any[],
+  /** each workspace.findFiles: the glob, the exclude and the most files asked for */
+  findFiles: [] as { pattern: string; exclude: unknown; max: number }[],
   /** commands this window does not have (executeCommand rejects, as VS Code does) */
   missingCommands: new Set<string>(),
 };
@@ -226,6 +228,8 @@ export const __test = {
     workspace.workspaceFolders = undefined;
     state.missingCommands.clear();
     env.remoteName = undefined;
+    env.clipboard.text = "";
+    state.findFiles.length = 0;
   },
 };
 
@@ -271,8 +275,9 @@ export const workspace = {
   },
   onDidChangeWorkspaceFolders: state.folderEvents.event,
   onDidChangeTextDocument: state.documentChanges.event,
-  /** every file under the pattern's base (no glob matching: the stub's callers want all) */
-  async findFiles(p: RelativePattern, _exclude?: unknown, max = Infinity) {
+  /** every file under the pattern's base (no glob matching: the stub's callers want all; the glob is recorded) */
+  async findFiles(p: RelativePattern, exclude?: unknown, max = Infinity) {
+    state.findFiles.push({ pattern: p.pattern, exclude, max });
     const base = "uri" in p.base ? p.base.uri.fsPath : p.base.fsPath;
     const out: Uri[] = [];
     const walk = (d: string) => {
