@@ -151,13 +151,14 @@ class StdioTransport : public Transport {
     // hears of it.
     auto spawn = [spec = spec_] {
       Spawned s = spawn_server(spec);
-      process::register_process_group(s.pid);
+      process::register_process_group(s.pid, s.in);
       return s;
     };
     Spawned s;
     if (spawn_pool_) s = co_await support::run_blocking(*spawn_pool_, std::move(spawn));
     else s = spawn();
     if (stopped_) {  // killed while it was being spawned
+      process::forget_group_input(s.pid);
       for (int fd : {s.in, s.out, s.err}) ::close(fd);
       process::end_process_group(ex_, s.pid, kKillGrace);
       throw McpError(McpError::Kind::Closed, "stopped while starting");
@@ -194,6 +195,7 @@ class StdioTransport : public Transport {
     handlers_ = {};
     wake_.cancel();
     boost::system::error_code ec;
+    if (pid_ > 0) process::forget_group_input(pid_);
     in_.close(ec);
     if (pid_ > 0) {
       auto self = shared_from_this();
@@ -229,6 +231,7 @@ class StdioTransport : public Transport {
     stopped_ = true;
     handlers_ = {};
     boost::system::error_code ec;
+    if (pid_ > 0) process::forget_group_input(pid_);
     in_.close(ec);
     out_.close(ec);
     err_.close(ec);

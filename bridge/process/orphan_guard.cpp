@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -31,14 +34,15 @@ namespace bridge::process {
 namespace {
 
 std::atomic<bool> enabled{false};
-std::atomic<int> guard_fd{-1};  // write end of the pipe to the guard
+std::atomic<int> guard_fd{-1};  // our end of the socket to the guard
 std::once_flag start_once;
 
 bool group_alive(pid_t pgid) { return ::kill(-pgid, 0) == 0 || errno == EPERM; }
 
 void start_guard() {
+  // A socket, not a pipe: the way out hands the guard our ends of the servers' stdin (SCM_RIGHTS).
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) return;
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) return;
   const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) {
     ::close(p[0]);
@@ -76,7 +80,7 @@ void tell_guard(char op, pid_t pgid) {
   if (fd < 0) return;
   char line[32];
   const int n = std::snprintf(line, sizeof line, "%c%d\n", op, static_cast<int>(pgid));
-  // One write of fewer than PIPE_BUF bytes is atomic, so threads never interleave lines.
+  // A short write to a stream socket goes out as one piece, so threads never interleave lines.
   while (::write(fd, line, static_cast<std::size_t>(n)) < 0 && errno == EINTR) {
   }
 }
@@ -97,6 +101,36 @@ void reap_adopted_orphans() {
 
 }  // namespace
 
+bool hand_inputs_to_guard(const std::vector<int>& fds) { return send_inputs(guard_fd.load(), fds); }
+
+bool send_inputs(int fd, const std::vector<int>& fds) {
+  if (fd < 0) return false;
+  // The kernel passes at most 253 descriptors a message; each message is one "<\n" line.
+  constexpr std::size_t kPerMessage = 250;
+  for (std::size_t at = 0; at < fds.size(); at += kPerMessage) {
+    const std::size_t n = std::min(kPerMessage, fds.size() - at);
+    char line[] = "<\n";
+    iovec iov{line, 2};
+    std::vector<char> control(CMSG_SPACE(n * sizeof(int)));
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data() + at, n * sizeof(int));
+    // Our end is non-blocking: a guard 64 KB behind would refuse; then we signal ourselves.
+    ssize_t sent;
+    while ((sent = ::sendmsg(fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (sent != 2) return false;
+  }
+  return true;
+}
+
 void enable_orphan_guard() {
   enabled.store(true);
   // What a child of ours detaches is re-parented to us, not to init: the guard sees it.
@@ -111,13 +145,33 @@ namespace {
 
 using Seen = std::map<pid_t, StartTime>;
 
-// Reads the guard's pipe: false at EOF (the server is gone, however it went).
-bool read_list(int fd, std::string& pending, std::set<pid_t>& groups) {
+// Reads the guard's socket: false at EOF (the server is gone, however it went). Descriptors
+// that come with it (the servers' stdin, handed over on the way out) are kept in `inputs`.
+bool read_list(int fd, std::string& pending, std::set<pid_t>& groups, std::vector<int>& inputs) {
   char buf[4096];
+  alignas(cmsghdr) char control[CMSG_SPACE(253 * sizeof(int))];
+  iovec iov{buf, sizeof buf};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
   ssize_t n;
   do {
-    n = ::read(fd, buf, sizeof buf);
+    n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == ENOTSOCK) {  // a pipe (the guard's own tests): lines only
+    msg.msg_controllen = 0;
+    do {
+      n = ::read(fd, buf, sizeof buf);
+    } while (n < 0 && errno == EINTR);
+  }
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    const auto* received = reinterpret_cast<const int*>(CMSG_DATA(c));
+    inputs.insert(inputs.end(), received, received + count);
+  }
   if (n <= 0) return false;
   pending.append(buf, static_cast<std::size_t>(n));
   for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
@@ -164,16 +218,27 @@ void end_everything(const std::set<pid_t>& groups, Seen& seen, std::chrono::mill
 
 int run_orphan_guard(int fd, std::chrono::milliseconds grace, pid_t server) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
+  // Readable once the server has exited (its parent can see it): see below.
+  const int server_exit = server > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, server, 0)) : -1;
   std::set<pid_t> groups;
   Seen seen;  // every process seen in the server's tree
   std::string pending;
+  std::vector<int> inputs;  // the servers' stdin, handed over by the server on its way out
   for (;;) {
     pollfd pfd{fd, POLLIN, 0};
     const int r = ::poll(&pfd, 1, server > 0 ? 100 : -1);
     if (r < 0 && errno != EINTR) break;
     if (server > 0) add_descendants(server, seen, ::getpid());
-    if (r > 0 && !read_list(fd, pending, groups)) break;
+    if (r > 0 && !read_list(fd, pending, groups, inputs)) break;
   }
+  // Our socket ends before the server's exit is complete: give it that moment (at most 100 ms),
+  // so the editor sees the exit before the servers start reacting to theirs.
+  if (server_exit >= 0 && !inputs.empty()) {
+    pollfd pfd{server_exit, POLLIN, 0};
+    while (::poll(&pfd, 1, 100) < 0 && errno == EINTR) {
+    }
+  }
+  for (int input : inputs) ::close(input);  // the end of their stdin: MCP's way to ask them to exit
   end_everything(groups, seen, grace);
   return 0;
 }

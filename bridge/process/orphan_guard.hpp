@@ -3,9 +3,9 @@
 // agent, the OOM killer, a crash): then no code of ours runs, and the children we put in their
 // own process groups (MCP servers, local commands, hooks) would be orphaned.
 //
-// So `openvaala acp` starts a guard: a small process of our own binary whose stdin is a pipe
+// So `openvaala acp` starts a guard: a small process of our own binary whose stdin is a socket
 // from us. We tell it each process group we start and end ("+<pgid>\n", "-<pgid>\n"); when the
-// pipe reaches EOF, which the kernel guarantees however we die, it sends SIGTERM to the groups
+// socket reaches EOF, which the kernel guarantees however we die, it sends SIGTERM to the groups
 // still listed, SIGKILL to what is left after a grace period, and exits.
 //
 // A process that left its group (`setsid`, a double-forked daemon) is not in any group we know.
@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <vector>
 
 namespace bridge::process {
 
@@ -32,6 +33,12 @@ void guard_group(pid_t pgid);
 void release_group(pid_t pgid);
 // The guard was started and will end the groups still listed when we exit.
 bool orphan_guard_running();
+// On the way out: gives the guard these descriptors (our ends of the servers' stdin). It keeps
+// them open until we are gone, then closes them before it signals the groups. False if the guard
+// is not running or did not take them.
+bool hand_inputs_to_guard(const std::vector<int>& fds);
+// The same to the guard listening on `guard_socket` (tests).
+bool send_inputs(int guard_socket, const std::vector<int>& fds);
 
 // The guard itself: reads the list from `fd` until EOF, then ends the groups still listed and,
 // when `server` is a pid, every process seen in its tree. Signals that would stop it early

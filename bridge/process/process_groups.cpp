@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -29,17 +30,28 @@ std::set<pid_t>& groups() {
   static std::set<pid_t> g;
   return g;
 }
+std::map<pid_t, int>& inputs() {  // group -> our end of its leader's stdin
+  static std::map<pid_t, int> i;
+  return i;
+}
 }  // namespace
 
-void register_process_group(pid_t pgid) {
+void register_process_group(pid_t pgid, int input_fd) {
   guard_group(pgid);
   std::lock_guard lock(mu());
   groups().insert(pgid);
+  if (input_fd >= 0) inputs()[pgid] = input_fd;
+}
+
+void forget_group_input(pid_t pgid) {
+  std::lock_guard lock(mu());
+  inputs().erase(pgid);
 }
 
 void unregister_process_group(pid_t pgid) {
   std::lock_guard lock(mu());
   groups().erase(pgid);
+  inputs().erase(pgid);
   release_group(pgid);
 }
 
@@ -89,6 +101,13 @@ void end_process_group(boost::asio::any_io_executor ex, pid_t pgid, std::chrono:
 
 void end_all_process_groups_on_exit() {
   if (!orphan_guard_running()) return kill_all_process_groups();
+  std::vector<int> fds;
+  {
+    std::lock_guard lock(mu());
+    for (const auto& [_, fd] : inputs()) fds.push_back(fd);
+  }
+  if (hand_inputs_to_guard(fds)) return;
+  // The guard did not take them: signal now, as the guard would.
   std::lock_guard lock(mu());
   for (pid_t g : groups()) ::kill(-g, SIGTERM);
 }

@@ -9,7 +9,10 @@
 
 namespace bridge::process {
 
-void register_process_group(pid_t pgid);
+// `input_fd`: our end of the group leader's stdin, if it has one we keep open (an MCP server's);
+// see end_all_process_groups_on_exit. Call forget_group_input before closing it.
+void register_process_group(pid_t pgid, int input_fd = -1);
+void forget_group_input(pid_t pgid);
 void unregister_process_group(pid_t pgid);
 // SIGTERM to the group, up to `grace` for it to go away (reaping the leader), then SIGKILL.
 // Blocking. Returns true when the group was gone before SIGKILL.
@@ -26,9 +29,11 @@ void end_process_group(boost::asio::any_io_executor ex, pid_t pgid, std::chrono:
 // Synchronous and safe when the io_context is no longer running: call it on the way out (stdin
 // EOF, SIGTERM) so no server outlives the agent.
 void kill_all_process_groups(std::chrono::milliseconds grace = std::chrono::milliseconds(300));
-// The way out of `openvaala acp`: SIGTERM to every registered group at once; when the orphan
-// guard runs, it gives them their grace period and SIGKILLs the rest after we are gone, so we
-// exit at once; without it, kill_all_process_groups().
+// The way out of `openvaala acp`. When the orphan guard runs, the groups' inputs are handed to it
+// and it ends them once we are gone: the end of their stdin, SIGTERM, its grace period, SIGKILL.
+// So the servers do not wake up while we exit (an MCP server reacting to stdin EOF, 100 of them
+// on two cores, took the CPU our exit needed), and we exit at once. Without the guard,
+// kill_all_process_groups().
 void end_all_process_groups_on_exit();
 
 }  // namespace bridge::process

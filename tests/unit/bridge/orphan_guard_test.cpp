@@ -6,6 +6,8 @@
 #include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +55,19 @@ std::pair<pid_t, int> fork_guard(std::chrono::milliseconds grace, pid_t server =
   if (guard == 0) {
     ::close(p[1]);
     ::_exit(bridge::process::run_orphan_guard(p[0], grace, server));
+  }
+  ::close(p[0]);
+  return {guard, p[1]};
+}
+
+// The same on a socket, as the server starts it (descriptors can be handed over on it).
+std::pair<pid_t, int> fork_guard_on_socket(std::chrono::milliseconds grace) {
+  int p[2];
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, p), 0);
+  const pid_t guard = ::fork();
+  if (guard == 0) {
+    ::close(p[1]);
+    ::_exit(bridge::process::run_orphan_guard(p[0], grace, 0));
   }
   ::close(p[0]);
   return {guard, p[1]};
@@ -156,4 +171,25 @@ TEST(OrphanGuard, EndsWhatTheServersChildrenDetachedWhenTheServerIsKilled) {
   }
   EXPECT_TRUE(gone) << "the process the server's child detached outlived the server";
   if (!gone) ::kill(detached, SIGKILL);
+}
+
+// On the way out the server hands the guard its ends of the MCP servers' stdin, so that they do
+// not see the end of their input (and start exiting, taking the CPU) while the server exits: the
+// guard keeps them open while the server lives and closes them once it is gone.
+TEST(OrphanGuard, KeepsTheHandedInputsOpenWhileTheServerLivesAndClosesThemWhenItIsGone) {
+  int input[2];  // a server's stdin: it reads input[0], we hold input[1]
+  ASSERT_EQ(::pipe(input), 0);
+  auto [guard, fd] = fork_guard_on_socket(200ms);
+  ASSERT_GT(guard, 0);
+  ASSERT_TRUE(bridge::process::send_inputs(fd, {input[1]})) << "the guard must take the descriptors";
+  ::close(input[1]);  // the server's own copy goes as it exits
+  pollfd p{input[0], POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 300), 0) << "while the server lives, the guard keeps the server's stdin open (no EOF)";
+  ::close(fd);  // the server is gone
+  p.revents = 0;
+  ASSERT_EQ(::poll(&p, 1, 3000), 1) << "once the server is gone, the guard must close the stdin it was handed";
+  char c;
+  EXPECT_EQ(::read(input[0], &c, 1), 0) << "the MCP server sees the end of its input";
+  ::close(input[0]);
+  EXPECT_TRUE(exits_cleanly(guard));
 }
