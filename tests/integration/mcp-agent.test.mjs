@@ -107,7 +107,7 @@ async function assertEchoTurn(h, fake, sessionId, { permission }) {
 
   // 3. the next request carries the server's answer
   assert.equal(toolMessage(fake.requests[1], "call_echo", "mcp__everything__echo"), "Echo: hi");
-  assert.equal(h.textOf(sessionId), "Echoing.The server said hi back.");
+  assert.equal(h.answerOf(sessionId), "Echoing.The server said hi back.");
   h.assertSchemaClean();
 }
 
@@ -196,7 +196,7 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
     text: "tunnel echo: through the tunnel",
   });
   assert.equal(toolMessage(fake.requests[1], "call_tunnel", "mcp__editor-tools__echo"), "tunnel echo: through the tunnel");
-  assert.equal(h.textOf(sessionId), "Tunnel ok.");
+  assert.equal(h.answerOf(sessionId), "Tunnel ok.");
   assert.deepEqual(tunnel.calls.filter((c) => c.tool === "echo").map((c) => c.message), ["through the tunnel"]);
   // it went through mcp/message on this connection, addressed to the registered server
   const sent = h.wire.fromAgent.filter((m) => m.method === "mcp/message");
