@@ -28,6 +28,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 
 #include <chrono>
 #include <csignal>
@@ -429,6 +430,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // As in the server (app/acp_server.cpp): a child that exits before reading its stdin (an MCP
   // server that is `true`) must be a write error, not the end of the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // settle() sleeps 40 us at a time while pool work may post back; the default 50 us timer slack
+  // would more than double each of those sleeps.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
   // A private world: config (an OpenAI-style provider the scripted model stands in for, a skill)
   // and the scratch folders. Put it on a tmpfs (scripts/fuzz-agent.sh does): every input writes.
   const char* base_env = std::getenv("OPENVAALA_FUZZ_DIR");
