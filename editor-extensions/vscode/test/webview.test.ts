@@ -776,15 +776,3 @@ test("slash commands with three suggestions: ArrowUp goes to the previous one, f
   assert.equal(w.input.value, "/a2 ");
 });
 
-test("the pickers select the current folder and mode also when it is neither the first nor the last listed", async () => {
-  const w = await loadWebview();
-  const modes = { currentModeId: "edit", availableModes: [{ id: "ask", name: "Ask" }, { id: "edit", name: "Edit" }, { id: "plan", name: "Plan" }] };
-  w.show({
-    folders: [{ uri: "file:///a", name: "a" }, { uri: "file:///b", name: "b" }, { uri: "file:///c", name: "c" }],
-    currentFolder: "file:///b",
-    chat: chat({ type: "sessionStarted", sessionId: "s", modes }),
-  });
-  const [folderSel, modeSel] = w.$$("#bar select");
-  assert.equal(folderSel!.value, "file:///b", "the current folder is the one shown");
-  assert.equal(modeSel!.value, "edit", "the current mode is the one shown");
-});
