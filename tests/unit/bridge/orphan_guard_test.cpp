@@ -177,10 +177,10 @@ TEST(OrphanGuard, EndsWhatTheServersChildrenDetachedWhenTheServerIsKilled) {
 // not see the end of their input (and start exiting, taking the CPU) while the server exits: the
 // guard keeps them open while the server lives and closes them once it is gone.
 TEST(OrphanGuard, KeepsTheHandedInputsOpenWhileTheServerLivesAndClosesThemWhenItIsGone) {
-  int input[2];  // a server's stdin: it reads input[0], we hold input[1]
-  ASSERT_EQ(::pipe(input), 0);
   auto [guard, fd] = fork_guard_on_socket(200ms);
   ASSERT_GT(guard, 0);
+  int input[2];  // a server's stdin: it reads input[0], we hold input[1]; made after the fork, so
+  ASSERT_EQ(::pipe(input), 0);  // the guard's only copy is the one handed to it
   ASSERT_TRUE(bridge::process::send_inputs(fd, {input[1]})) << "the guard must take the descriptors";
   ::close(input[1]);  // the server's own copy goes as it exits
   pollfd p{input[0], POLLIN, 0};
