@@ -34,6 +34,7 @@ const opt = (name, dflt) => {
 const MESSAGES = Number(opt("messages", 20000));
 const RUNS = Number(opt("runs", 5));
 const SESSION_ID = "ses_loadbench";
+const METHOD = opt("method", "session/load"); // session/resume: the same without the replay
 const bins = [];
 argv.forEach((a, i) => {
   if (a !== "--bin") return;
@@ -139,6 +140,14 @@ function prepare(dir, { varied = false } = {}) {
 
 const UPDATE_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"session/update"');
 
+// The process's user + system CPU time so far, in ms (all its threads).
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
+  return ((Number(v[11]) + Number(v[12])) * 1000) / CLK_TCK;
+}
+const CLK_TCK = 100;
+
 function vmHWM(pid) {
   const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
@@ -150,6 +159,7 @@ async function once(bin, home, { keep = false, caps = {} } = {}) {
   const exited = new Promise((r) => child.once("exit", r));
   let pending = null; // { id, resolve, t }
   let updates = 0;
+  let bytes = 0;
   const kept = [];
   let partial = [];
   const onLine = (buf) => {
@@ -167,6 +177,7 @@ async function once(bin, home, { keep = false, caps = {} } = {}) {
     }
   };
   child.stdout.on("data", (d) => {
+    bytes += d.length;
     let start = 0;
     for (let nl; (nl = d.indexOf(10, start)) >= 0; start = nl + 1) {
       if (partial.length) {
@@ -188,15 +199,19 @@ async function once(bin, home, { keep = false, caps = {} } = {}) {
   const rssBeforeMiB = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]) / 1024;
   updates = 0;
   kept.length = 0;
+  bytes = 0;
+  const cpu0 = cpuMs(child.pid);
   const t0 = process.hrtime.bigint();
-  const load = await request("session/load", { sessionId: SESSION_ID, cwd: home.ws, mcpServers: [] });
+  const load = await request(METHOD, { sessionId: SESSION_ID, cwd: home.ws, mcpServers: [] });
   const loadMs = Number(load.t - t0) / 1e6;
-  if (!load.m.result) throw new Error(`session/load failed: ${JSON.stringify(load.m)}`);
+  if (!load.m.result) throw new Error(`${METHOD} failed: ${JSON.stringify(load.m)}`);
   const peakMiB = vmHWM(child.pid);
+  const cpu = cpuMs(child.pid) - cpu0;
   const replayed = updates;
+  const outMiB = bytes / 1048576;
   child.stdin.end();
   await exited;
-  return { loadMs, peakMiB, rssBeforeMiB, updates: replayed, kept: kept.slice(0, replayed) };
+  return { loadMs, peakMiB, rssBeforeMiB, cpu, outMiB, updates: replayed, kept: kept.slice(0, replayed) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -219,7 +234,7 @@ if (argv.includes("--prepare")) {
     },
   };
   const r = await once(bins[0].bin, home);
-  console.log(`session/load ${r.loadMs.toFixed(1)} ms, peak RSS ${r.peakMiB.toFixed(1)} MiB, ${r.updates} updates`);
+  console.log(`${METHOD} ${r.loadMs.toFixed(1)} ms, agent CPU ${r.cpu.toFixed(0)} ms, peak RSS ${r.peakMiB.toFixed(1)} MiB, ${r.updates} updates (${r.outMiB.toFixed(1)} MiB)`);
 } else if (argv.includes("--check")) {
   const home = prepare(undefined, { varied: true });
   let same = true;
@@ -227,7 +242,10 @@ if (argv.includes("--prepare")) {
   for (const caps of [{}, { subagents: {}, session: { notices: {}, compaction: {} } }]) {
     console.log(`clientCapabilities ${JSON.stringify(caps)}:`);
     const runs = [];
-    for (const b of bins) runs.push({ ...b, ...(await once(b.bin, home, { keep: true, caps })) });
+    // available_commands_update is not part of the replay: it is posted at the reply and may
+    // overtake it or not.
+    const replayOnly = (r) => ({ ...r, kept: r.kept.filter((l) => !l.includes('"sessionUpdate":"available_commands_update"')) });
+    for (const b of bins) runs.push(replayOnly({ ...b, ...(await once(b.bin, home, { keep: true, caps })) }));
     for (const r of runs.slice(1)) {
       const a = runs[0].kept, b = r.kept;
       const n = Math.max(a.length, b.length);
@@ -249,8 +267,8 @@ if (argv.includes("--prepare")) {
   const results = new Map(bins.map((b) => [b.label, []]));
   for (let r = 0; r < RUNS; r++) for (const b of bins) results.get(b.label).push(await once(b.bin, home));
   removeTempDirs();
-  console.log("| binary | session/load ms | peak RSS MiB | RSS after initialize MiB | updates |");
-  console.log("|---|---|---|---|---|");
+  console.log(`| binary | ${METHOD} ms | agent CPU ms (user + sys) | peak RSS MiB | RSS after initialize MiB | updates (MiB) |`);
+  console.log("|---|---|---|---|---|---|");
   for (const [label, rs] of results)
-    console.log(`| ${label} | ${fmt(rs.map((x) => x.loadMs))} | ${fmt(rs.map((x) => x.peakMiB))} | ${fmt(rs.map((x) => x.rssBeforeMiB))} | ${median(rs.map((x) => x.updates))} |`);
+    console.log(`| ${label} | ${fmt(rs.map((x) => x.loadMs))} | ${fmt(rs.map((x) => x.cpu), 0)} | ${fmt(rs.map((x) => x.peakMiB))} | ${fmt(rs.map((x) => x.rssBeforeMiB))} | ${median(rs.map((x) => x.updates))} (${median(rs.map((x) => x.outMiB)).toFixed(1)}) |`);
 }
