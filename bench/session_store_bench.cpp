@@ -7,7 +7,9 @@
 //               reasoning and a tool call, the tool call's two states, a ~1.5 KB tool result,
 //               the final answer, usage, turn end), i.e. read + parse + rebuild conversation and
 //               replay
-//   updates     load + to_session_update of every replay item (what session/load sends)
+//   updates     load + encode_update of every replay item, read back in batches (what session/load
+//               sends; the figures are warm and in one process: bench/session_load_bench.mjs
+//               measures session/load as the editor sees it, in a fresh process)
 //   list-500    SessionStore::list over 500 sessions, first page of 50 (sidecars current)
 //   list-stale  the same with every sidecar missing (falls back to reading each log)
 //   append      SessionWriter::append of a ~1.5 KB tool result (one write(2))
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/server/session_updates.hpp"
 #include "runtime/sessions/session_store.hpp"
 
 namespace fs = std::filesystem;
@@ -58,18 +61,20 @@ void write_session(SessionStore& store, const std::string& id, const std::string
     w.append(AssistantMessage{a});
     ToolCallState pending;
     pending.tool_call_id = call;
-    pending.title = "Read src/module/file.cpp";
-    pending.kind = "read";
-    pending.status = "pending";
-    pending.raw_input = json::object{{"path", "src/module/file.cpp"}, {"offset", 120}, {"limit", 200}};
-    pending.locations = json::array{json::object{{"path", cwd + "/src/module/file.cpp"}, {"line", 120}}};
+    pending.fields.title = "Read src/module/file.cpp";
+    pending.fields.name = "read_file";
+    pending.fields.kind = ToolKind::Read;
+    pending.fields.status = ToolStatus::Pending;
+    pending.fields.raw_input = json::object{{"path", "src/module/file.cpp"}, {"offset", 120}, {"limit", 200}};
+    pending.fields.locations = std::vector<ToolLocation>{{cwd + "/src/module/file.cpp", 120}};
     w.append(pending);
     const std::string result = text_of(1500, t + 3);
-    ToolCallState done;
+    ToolCallState done;  // as ToolRouter::finish journals it: the content and the raw output
     done.tool_call_id = call;
-    done.status = "completed";
-    done.content = json::array{
-        json::object{{"type", "content"}, {"content", json::object{{"type", "text"}, {"text", result}}}}};
+    done.fields.title = "Read src/module/file.cpp";
+    done.fields.status = ToolStatus::Completed;
+    done.fields.content = std::vector<ToolContent>{TextContent{result}};
+    done.fields.raw_output = json::object{{"output", result}};
     w.append(done);
     Message r;
     r.role = Message::Role::Tool;
@@ -122,7 +127,7 @@ int main(int argc, char** argv) {
   const auto size = fs::file_size(store.file_of("ses_big"));
   auto loaded = store.load("ses_big");
   std::printf("session: %zu messages, %zu replay items, %zu records, %.2f MB\n", loaded->conversation.size(),
-              loaded->replay.size(), loaded->records, static_cast<double>(size) / 1e6);
+              loaded->replay->rest().size(), loaded->records, static_cast<double>(size) / 1e6);
 
   report("load-2000", measure(runs, [&] {
            auto s = store.load("ses_big");
@@ -131,7 +136,8 @@ int main(int argc, char** argv) {
   report("updates", measure(runs, [&] {
            auto s = store.load("ses_big");
            std::size_t bytes = 0;
-           for (const auto& item : s->replay) bytes += json::serialize(to_session_update(item)).size();
+           for (auto batch = s->replay->next(); !batch.empty(); batch = s->replay->next())
+             for (const auto& item : batch) bytes += json::serialize(*runtime::server::encode_update(item, {})).size();
            if (bytes == 0) std::abort();
          }));
 

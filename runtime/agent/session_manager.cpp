@@ -195,17 +195,12 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     s.executor = request.executor.empty() ? engine->default_executor(*engine->find_agent(engine->agent_or_default(s.agent_name)))
                                           : request.executor;
   co_await read_view(s);
-  try {
-    s.log = std::make_shared<sessions::SessionWriter>(
-        loaded ? store_.open(s.id) : store_.create(sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode), {}}));
-  } catch (const std::exception& e) {
-    spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
-  }
+  s.log = co_await open_log(s, loaded);
   if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
   auto links = co_await connect_mcp_executors(s);
   make_mcp(session, std::move(request.editor_servers), links);
   co_await session_start_hooks(s, request.kind);
-  if (request.kind == OpenRequest::Kind::Load) replay(s, *loaded);
+  if (request.kind == OpenRequest::Kind::Load) co_await replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
   sessions_.emplace(s.id, session);
@@ -338,12 +333,70 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
   for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
 }
 
-void SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
+boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager::open_log(
+    const Session& s, const std::optional<sessions::LoadedSession>& loaded) {
+  std::shared_ptr<sessions::SessionWriter> log;
+  try {
+    if (loaded) {
+      // The summary the writer needs, from the load (no second read of the log); restore() has
+      // already taken the conversation, so this copy is small.
+      auto job = [this, summary = *loaded] { return std::make_shared<sessions::SessionWriter>(store_.open(summary)); };
+      log = co_await support::run_blocking(*deps_.pool, std::move(job));
+    } else {
+      auto job = [this, header = sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode), {}}] {
+        return std::make_shared<sessions::SessionWriter>(store_.create(header));
+      };
+      log = co_await support::run_blocking(*deps_.pool, std::move(job));
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
+  }
+  co_return log;
+}
+
+namespace {
+// One batch of a replay being read on the pool (the next one is read while this one is sent).
+struct ReplayBatch {
+  explicit ReplayBatch(boost::asio::any_io_executor ex) : done(std::move(ex)) {}
+  support::OneShotEvent done;
+  std::vector<SessionEvent> events;
+  std::exception_ptr error;
+};
+
+std::shared_ptr<ReplayBatch> read_batch(boost::asio::thread_pool& pool, boost::asio::any_io_executor ex,
+                                        std::shared_ptr<sessions::Replay> source) {
+  auto batch = std::make_shared<ReplayBatch>(std::move(ex));
+  boost::asio::post(pool, [batch, source = std::move(source)] {
+    try {
+      batch->events = source->next();
+    } catch (...) {
+      batch->error = std::current_exception();
+    }
+    boost::asio::post(batch->done.executor(), [batch] { batch->done.set(); });
+  });
+  return batch;
+}
+}  // namespace
+
+boost::asio::awaitable<void> SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
   const bool subagents = deps_.host->shows_subagents();
-  for (const auto& event : loaded.replay) {
-    // An editor that does not show sub-agent sessions must not be told about them.
-    if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
-    deps_.host->emit(s.id, event);
+  if (auto source = loaded.replay) {
+    // One read at a time (Replay is not thread-safe): the next starts once this one is done.
+    auto reading = read_batch(*deps_.pool, deps_.executor, source);
+    for (;;) {
+      co_await reading->done.wait();
+      if (reading->error) std::rethrow_exception(reading->error);
+      auto batch = std::move(reading->events);
+      if (batch.empty()) break;
+      reading = read_batch(*deps_.pool, deps_.executor, source);
+      for (auto& event : batch) {
+        // An editor that does not show sub-agent sessions must not be told about them.
+        if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
+        deps_.host->emit(s.id, std::move(event));
+      }
+      // Once the editor has read most of what is queued (the transport's bound), the next batch.
+      co_await deps_.host->wait_for_editor(nullptr);
+    }
   }
   if (!loaded.title.empty()) deps_.host->emit(s.id, TitleChanged{loaded.title, {}});
 }

@@ -137,7 +137,15 @@ class SessionManager {
   boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
   void refresh_view(Session& session);
   static void restore(Session& s, sessions::LoadedSession& loaded);
-  void replay(const Session& s, const sessions::LoadedSession& loaded);
+  // Sends the saved session's history, read back from its log a batch at a time (on the pool),
+  // each batch once the editor has read most of the previous one: memory stays bounded however
+  // long the session.
+  boost::asio::awaitable<void> replay(const Session& s, const sessions::LoadedSession& loaded);
+  // The session's log, created (new) or opened for appending (load, resume, fork), on the pool:
+  // creating fsyncs the log, its sidecar and the folder, which must not stall the io thread that
+  // serves every session. Null (logged) when it cannot be written.
+  boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> open_log(const Session& s,
+                                                                           const std::optional<sessions::LoadedSession>& loaded);
 
   Deps deps_;
   AgentLoop loop_;

@@ -158,7 +158,7 @@ SessionWriter SessionStore::open(std::string_view id) {
   const std::optional<std::string> text = support::read_file(file);
   if (!text) throw_errno("read " + file.string());
   SessionWriter w(file, meta_of(id), std::string(id));
-  LoadedSession s = load_text(id, *text, {.conversation = false});
+  LoadedSession s = load_text(id, *text);
   w.cwd_ = s.cwd;
   w.parent_ = s.parent;
   w.title_ = s.title;
@@ -175,11 +175,51 @@ SessionWriter SessionStore::open(std::string_view id) {
   return w;
 }
 
+SessionWriter SessionStore::open(const LoadedSession& loaded) {
+  const std::string& id = loaded.id;
+  if (!valid_session_id(id)) throw std::invalid_argument("invalid session id \"" + id + "\"");
+  const fs::path file = file_of(id);
+  Fd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CLOEXEC));
+  if (fd.get() < 0) throw_errno("open " + file.string());
+  SessionWriter w(file, meta_of(id), id);
+  w.cwd_ = loaded.cwd;
+  w.parent_ = loaded.parent;
+  w.title_ = loaded.title;
+  w.created_at_ = loaded.created_at;
+  w.updated_at_ = loaded.updated_at;
+  w.archived_ = loaded.archived;
+  w.title_explicit_ = !loaded.title.empty();  // as in open(id)
+  // Whether the log ends in a half-written line: its last byte, now.
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("stat " + file.string());
+  char last = '\n';
+  if (st.st_size > 0 && ::pread(fd.get(), &last, 1, st.st_size - 1) != 1) throw_errno("read " + file.string());
+  w.fd_ = fd.release();
+  if (last != '\n') {
+    std::lock_guard lock(*w.mu_);
+    w.write_line_locked("\n");
+  }
+  return w;
+}
+
 std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
   if (!valid_session_id(id)) return std::nullopt;
-  const std::optional<std::string> text = support::read_file(file_of(id));
-  if (!text) return std::nullopt;
-  return load_text(id, *text);
+  const fs::path file = file_of(id);
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  // Read in chunks, never the whole log at once: only the conversation and where each shown
+  // record's line is stay in memory; the replay reads those lines again as it sends them.
+  detail::Loader loader(id, {.conversation = true});
+  std::uint64_t size = 0;
+  const bool read = detail::each_line_of_fd(
+      fd.get(), [&](std::string_view line, std::uint64_t offset, bool complete) { loader.line(line, offset, complete); },
+      &size);
+  if (!read) return std::nullopt;
+  std::vector<detail::ReplayStep> steps;
+  std::vector<std::string> unknown_children;
+  LoadedSession s = loader.finish(&steps, &unknown_children);
+  s.replay = detail::make_replay(std::string(id), fd.release(), size, std::move(steps), std::move(unknown_children));
+  return s;
 }
 
 ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::optional<std::string>& cursor,
@@ -227,7 +267,7 @@ ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::op
     if (!fresh) {  // no sidecar, or the log grew after it (a turn cut short): read the log
       const std::optional<std::string> text = support::read_file(it->path());
       if (!text) continue;
-      LoadedSession s = load_text(id, *text, {.conversation = false});
+      LoadedSession s = load_text(id, *text);
       sum.cwd = std::move(s.cwd);
       sum.title = std::move(s.title);
       sum.updated_at = std::move(s.updated_at);
@@ -270,7 +310,7 @@ bool SessionStore::fork(std::string_view source, Header header, std::optional<st
   records = records.substr(0, records.rfind('\n') + 1);  // whole lines only (none: npos + 1 = 0)
   // The writer puts the header first: it is replaced, the rest is copied as written.
   const std::size_t first_end = records.find('\n') + 1;
-  LoadedSession first = load_text(source, records.substr(0, first_end), {.conversation = false});
+  LoadedSession first = load_text(source, records.substr(0, first_end));
   if (!first.cwd.empty()) {
     header.agent = first.agent;
     header.mode = first.mode;
@@ -282,7 +322,7 @@ bool SessionStore::fork(std::string_view source, Header header, std::optional<st
     std::lock_guard lock(*w.mu_);
     if (!records.empty()) w.write_line_locked(std::string(records));
     // The title and times the sidecar shows: the copied records', and this session's creation.
-    LoadedSession copied = load_text(header.id, records, {.conversation = false});
+    LoadedSession copied = load_text(header.id, records);
     w.title_ = copied.title;
     w.title_explicit_ = !copied.title.empty();
     source_archived = copied.archived;

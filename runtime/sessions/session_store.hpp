@@ -164,6 +164,40 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 
 // ---- Loading ----
 
+namespace detail {
+struct ReplayStep;
+}
+
+// What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
+// calls (each in its final state), plans, compactions and sub-agent sessions (one still
+// running when the log ends gets state Unknown: it stopped with the server).
+//
+// `load` reads the whole log once for the conversation and the summary and keeps only where
+// each shown record's line is; `next` reads those lines again, in order, a batch at a time, so
+// the replay of a session of any length costs about one batch of memory. It reads the file
+// `load` opened (a session deleted or renamed meanwhile still replays), only the part `load`
+// read; a line that no longer parses (the file was rewritten in place) is skipped with a
+// warning. Not thread-safe: one caller at a time (any thread).
+class Replay {
+ public:
+  Replay(std::string id, int fd, std::uint64_t size, std::vector<detail::ReplayStep> steps,
+         std::vector<std::string> unknown_children);
+  ~Replay();
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+
+  static constexpr std::size_t kBatchBytes = 256 * 1024;
+  // The next events, from about `max_bytes` of the log (at least one record's); empty: no more.
+  std::vector<SessionEvent> next(std::size_t max_bytes = kBatchBytes);
+  // Every event not yet returned by next (tests, benchmarks).
+  std::vector<SessionEvent> rest();
+  bool done() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct LoadedSession {
   std::string id;
   std::string cwd;
@@ -181,10 +215,9 @@ struct LoadedSession {
   // What the model sees next: messages with compaction applied.  Tool calls that never got a
   // result (the server died mid-step) get an error result so the next request is well formed.
   std::vector<Message> conversation;
-  // What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
-  // calls (each in its final state), plans, compactions and sub-agent sessions (one still
-  // running when the log ends gets state Unknown: it stopped with the server).
-  std::vector<SessionEvent> replay;
+  // What the editor is shown by session/load (see Replay): read back from the log as it is sent,
+  // so that a long session is not held twice in memory. Null when loaded for its summary only.
+  std::shared_ptr<Replay> replay;
   int compactions = 0;              // compaction records
   Usage usage_total;
   std::optional<Usage> last_usage;
@@ -242,6 +275,9 @@ class SessionStore {
   // line, a newline is written first so that the next record starts on its own line.
   // Throws std::system_error if the session does not exist.
   SessionWriter open(std::string_view id);
+  // The same for a session `load` just read: its summary is taken from `loaded` instead of
+  // reading the log a second time.
+  SessionWriter open(const LoadedSession& loaded);
 
   // nullopt: no such session (or an invalid id).  Never throws for bad content.
   std::optional<LoadedSession> load(std::string_view id) const;

@@ -65,6 +65,52 @@ scenario("kill -9 mid-turn, restart: session/load replays everything up to the l
   h2.assertSchemaClean();
 });
 
+scenario("a long session's replay arrives whole, in the log's order, before the session/load reply", async (ctx) => {
+  // Promise: session/load reads the history back from the log in batches (sent as the editor
+  // reads them); what arrives is every shown record, in order, the tool calls in their final state.
+  const fake = await ctx.fakeModel([{ text: "Still here." }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const sessionId = "ses_long";
+  const turns = 1200; // ~8 MB of log: many replay batches, more than the transport queues before waiting
+  const t = (k) => new Date(Date.UTC(2026, 0, 1) + k * 1000).toISOString();
+  const lines = [{ type: "header", t: t(0), v: 1, id: sessionId, cwd: ws, agent: "", mode: "default" }];
+  for (let k = 0; k < turns; k++) {
+    const out = `output ${k} `.repeat(150);
+    lines.push(
+      { type: "user", t: t(k), message: { role: "user", id: `msg_u${k}`, text: `question ${k}` }, prompt: [{ type: "text", text: `question ${k}` }] },
+      { type: "assistant", t: t(k), message: { role: "assistant", id: `msg_a${k}`, text: `looking ${k}`, reasoning: `thinking ${k}`, toolCalls: [{ id: `call_${k}`, name: "read_file", arguments: "{}" }] } },
+      { type: "tool_call", t: t(k), toolCallId: `call_${k}`, title: `Read ${k}`, name: "read_file", kind: "read", status: "pending", rawInput: { k } },
+      { type: "tool_call", t: t(k), toolCallId: `call_${k}`, status: "completed", rawOutput: { output: out }, content: [{ type: "content", content: { type: "text", text: out } }] },
+      { type: "tool_result", t: t(k), message: { role: "tool", text: out, toolCallId: `call_${k}` } },
+      { type: "assistant", t: t(k), message: { role: "assistant", id: `msg_f${k}`, text: `answer ${k}.` } },
+      { type: "turn_end", t: t(k), stopReason: "end_turn" },
+    );
+  }
+  const dir = path.join(home.dataDir, "sessions");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), lines.map((l) => JSON.stringify(l) + "\n").join(""));
+
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  await h.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  const replay = h.updatesOf(sessionId).filter((u) => u.sessionUpdate !== "available_commands_update");
+  const expected = [];
+  for (let k = 0; k < turns; k++) expected.push(`user question ${k}`, `thought thinking ${k}`, `agent looking ${k}`, `tool call_${k} completed`, `agent answer ${k}.`);
+  const got = replay.slice(0, expected.length).map((u) =>
+    u.sessionUpdate === "user_message_chunk" ? `user ${u.content.text}`
+    : u.sessionUpdate === "agent_thought_chunk" ? `thought ${u.content.text}`
+    : u.sessionUpdate === "agent_message_chunk" ? `agent ${u.content.text}`
+    : u.sessionUpdate === "tool_call" ? `tool ${u.toolCallId} ${u.status}` : u.sessionUpdate);
+  assert.deepEqual(got, expected, "every shown record, in order, before the reply");
+  assert.equal(replay[expected.length - 2].content[0].content.text, `output ${turns - 1} `.repeat(150), "the last call with its final content");
+  assert.equal(replay.slice(expected.length).filter((u) => u.sessionUpdate !== "session_info_update").length, 0);
+  // It continues with the whole conversation.
+  assert.equal((await h.prompt(sessionId, "and now?")).stopReason, "end_turn");
+  assert.equal(toolResults(fake.requests.at(-1)).length, turns);
+  h.assertSchemaClean();
+});
+
 scenario("session/list filters by cwd and pages; resume restores without replay; close and delete", async (ctx) => {
   const fake = await ctx.fakeModel([{ text: "one" }, { text: "two" }, { text: "three" }, { text: "resumed" }]);
   const wsA = ctx.workspace({});

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "runtime/server/session_updates.hpp"
 #include "runtime/sessions/session_store.hpp"
 
 namespace fs = std::filesystem;
@@ -46,6 +47,9 @@ class SessionStoreTest : public ::testing::Test {
 
   fs::path dir_, root_;
 };
+
+// What session/load shows of a loaded session, all of it (Replay reads it from the log in batches).
+std::vector<SessionEvent> replayed(const std::optional<LoadedSession>& s) { return s->replay->rest(); }
 
 Message user(std::string text) {
   Message m;
@@ -306,17 +310,18 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   EXPECT_EQ(s->conversation[3].text, "It is empty.");
 
   // Replay: user text + image, thought, agent text, the tool call (merged), agent text.
-  ASSERT_EQ(s->replay.size(), 6u);
-  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[0]));
-  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[0]).block.at("text"), "Please read main.cpp\nand explain");
-  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[1]));
-  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[1]).block.at("type"), "image");
-  ASSERT_TRUE(std::holds_alternative<runtime::ThoughtDelta>(s->replay[2]));
-  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[3]));
-  EXPECT_EQ(std::get<runtime::TextDelta>(s->replay[3]).text, "Let me look.");
-  ASSERT_TRUE(std::holds_alternative<runtime::ToolCallBegin>(s->replay[4]))
+  const auto replay = replayed(s);
+  ASSERT_EQ(replay.size(), 6u);
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(replay[0]));
+  EXPECT_EQ(std::get<runtime::UserContent>(replay[0]).block.at("text"), "Please read main.cpp\nand explain");
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(replay[1]));
+  EXPECT_EQ(std::get<runtime::UserContent>(replay[1]).block.at("type"), "image");
+  ASSERT_TRUE(std::holds_alternative<runtime::ThoughtDelta>(replay[2]));
+  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(replay[3]));
+  EXPECT_EQ(std::get<runtime::TextDelta>(replay[3]).text, "Let me look.");
+  ASSERT_TRUE(std::holds_alternative<runtime::ToolCallBegin>(replay[4]))
       << "the tool call is replayed once, in its merged final state";
-  const auto& tc = std::get<runtime::ToolCallBegin>(s->replay[4]);
+  const auto& tc = std::get<runtime::ToolCallBegin>(replay[4]);
   EXPECT_EQ(tc.id, "call_1");
   EXPECT_EQ(tc.fields.title, "Read main.cpp");
   EXPECT_EQ(tc.fields.kind, runtime::ToolKind::Read);
@@ -325,8 +330,8 @@ TEST_F(SessionStoreTest, LoadRebuildsTheSession) {
   ASSERT_TRUE(tc.fields.locations);
   ASSERT_TRUE(tc.fields.raw_input);
   EXPECT_EQ(tc.fields.raw_input->at("path"), "main.cpp");
-  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[5]));
-  EXPECT_EQ(std::get<runtime::TextDelta>(s->replay[5]).text, "It is empty.");
+  ASSERT_TRUE(std::holds_alternative<runtime::TextDelta>(replay[5]));
+  EXPECT_EQ(std::get<runtime::TextDelta>(replay[5]).text, "It is empty.");
 }
 
 TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
@@ -342,9 +347,10 @@ TEST_F(SessionStoreTest, PromptBlocksAreReplayedAndTitleComesFromThem) {
   auto s = store.load("ses_p");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->title, "Fix the tests");
-  ASSERT_EQ(s->replay.size(), 2u);
-  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(s->replay[1]));
-  EXPECT_EQ(std::get<runtime::UserContent>(s->replay[1]).block.at("type"), "resource_link");
+  const auto replay = replayed(s);
+  ASSERT_EQ(replay.size(), 2u);
+  ASSERT_TRUE(std::holds_alternative<runtime::UserContent>(replay[1]));
+  EXPECT_EQ(std::get<runtime::UserContent>(replay[1]).block.at("type"), "resource_link");
   EXPECT_EQ(s->conversation[0].text, "<AGENTS.md>rules</AGENTS.md>\nFix the tests");
 }
 
@@ -359,11 +365,12 @@ TEST_F(SessionStoreTest, PlansAreReplayedInPlaceAsPlanUpdates) {
   }
   auto s = store.load("ses_plan");
   ASSERT_TRUE(s);
-  ASSERT_EQ(s->replay.size(), 4u);
-  EXPECT_TRUE(std::holds_alternative<runtime::PlanShown>(s->replay[1]));
-  EXPECT_TRUE(std::holds_alternative<runtime::TextDelta>(s->replay[2]));
-  ASSERT_TRUE(std::holds_alternative<runtime::PlanShown>(s->replay[3]));
-  const auto& last = std::get<runtime::PlanShown>(s->replay[3]).entries;
+  const auto replay = replayed(s);
+  ASSERT_EQ(replay.size(), 4u);
+  EXPECT_TRUE(std::holds_alternative<runtime::PlanShown>(replay[1]));
+  EXPECT_TRUE(std::holds_alternative<runtime::TextDelta>(replay[2]));
+  ASSERT_TRUE(std::holds_alternative<runtime::PlanShown>(replay[3]));
+  const auto& last = std::get<runtime::PlanShown>(replay[3]).entries;
   ASSERT_EQ(last.size(), 2u);
   EXPECT_EQ(last[0].content, "Read the parser");
   EXPECT_EQ(last[0].status, "completed");
@@ -554,9 +561,10 @@ TEST_F(SessionStoreTest, InterruptedToolCallsGetResultsAndFailedStatus) {
   EXPECT_FALSE(s->conversation[2].is_error);
   EXPECT_EQ(s->conversation[3].tool_call_id, "c2");
   EXPECT_TRUE(s->conversation[3].is_error);
-  ASSERT_EQ(s->replay.size(), 3u);
-  EXPECT_EQ(std::get<runtime::ToolCallBegin>(s->replay[1]).fields.status, runtime::ToolStatus::Completed);
-  EXPECT_EQ(std::get<runtime::ToolCallBegin>(s->replay[2]).fields.status, runtime::ToolStatus::Failed)
+  const auto replay = replayed(s);
+  ASSERT_EQ(replay.size(), 3u);
+  EXPECT_EQ(std::get<runtime::ToolCallBegin>(replay[1]).fields.status, runtime::ToolStatus::Completed);
+  EXPECT_EQ(std::get<runtime::ToolCallBegin>(replay[2]).fields.status, runtime::ToolStatus::Failed)
       << "a tool call still running when the server died is shown as failed";
   EXPECT_EQ(s->warnings.size(), 1u);
 }
@@ -585,8 +593,9 @@ TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
   EXPECT_EQ(s->conversation[4].text, "a5");
   EXPECT_EQ(s->title, "q0");
   // The editor still sees the whole history, with a notice.
-  ASSERT_EQ(s->replay.size(), 13u);
-  auto* shown = std::get_if<runtime::CompactionProgress>(&s->replay[10]);
+  const auto replay = replayed(s);
+  ASSERT_EQ(replay.size(), 13u);
+  auto* shown = std::get_if<runtime::CompactionProgress>(&replay[10]);
   ASSERT_TRUE(shown) << "a compaction is replayed where it happened";
   EXPECT_EQ(shown->id, "compaction-1") << "an old record without an id is numbered";
   EXPECT_EQ(shown->status, runtime::CompactionStatus::Completed);
@@ -598,7 +607,8 @@ TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
   w.append(UserMessage{user("q6"), {}});
   auto s2 = store.load("ses_c");
   EXPECT_EQ(s2->compactions, 2);
-  auto* second = std::get_if<runtime::CompactionProgress>(&s2->replay.at(s2->replay.size() - 2));
+  const auto replay2 = replayed(s2);
+  auto* second = std::get_if<runtime::CompactionProgress>(&replay2.at(replay2.size() - 2));
   ASSERT_TRUE(second);
   EXPECT_EQ(second->id, "compaction-7") << "promise: a replayed compaction keeps the id the editor saw live";
   ASSERT_EQ(s2->conversation.size(), 3u);
@@ -905,10 +915,170 @@ TEST_F(SessionStoreTest, SubAgentSessionsAreReplayedAndOneTheServerLeftRunningEn
   auto loaded = store.load("parent");
   ASSERT_TRUE(loaded);
   std::vector<std::pair<std::string, SubagentChanged::State>> seen;
-  for (const auto& e : loaded->replay)
+  for (const auto& e : replayed(loaded))
     if (auto* c = std::get_if<SubagentChanged>(&e)) seen.emplace_back(c->session_id, c->state);
   using S = SubagentChanged::State;
   const std::vector<std::pair<std::string, S>> expected{
       {"done", S::Running}, {"done", S::Idle}, {"orphan", S::Running}, {"orphan", S::Unknown}};
   EXPECT_EQ(seen, expected);
+}
+
+// ---- session/load's replay, read back from the log a batch at a time ----
+
+namespace {
+
+// Every event as the editor gets it (the session/update encoder, every capability on).
+std::vector<std::string> encoded(const std::vector<SessionEvent>& events) {
+  acp::ClientCapabilities caps;
+  caps.subagents = caps.notices = caps.compaction = true;
+  std::vector<std::string> out;
+  for (const auto& e : events) {
+    auto update = runtime::server::encode_update(e, caps);
+    out.push_back(update ? json::serialize(*update) : "(none)");
+  }
+  return out;
+}
+
+// A session with every kind of shown record: prompts with blocks and without ids, thoughts,
+// parallel tool calls whose states interleave with other records, a plan, a compaction, a
+// sub-agent, a corrupt line, a blank line, and a tool call left running by a crash.
+void write_varied_session(SessionStore& store, const std::string& id, const fs::path& file, int turns) {
+  {
+    SessionWriter w = store.create(header(id));
+    for (int t = 0; t < turns; ++t) {
+      const std::string n = std::to_string(t);
+      Message u = user("question " + n + "\nwith a second line");
+      if (t % 3 == 0) u.id = "msg_u" + n;  // the others are named by their line
+      json::array prompt;
+      if (t % 2 == 0) prompt = {json::object{{"type", "text"}, {"text", "question " + n}},
+                                json::object{{"type", "resource_link"}, {"uri", "file:///a" + n}, {"name", "a"}}};
+      w.append(UserMessage{u, prompt});
+      Message a = assistant("answer " + n, {{"a" + n, "read_file", "{}"}, {"b" + n, "bash", "{}"}}, t % 2 ? "thinking " + n : "");
+      a.id = "msg_a" + n;
+      w.append(AssistantMessage{a});
+      for (const char* call : {"a", "b"}) {
+        ToolCallState pending;
+        pending.tool_call_id = call + n;
+        pending.fields.title = std::string("Run ") + call;
+        pending.fields.kind = runtime::ToolKind::Read;
+        pending.fields.status = runtime::ToolStatus::Pending;
+        pending.fields.raw_input = json::object{{"n", t}};
+        w.append(pending);
+      }
+      if (t % 4 == 1) w.append(PlanUpdate{{{"step " + n, "in_progress"}}});
+      if (t == turns / 2) w.append(SubagentRecord{subagent_started("child" + n)});
+      for (const char* call : {"b", "a"}) {
+        if (t == turns - 1 && *call == 'a') continue;  // still running when the server died
+        ToolCallState done;
+        done.tool_call_id = call + n;
+        done.fields.status = t % 5 ? runtime::ToolStatus::Completed : runtime::ToolStatus::Failed;
+        done.fields.content = std::vector<runtime::ToolContent>{runtime::TextContent{std::string(300 + t, 'x')}};
+        w.append(done);
+        w.append(ToolResult{tool(call + n, "result")});
+      }
+      if (t == turns / 3) w.append(Compaction{"summary " + n, {}, 2});
+      w.append(AssistantMessage{assistant("final " + n)});
+      w.append(TurnEnd{"end_turn"});
+      if (t == 7) w.append(AssistantMessage{assistant("")});  // shows nothing
+    }
+  }
+  // A blank and a corrupt line in the middle of the log: the lines after them keep their numbers.
+  std::string text = [&] {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }();
+  std::size_t cut = 0;
+  for (int i = 0; i < 40; ++i) cut = text.find('\n', cut) + 1;
+  text.insert(cut, "\n{\"type\":\"user\",\"message\":\n");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+}
+
+}  // namespace
+
+TEST_F(SessionStoreTest, ReplayIsTheSameWhateverTheBatchSize) {
+  // Promise: session/load's replay is read back from the log in batches of about
+  // Replay::kBatchBytes, in the order and with the content of the log, whatever the batch size.
+  SessionStore store(root_);
+  write_varied_session(store, "ses_v", store.file_of("ses_v"), 40);
+  auto whole = store.load("ses_v");
+  ASSERT_TRUE(whole);
+  ASSERT_TRUE(whole->replay);
+  const auto all = encoded(whole->replay->next(std::size_t(1) << 40));
+  EXPECT_TRUE(whole->replay->next().empty());
+  EXPECT_TRUE(whole->replay->done());
+
+  auto small = store.load("ses_v");
+  std::vector<SessionEvent> one_by_one;
+  for (;;) {
+    auto batch = small->replay->next(1);  // one record a batch
+    if (batch.empty()) break;
+    for (auto& e : batch) one_by_one.push_back(std::move(e));
+  }
+  EXPECT_EQ(encoded(one_by_one), all);
+  EXPECT_EQ(encoded(replayed(store.load("ses_v"))), all);
+
+  // What the log holds, in its order: the first prompt (named by its id), the corrupt line
+  // skipped, the message ids from line numbers counting blank and corrupt lines.
+  ASSERT_GT(all.size(), 200u);
+  EXPECT_NE(all[0].find("\"messageId\":\"msg_u0\""), std::string::npos) << all[0];
+  std::size_t tool_calls = 0, failed = 0, plans = 0, compactions = 0, subagents = 0, by_line = 0;
+  for (const auto& u : all) {
+    tool_calls += u.find("\"sessionUpdate\":\"tool_call\"") != std::string::npos;
+    failed += u.find("\"status\":\"failed\"") != std::string::npos;
+    plans += u.find("\"sessionUpdate\":\"plan\"") != std::string::npos;
+    compactions += u.find("\"sessionUpdate\":\"compaction_update\"") != std::string::npos;
+    subagents += u.find("\"state\":") != std::string::npos && u.find("child20") != std::string::npos;
+    by_line += u.find("\"messageId\":\"msg_line") != std::string::npos;
+  }
+  EXPECT_EQ(tool_calls, 80u) << "each call once, in its merged final state";
+  EXPECT_EQ(failed, 16u + 1u) << "every fifth turn's calls failed, and the one left running";
+  EXPECT_EQ(plans, 10u);
+  EXPECT_EQ(compactions, 1u);
+  EXPECT_EQ(subagents, 2u) << "the sub-agent, and its end as unknown (the log ends with it running)";
+  EXPECT_GT(by_line, 20u);
+  EXPECT_EQ(whole->warnings.size(), 2u) << "the corrupt line and the interrupted tool call";
+}
+
+TEST_F(SessionStoreTest, ReplayReadsWhatLoadReadEvenIfTheLogChangesAfter) {
+  SessionStore store(root_);
+  SessionWriter w = store.create(header("ses_r"));
+  w.append(UserMessage{user("before"), {}});
+  w.append(AssistantMessage{assistant("answer")});
+  auto loaded = store.load("ses_r");
+  ASSERT_TRUE(loaded);
+  w.append(UserMessage{user("after the load"), {}});  // e.g. the session's next turn
+  fs::remove(store.file_of("ses_r"));                  // session/delete meanwhile
+  const auto shown = encoded(replayed(loaded));
+  ASSERT_EQ(shown.size(), 2u) << "the log as load read it, from the file load opened";
+  EXPECT_NE(shown[0].find("before"), std::string::npos);
+  EXPECT_NE(shown[1].find("answer"), std::string::npos);
+}
+
+TEST_F(SessionStoreTest, OpenAfterLoadTakesTheSummaryAndEndsAHalfWrittenLine) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_o"));
+    w.append(UserMessage{user("the first prompt"), {}});
+    w.append(ArchiveChange{true});
+  }
+  append_raw(store.file_of("ses_o"), R"({"type":"assistant","t":"2026-01-01T00:00:00.000Z","mess)");
+  auto loaded = store.load("ses_o");
+  ASSERT_TRUE(loaded);
+  {
+    SessionWriter w = store.open(*loaded);  // no second read of the log
+    EXPECT_EQ(w.title(), "the first prompt");
+    EXPECT_TRUE(w.archived());
+    w.append(UserMessage{user("next"), {}});
+    w.turn_boundary();
+  }
+  auto again = store.load("ses_o");
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->conversation.size(), 2u) << "the half line was ended, so the next record is whole";
+  EXPECT_EQ(again->conversation[1].text, "next");
+  const auto listed = store.list(std::nullopt, std::nullopt, 50, ArchiveFilter::Include).sessions;
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].title, "the first prompt") << "the sidecar has the loaded title";
+  EXPECT_TRUE(listed[0].archived);
 }
