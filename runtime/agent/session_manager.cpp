@@ -149,12 +149,17 @@ void SessionManager::shutdown() {
 
 void SessionManager::close_executors() { executors_->shutdown(); }
 
+boost::asio::thread_pool& SessionManager::journal_pool() {
+  if (!journal_pool_) journal_pool_ = std::make_unique<boost::asio::thread_pool>(1);
+  return *journal_pool_;
+}
+
 boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::load_saved(const OpenRequest& request) {
   if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
   const std::string id = request.session_id;
   if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
   auto job = [this, id] { return store_.load(id); };
-  auto loaded = co_await support::run_blocking(*deps_.pool, std::move(job));
+  auto loaded = co_await support::run_blocking(journal_pool(), std::move(job));
   if (!loaded) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
   co_return loaded;
 }
@@ -341,12 +346,12 @@ boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager:
       // The summary the writer needs, from the load (no second read of the log); restore() has
       // already taken the conversation, so this copy is small.
       auto job = [this, summary = *loaded] { return std::make_shared<sessions::SessionWriter>(store_.open(summary)); };
-      log = co_await support::run_blocking(*deps_.pool, std::move(job));
+      log = co_await support::run_blocking(journal_pool(), std::move(job));
     } else {
       auto job = [this, header = sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode), {}}] {
         return std::make_shared<sessions::SessionWriter>(store_.create(header));
       };
-      log = co_await support::run_blocking(*deps_.pool, std::move(job));
+      log = co_await support::run_blocking(journal_pool(), std::move(job));
     }
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());

@@ -160,6 +160,11 @@ class SessionManager {
   std::shared_ptr<mcp::McpServerPool> mcp_servers_ = std::make_shared<mcp::McpServerPool>();
   std::map<std::string, support::CancelSourcePtr> running_children_;  // sub-agent sessions by id
   std::shared_ptr<executors::Registry> executors_;
+  // The session logs' own thread (made at first use): creating, opening and loading a log must
+  // not queue behind the shared pool's work, e.g. 100 MCP server spawns of the session before.
+  // Last, so it is joined before the store and the sessions go.
+  std::unique_ptr<boost::asio::thread_pool> journal_pool_;
+  boost::asio::thread_pool& journal_pool();
 };
 
 }  // namespace runtime
