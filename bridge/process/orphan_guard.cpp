@@ -101,9 +101,9 @@ void reap_adopted_orphans() {
 
 }  // namespace
 
-bool hand_inputs_to_guard(const std::vector<int>& fds) { return send_inputs(guard_fd.load(), fds); }
+bool hand_inputs_to_guard(const std::vector<int>& fds) { return hand_inputs_over(guard_fd.load(), fds); }
 
-bool send_inputs(int fd, const std::vector<int>& fds) {
+bool hand_inputs_over(int fd, const std::vector<int>& fds) {
   if (fd < 0) return false;
   // The kernel passes at most 253 descriptors a message; each message is one "<\n" line.
   constexpr std::size_t kPerMessage = 250;

@@ -38,7 +38,7 @@ bool orphan_guard_running();
 // is not running or did not take them.
 bool hand_inputs_to_guard(const std::vector<int>& fds);
 // The same to the guard listening on `guard_socket` (tests).
-bool send_inputs(int guard_socket, const std::vector<int>& fds);
+bool hand_inputs_over(int guard_socket, const std::vector<int>& fds);
 
 // The guard itself: reads the list from `fd` until EOF, then ends the groups still listed and,
 // when `server` is a pid, every process seen in its tree. Signals that would stop it early

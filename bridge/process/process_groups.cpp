@@ -30,7 +30,7 @@ std::set<pid_t>& groups() {
   static std::set<pid_t> g;
   return g;
 }
-std::map<pid_t, int>& inputs() {  // group -> our end of its leader's stdin
+std::map<pid_t, int>& stdin_ends() {  // group -> our end of its leader's stdin
   static std::map<pid_t, int> i;
   return i;
 }
@@ -40,18 +40,18 @@ void register_process_group(pid_t pgid, int input_fd) {
   guard_group(pgid);
   std::lock_guard lock(mu());
   groups().insert(pgid);
-  if (input_fd >= 0) inputs()[pgid] = input_fd;
+  if (input_fd >= 0) stdin_ends()[pgid] = input_fd;
 }
 
 void forget_group_input(pid_t pgid) {
   std::lock_guard lock(mu());
-  inputs().erase(pgid);
+  stdin_ends().erase(pgid);
 }
 
 void unregister_process_group(pid_t pgid) {
   std::lock_guard lock(mu());
   groups().erase(pgid);
-  inputs().erase(pgid);
+  stdin_ends().erase(pgid);
   release_group(pgid);
 }
 
@@ -104,7 +104,7 @@ void end_all_process_groups_on_exit() {
   std::vector<int> fds;
   {
     std::lock_guard lock(mu());
-    for (const auto& [_, fd] : inputs()) fds.push_back(fd);
+    for (const auto& [_, fd] : stdin_ends()) fds.push_back(fd);
   }
   if (hand_inputs_to_guard(fds)) return;
   // The guard did not take them: signal now, as the guard would.

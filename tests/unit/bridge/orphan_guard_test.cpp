@@ -181,7 +181,7 @@ TEST(OrphanGuard, KeepsTheHandedInputsOpenWhileTheServerLivesAndClosesThemWhenIt
   ASSERT_GT(guard, 0);
   int input[2];  // a server's stdin: it reads input[0], we hold input[1]; made after the fork, so
   ASSERT_EQ(::pipe(input), 0);  // the guard's only copy is the one handed to it
-  ASSERT_TRUE(bridge::process::send_inputs(fd, {input[1]})) << "the guard must take the descriptors";
+  ASSERT_TRUE(bridge::process::hand_inputs_over(fd, {input[1]})) << "the guard must take the descriptors";
   ::close(input[1]);  // the server's own copy goes as it exits
   pollfd p{input[0], POLLIN, 0};
   EXPECT_EQ(::poll(&p, 1, 300), 0) << "while the server lives, the guard keeps the server's stdin open (no EOF)";
