@@ -153,26 +153,9 @@ SessionWriter SessionStore::create(const Header& header) {
 SessionWriter SessionStore::open(std::string_view id) {
   if (!valid_session_id(id)) throw std::invalid_argument("invalid session id \"" + std::string(id) + "\"");
   const fs::path file = file_of(id);
-  Fd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CLOEXEC));
-  if (fd.get() < 0) throw_errno("open " + file.string());
   const std::optional<std::string> text = support::read_file(file);
-  if (!text) throw_errno("read " + file.string());
-  SessionWriter w(file, meta_of(id), std::string(id));
-  LoadedSession s = load_text(id, *text);
-  w.cwd_ = s.cwd;
-  w.parent_ = s.parent;
-  w.title_ = s.title;
-  w.created_at_ = s.created_at;
-  w.updated_at_ = s.updated_at;
-  w.archived_ = s.archived;
-  // title_explicit_ only matters while the title is empty (the first user message sets it).
-  w.title_explicit_ = !s.title.empty();
-  w.fd_ = fd.release();
-  if (!text->empty() && text->back() != '\n') {
-    std::lock_guard lock(*w.mu_);
-    w.write_line_locked("\n");
-  }
-  return w;
+  if (!text) throw_errno("open " + file.string());
+  return open(load_text(id, *text));
 }
 
 SessionWriter SessionStore::open(const LoadedSession& loaded) {
@@ -188,7 +171,8 @@ SessionWriter SessionStore::open(const LoadedSession& loaded) {
   w.created_at_ = loaded.created_at;
   w.updated_at_ = loaded.updated_at;
   w.archived_ = loaded.archived;
-  w.title_explicit_ = !loaded.title.empty();  // as in open(id)
+  // title_explicit_ only matters while the title is empty (the first user message sets it).
+  w.title_explicit_ = !loaded.title.empty();
   // Whether the log ends in a half-written line: its last byte, now.
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("stat " + file.string());

@@ -1,0 +1,94 @@
+// SessionManager's side of the session logs: loading one, creating or opening its writer, and
+// replaying it to the editor. All their file work runs on the logs' own thread (journal_pool).
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/agent/session_manager.hpp"
+#include "support/run_blocking.hpp"
+
+namespace runtime {
+
+boost::asio::thread_pool& SessionManager::journal_pool() {
+  if (!journal_pool_) journal_pool_ = std::make_unique<boost::asio::thread_pool>(1);
+  return *journal_pool_;
+}
+
+boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::load_saved(const OpenRequest& request) {
+  if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
+  const std::string id = request.session_id;
+  if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
+  auto job = [this, id] { return store_.load(id); };
+  auto loaded = co_await support::run_blocking(journal_pool(), std::move(job));
+  if (!loaded) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
+  co_return loaded;
+}
+
+boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager::open_log(
+    const Session& s, const std::optional<sessions::LoadedSession>& loaded) {
+  std::shared_ptr<sessions::SessionWriter> log;
+  try {
+    if (loaded) {
+      // The summary the writer needs, from the load (no second read of the log); restore() has
+      // already taken the conversation, so this copy is small.
+      auto job = [this, summary = *loaded] { return std::make_shared<sessions::SessionWriter>(store_.open(summary)); };
+      log = co_await support::run_blocking(journal_pool(), std::move(job));
+    } else {
+      auto job = [this, header = sessions::Header{s.id, s.cwd.string(), s.agent_name, mode_id(s.mode), {}}] {
+        return std::make_shared<sessions::SessionWriter>(store_.create(header));
+      };
+      log = co_await support::run_blocking(journal_pool(), std::move(job));
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
+  }
+  co_return log;
+}
+
+namespace {
+// One batch of a replay being read on the journal thread (the next one is read while this one is sent).
+struct ReplayBatch {
+  explicit ReplayBatch(boost::asio::any_io_executor ex) : done(std::move(ex)) {}
+  support::OneShotEvent done;
+  std::vector<SessionEvent> events;
+  std::exception_ptr error;
+};
+
+std::shared_ptr<ReplayBatch> read_batch(boost::asio::thread_pool& pool, boost::asio::any_io_executor ex,
+                                        std::shared_ptr<sessions::Replay> source) {
+  auto batch = std::make_shared<ReplayBatch>(std::move(ex));
+  boost::asio::post(pool, [batch, source = std::move(source)] {
+    try {
+      batch->events = source->next();
+    } catch (...) {
+      batch->error = std::current_exception();
+    }
+    boost::asio::post(batch->done.executor(), [batch] { batch->done.set(); });
+  });
+  return batch;
+}
+}  // namespace
+
+boost::asio::awaitable<void> SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
+  const bool subagents = deps_.host->shows_subagents();
+  if (auto source = loaded.replay) {
+    // One read at a time (Replay is not thread-safe): the next starts once this one is done.
+    auto reading = read_batch(journal_pool(), deps_.executor, source);
+    for (;;) {
+      co_await reading->done.wait();
+      if (reading->error) std::rethrow_exception(reading->error);
+      auto batch = std::move(reading->events);
+      if (batch.empty()) break;
+      reading = read_batch(journal_pool(), deps_.executor, source);
+      for (auto& event : batch) {
+        // An editor that does not show sub-agent sessions must not be told about them.
+        if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
+        deps_.host->emit(s.id, std::move(event));
+      }
+      // Once the editor has read most of what is queued (the transport's bound), the next batch.
+      co_await deps_.host->wait_for_editor(nullptr);
+    }
+  }
+  if (!loaded.title.empty()) deps_.host->emit(s.id, TitleChanged{loaded.title, {}});
+}
+
+}  // namespace runtime
