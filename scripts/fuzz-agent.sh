@@ -18,13 +18,13 @@ lock=${OPENVAALA_BUILD_LOCK:-/tmp/cxx-build.lock}
 # FUZZ_ASAN=0: a coverage-only build (build-fuzz-cov/, -O2) for long runs, several times faster;
 # replay its corpus under the ASan build afterwards (scripts/fuzz-agent.sh -runs=0 <corpus>).
 if [ "${FUZZ_ASAN:-1}" = 0 ]; then
-  build=build-fuzz-cov sanitize=fuzzer-no-link opt=-O2 link_sanitize="" asan=OFF
+  build=build-fuzz-cov sanitize=fuzzer-no-link opt="-O2 -gline-tables-only" link_sanitize="" asan=OFF
 else
-  build=build-fuzz sanitize=fuzzer-no-link,address opt=-O1 link_sanitize=-fsanitize=address asan=ON
+  build=build-fuzz sanitize=fuzzer-no-link,address opt="-O1 -g" link_sanitize=-fsanitize=address asan=ON
 fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS="$opt -g -fno-omit-frame-pointer -fsanitize=$sanitize -fsanitize-coverage-ignorelist=$root/tests/fuzz/coverage-ignore.txt" \
+    -DCMAKE_CXX_FLAGS="$opt -fno-omit-frame-pointer -fsanitize=$sanitize -fsanitize-coverage-ignorelist=$root/tests/fuzz/coverage-ignore.txt" \
     -DCMAKE_EXE_LINKER_FLAGS="$link_sanitize -fuse-ld=lld" -DOPENVAALA_FUZZ_ASAN=$asan \
     -DOPENVAALA_STATIC_RUNTIME=OFF -DOPENVAALA_STATIC_DEPS=OFF -DOPENVAALA_BUILD_FUZZERS=ON >&2
 fi

@@ -11,6 +11,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "support/blocking_work.hpp"
 #include "support/one_shot_event.hpp"
 
 namespace support {
@@ -25,13 +26,14 @@ boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(boost::asio::thread
     std::exception_ptr error;
   };
   auto state = std::make_shared<State>(co_await boost::asio::this_coro::executor);
-  boost::asio::post(pool, [state, fn = std::move(fn)]() mutable {
+  boost::asio::post(pool, [state, fn = std::move(fn), token = BlockingWorkToken()]() mutable {
     try {
       state->result.emplace(fn());
     } catch (...) {
       state->error = std::current_exception();
     }
     boost::asio::post(state->done.executor(), [state] { state->done.set(); });
+    token.release();
   });
   co_await state->done.wait();
   if (state->error) std::rethrow_exception(state->error);

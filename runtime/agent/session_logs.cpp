@@ -56,13 +56,14 @@ struct ReplayBatch {
 std::shared_ptr<ReplayBatch> read_batch(boost::asio::thread_pool& pool, boost::asio::any_io_executor ex,
                                         std::shared_ptr<sessions::Replay> source) {
   auto batch = std::make_shared<ReplayBatch>(std::move(ex));
-  boost::asio::post(pool, [batch, source = std::move(source)] {
+  boost::asio::post(pool, [batch, source = std::move(source), token = support::BlockingWorkToken()]() mutable {
     try {
       batch->events = source->next();
     } catch (...) {
       batch->error = std::current_exception();
     }
     boost::asio::post(batch->done.executor(), [batch] { batch->done.set(); });
+    token.release();
   });
   return batch;
 }

@@ -1,5 +1,6 @@
 #include "runtime/providers/model_catalog.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -113,6 +114,7 @@ struct ModelCatalog::State {
   // What each provider's list is fetched from ("<base_url> <key>"): a reload that changes either
   // starts a new fetch, and the old one's retries stop.
   std::map<std::string, std::string> source;
+  std::set<asio::steady_timer*> retry_waits;  // fetches waiting to try again (stop() ends them)
 };
 
 ModelCatalog::ModelCatalog(asio::any_io_executor executor) : state_(std::make_shared<State>()) {
@@ -120,9 +122,12 @@ ModelCatalog::ModelCatalog(asio::any_io_executor executor) : state_(std::make_sh
 }
 
 // Fetches in flight keep the state alive but must not call back into whoever owned the catalog.
-ModelCatalog::~ModelCatalog() {
+ModelCatalog::~ModelCatalog() { stop(); }
+
+void ModelCatalog::stop() {
   state_->alive = false;
   state_->on_change = nullptr;
+  for (auto* wait : state_->retry_waits) wait->cancel();
 }
 
 void ModelCatalog::on_change(std::function<void()> f) { state_->on_change = std::move(f); }
@@ -146,8 +151,11 @@ void ModelCatalog::fetch_missing(const config::MainConfig& cfg) {
           auto current = [&] { return state->alive && state->source[target.provider.id] == source; };
           std::optional<std::vector<std::string>> models;
           for (std::size_t failures = 0; !(models = co_await fetch_model_list(target)); ++failures) {
+            if (!current()) co_return;
             asio::steady_timer wait(state->executor, kRetryDelays[std::min(failures, std::size(kRetryDelays) - 1)]);
-            co_await wait.async_wait(asio::use_awaitable);
+            state->retry_waits.insert(&wait);
+            co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+            state->retry_waits.erase(&wait);
             if (!current()) co_return;
           }
           if (!current()) co_return;

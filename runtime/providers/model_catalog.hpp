@@ -43,6 +43,8 @@ class ModelCatalog {
   // as long as the catalog lives. Returns at once.
   void fetch_missing(const config::MainConfig& cfg);
   std::vector<std::string> choices(const config::MainConfig& cfg, const std::string& current) const;
+  // The client is gone: no more retries, and those waiting end now (nothing keeps the executor busy).
+  void stop();
 
  private:
   struct State;

@@ -25,10 +25,11 @@ class AcpAgent {
 
   // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
   void reload_config() { sessions_.reload_config(); }
-  // The client is gone: cancel every turn, stop every MCP server.
+  // The client is gone: cancel every turn, stop every MCP server and the model lists' retries.
   void shutdown() {
     sessions_.shutdown();
     sessions_.close_executors();
+    models_.stop();
   }
   // The client is gone and the process exits next: cancel every turn and close the executors'
   // connections, but leave the MCP servers to bridge::process::end_all_process_groups_on_exit,

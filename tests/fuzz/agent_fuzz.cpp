@@ -10,7 +10,8 @@
 //                   cancelled, error.
 //   m STEP          queues the next model response: `text T`, `think T`, `tool NAME ARGS`,
 //                   `error N`, `hang` (until cancelled), `long N` (N chunks), `max`, `usage N`.
-//   run             lets the agent work until it waits for us (also done after every step).
+//   run             lets the agent work until it waits for us, giving child processes and timers
+//                   up to ~2 ms (every step runs the agent until it waits, but does not wait for them).
 // At the end every open request is answered and the sessions are deleted; one agent serves
 // kInputsPerAgent inputs, then the editor disconnects and the agent must wind down. A turn or
 // coroutine left hanging, a crash, a sanitizer report, a stray line on "stdout" (every line we
@@ -47,6 +48,7 @@
 #include "acp/message_reader.hpp"
 #include "runtime/providers/model_provider.hpp"
 #include "runtime/server/acp_agent.hpp"
+#include "support/blocking_work.hpp"
 
 namespace {
 
@@ -309,7 +311,7 @@ class Run {
       message.push_back('\n');
       reader_.feed(message);
     }
-    settle();
+    settle(line == "run");
   }
 
   // Between two inputs given to one agent: answer what it waits for, then cancel and delete the
@@ -373,22 +375,25 @@ class Run {
     conn_.handle_line(line);
   }
 
-  // Runs the agent until it has nothing to do but wait: for us, for a hanging model, or for
-  // work on the pool that does not post back within ~100 us (a process start). Such work is
-  // picked up by a later step or by finish(), in another interleaving: the fuzzer wants speed,
-  // and the agent must cope with any order anyway.
-  void settle() {
-    int idle = 0;
-    for (int spins = 0; spins < 10000 && idle < 3; ++spins) {
+  // Runs the agent until it has nothing to do but wait: for us, for a hanging model, or for the
+  // reactor (a child process, a timer). Work on the pool is waited for (it posts back within
+  // microseconds, and support::blocking_work_in_flight says when it has); the reactor is not,
+  // unless `patient` (the `run` step, at most ~2 ms): what a child does is picked up by a later
+  // step or by finish(), in another interleaving. The fuzzer wants speed, and the agent must cope
+  // with any order anyway.
+  void settle(bool patient = false) {
+    const auto patience_ends = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    for (int spins = 0; spins < 100000; ++spins) {
       ioc_.restart();
-      if (ioc_.poll() > 0) {
-        idle = 0;
+      if (ioc_.poll() > 0) continue;
+      if (ioc_.stopped() || !editor_.requests.empty()) return;  // idle, or the next step may answer
+      if (support::blocking_work_in_flight().load(std::memory_order_acquire) > 0) {
+        std::this_thread::yield();
         continue;
       }
-      if (ioc_.stopped() || !editor_.requests.empty()) return;  // idle, or the next step may answer
+      if (!patient || std::chrono::steady_clock::now() > patience_ends) return;
       // Not run_one_for: the reactor rounds its wait up to a whole millisecond.
       std::this_thread::sleep_for(std::chrono::microseconds(40));
-      ++idle;
     }
   }
 
@@ -430,8 +435,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // As in the server (app/acp_server.cpp): a child that exits before reading its stdin (an MCP
   // server that is `true`) must be a write error, not the end of the process.
   std::signal(SIGPIPE, SIG_IGN);
-  // settle() sleeps 40 us at a time while pool work may post back; the default 50 us timer slack
-  // would more than double each of those sleeps.
+  // settle(patient) sleeps 40 us at a time while child processes may answer; the default 50 us
+  // timer slack would more than double each of those sleeps.
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
   // A private world: config (an OpenAI-style provider the scripted model stands in for, a skill)
   // and the scratch folders. Put it on a tmpfs (scripts/fuzz-agent.sh does): every input writes.

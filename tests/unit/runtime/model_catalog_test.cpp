@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdlib>
+
 #include "runtime/providers/model_provider.hpp"
 
 namespace {
@@ -24,6 +28,25 @@ config::MainConfig two_providers() {
   unlisted.api_type = "anthropic";
   cfg.providers["zeta"] = unlisted;
   return cfg;
+}
+
+TEST(ModelCatalogFetch, StopEndsTheRetriesAtOnce) {
+  boost::asio::io_context io;
+  config::MainConfig cfg;
+  config::ProviderConfig dead;
+  dead.id = "dead";
+  dead.api_type = "openai";
+  dead.base_url = "http://127.0.0.1:9/v1";  // nothing listens on the discard port
+  dead.api_key_env = "OV_CATALOG_TEST_KEY";
+  ::setenv("OV_CATALOG_TEST_KEY", "sk-test", 1);
+  cfg.providers["dead"] = dead;
+  ModelCatalog catalog(io.get_executor());
+  catalog.fetch_missing(cfg);
+  io.run_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(io.stopped()) << "premise: a failed fetch waits to try again";
+  catalog.stop();
+  io.run_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(io.stopped()) << "after stop() no retry keeps the executor busy: the agent of a disconnected editor winds down";
 }
 
 TEST(ModelChoices, CurrentFirstThenEveryConfiguredModelOnce) {
