@@ -18,14 +18,16 @@ using detail::throw_errno;
 
 namespace {
 
-void write_all(int fd, std::string_view data, const fs::path& p) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
+// Writes all of `data`; on failure throws, with `written` telling how much of it reached the file.
+void write_all(int fd, std::string_view data, const fs::path& p, std::size_t& written) {
+  written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw_errno("write " + p.string());
     }
-    data.remove_prefix(static_cast<std::size_t>(n));
+    written += static_cast<std::size_t>(n);
   }
 }
 
@@ -97,18 +99,21 @@ std::uint64_t SessionWriter::size() const {
 
 void SessionWriter::write_line_locked(const std::string& line) {
   if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
+  std::size_t written = 0;
   if (torn_) {  // end the half line first, so this record is a line of its own
-    write_all(fd_, "\n", file_);
+    write_all(fd_, "\n", file_, written);
     torn_ = false;
   }
-  struct stat st {};
-  const bool sized = ::fstat(fd_, &st) == 0;
   try {
-    write_all(fd_, line, file_);
+    write_all(fd_, line, file_, written);
   } catch (const std::system_error&) {
     // Disk full in the middle of a record: cut the part that was written, or the next record
-    // would be glued to it and both lost on load.
-    if (!sized || ::ftruncate(fd_, st.st_size) != 0) torn_ = true;
+    // would be glued to it and both lost on load. The file is O_APPEND, so what we wrote is
+    // its last `written` bytes (no fstat before every write: this is on every tool call's path).
+    struct stat st {};
+    if (written > 0 && (::fstat(fd_, &st) != 0 || st.st_size < static_cast<off_t>(written) ||
+                        ::ftruncate(fd_, st.st_size - static_cast<off_t>(written)) != 0))
+      torn_ = true;
     throw;
   }
 }
