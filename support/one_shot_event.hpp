@@ -8,6 +8,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "support/cancellation.hpp"
+
 namespace support {
 
 class OneShotEvent {
@@ -23,6 +25,17 @@ class OneShotEvent {
   boost::asio::awaitable<void> wait() {
     while (!set_) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
+
+  // As wait(), but gives up when `cancel` fires (waking the other waiters, who wait again).
+  // True when the event is set.
+  boost::asio::awaitable<bool> wait(CancelSource* cancel) {
+    if (!cancel) co_await wait();
+    if (set_ || !cancel) co_return set_;
+    auto wake = cancel->on_cancel([this] { timer_.cancel(); });
+    while (!set_ && !cancel->cancelled()) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    co_return set_;
+  }
+  bool is_set() const { return set_; }
 
   boost::asio::any_io_executor executor() { return timer_.get_executor(); }
 

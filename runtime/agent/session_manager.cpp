@@ -71,23 +71,55 @@ SessionManager::~SessionManager() {
 
 void SessionManager::start_loading_engine() {
   engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
+  skills_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
   boost::asio::co_spawn(
       deps_.executor,
       [this]() -> boost::asio::awaitable<void> {
-        auto job = [root = deps_.config_root] { return load_engine_logged(root); };
-        engine_ = co_await support::run_blocking(*deps_.pool, std::move(job));
+        // First without the skills (thousands of SKILL.md files are most of a load): session/new
+        // waits only for this. Its problems are logged by the whole load, which reads the same files.
+        auto core_job = [root = deps_.config_root] {
+          auto options = engine::Engine::default_options(root);
+          options.skills = false;
+          engine::Diagnostics ignored;
+          return engine::Engine::load(options, ignored);
+        };
+        auto core = co_await support::run_blocking(*deps_.pool, std::move(core_job));
+        engine_ = core;
         executors_->configure(engine_->executors());
         engine_ready_->set();
         // As after a reload: the model lists are fetched now, so that the first session/new
         // (a client such as acpx reads the model picker only from its answer) already has them.
         if (on_reloaded_) on_reloaded_(*engine_);
+        auto whole_job = [root = deps_.config_root] { return load_engine_logged(root); };
+        adopt_whole_engine(core, co_await support::run_blocking(*deps_.pool, std::move(whole_job)));
+        skills_ready_->set();
       },
       boost::asio::detached);
+}
+
+void SessionManager::adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole) {
+  if (engine_ != core) return;  // a reload or a retry (engine_for_session) put a whole engine in first
+  if (whole->failed() && !core->failed()) {  // the files changed in between: as a reload that fails
+    spdlog::error("the configuration did not load; keeping the previous one");
+    return;
+  }
+  engine_ = std::move(whole);
+  executors_->configure(engine_->executors());
+  for (auto& [_, s] : sessions_) {
+    s->engine = engine_;
+    refresh_view(*s);
+  }
+  if (on_reloaded_) on_reloaded_(*engine_);
 }
 
 boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::loaded_engine() {
   co_await engine_ready_->wait();
   co_return engine_;
+}
+
+boost::asio::awaitable<bool> SessionManager::skills_loaded(support::CancelSource* cancel) {
+  if (!skills_ready_) co_return true;  // no startup load (sessions made by hand, in tests)
+  co_return co_await skills_ready_->wait(cancel);
 }
 
 boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::engine_for_session() {
@@ -119,7 +151,7 @@ void SessionManager::reload_config() {
             spdlog::error("the configuration did not load; keeping the previous one");
             continue;
           }
-          co_await loaded_engine();
+          co_await skills_ready_->wait();
           engine_ = std::move(fresh);
           executors_->configure(engine_->executors());
           spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(),
@@ -193,6 +225,11 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   if (request.kind == OpenRequest::Kind::Load) co_await replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
+  // Opened with the startup's first step while the whole engine came in: take it now.
+  if (!s.engine->skills_loaded() && engine_->skills_loaded()) {
+    s.engine = engine_;
+    rebuild_view(s);
+  }
   sessions_.emplace(s.id, session);
   // After the reply, so the editor knows the session when the commands arrive, and so that
   // starting MCP servers (a process each) never delays the reply.
@@ -410,14 +447,21 @@ void SessionManager::end_child(Session& child, const char* stop_reason) {
   record_turn_end(child, stop_reason);
 }
 
-void SessionManager::refresh_view(Session& s) {
+void SessionManager::rebuild_view(Session& s) {
   s.view = s.engine->session_view(s.cwd, s.agent_name, s.executor_files.get());
   for (const auto& d : s.view.diagnostics) spdlog::warn("config: {}", d.to_string());
   for (const auto& f : s.view.agents_md) s.agents_md_included.insert(f.path);
+}
+
+void SessionManager::refresh_view(Session& s) {
+  rebuild_view(s);
   send_commands_if_changed(s);
 }
 
 void SessionManager::send_commands_if_changed(Session& s) {
+  // Not before the session/new answer, nor before the skills are in: a list without them would
+  // be followed at once by the real one.
+  if (!s.announced || !s.engine->skills_loaded()) return;
   auto commands = s.view.available_commands();
   if (!s.view.find_skill("compact"))
     commands.push_back({"compact", "Summarise the conversation so far to free the model's context", ""});

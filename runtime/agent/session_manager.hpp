@@ -54,7 +54,9 @@ class SessionManager {
   explicit SessionManager(Deps deps);
   ~SessionManager();
 
-  // Loads the engine on the pool; the first session waits for it.
+  // Loads the engine on the pool in two steps: first without the skills (all session/new needs
+  // for its answer: config, agents, executors, plugins, MCP servers, hooks), then whole. Sessions
+  // opened in between take the whole engine, and only then announce their slash commands.
   void start_loading_engine();
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
@@ -67,7 +69,11 @@ class SessionManager {
   // Cancels every turn and sub-agent, and nothing else: for the way out of the process, where the
   // MCP servers' process groups are signalled together (bridge::process) instead of one by one.
   void cancel_all_turns();
+  // The engine as loaded so far (the first step at least).
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
+  // Waits until the skills are loaded too (a turn needs them: the system prompt, slash commands).
+  // False when `cancel` fired first.
+  boost::asio::awaitable<bool> skills_loaded(support::CancelSource* cancel);
 
   // session/load shows the whole history (through the host) before it returns.
   boost::asio::awaitable<std::shared_ptr<Session>> open(OpenRequest request);
@@ -136,6 +142,9 @@ class SessionManager {
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
   boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
   void refresh_view(Session& session);
+  void rebuild_view(Session& session);  // refresh_view without announcing the commands
+  // The startup's second step: the sessions opened with the first take the whole engine.
+  void adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole);
   static void restore(Session& s, sessions::LoadedSession& loaded);
   // Sends the saved session's history, read back from its log a batch at a time (on the pool),
   // each batch once the editor has read most of the previous one: memory stays bounded however
@@ -151,7 +160,8 @@ class SessionManager {
   AgentLoop loop_;
   sessions::SessionStore store_;
   std::shared_ptr<const engine::Engine> engine_;
-  std::unique_ptr<support::OneShotEvent> engine_ready_;
+  std::unique_ptr<support::OneShotEvent> engine_ready_;  // the first step of the startup load is in
+  std::unique_ptr<support::OneShotEvent> skills_ready_;  // the second (the whole engine) too
   bool reloading_ = false;
   bool reload_again_ = false;
   std::function<void(const engine::Engine&)> on_reloaded_;

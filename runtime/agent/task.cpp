@@ -105,6 +105,9 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
     ~TurnGuard() { s.turn_cancel.reset(); }
   } guard{session};
   auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
+  // A fresh server answers session/new before its skills are loaded; a turn needs them.
+  const bool skills_in = co_await sessions_.skills_loaded(cancel.get());
+  if (!skills_in) co_return StopReason::Cancelled;
   session.turn_usage.reset();
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());

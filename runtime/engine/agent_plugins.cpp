@@ -331,7 +331,7 @@ void load_agent_plugins(LoadedPlugin& lp, const fs::path& dir, const fs::path& m
   if (lp.fatal) return;
   // skills/: immediate children only, each with a regular SKILL.md inside the plugin.
   fs::path skills = dir / "skills";
-  if (fs::exists(fs::symlink_status(skills))) {
+  if (options.skills && fs::exists(fs::symlink_status(skills))) {
     if (!is_dir(skills) || !path_within(dir, skills)) {
       diags.push_back({Severity::Warning, skills.string(), 0,
                        "skills must be a folder inside the plugin; this plugin's skills are not loaded"});

@@ -172,17 +172,22 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::vector<Diagnostics> file_hook_diags(hook_files.size());
   std::vector<std::function<void()>> tasks = {
       // The long ones first (one task per skill folder tree).
-      [&] { detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags); },
       [&] {
-        detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
-                            home_agents.skills, home_agents.diags);
+        if (options.skills)
+          detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags);
       },
       [&] {
-        detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
-                            home_claude.skills, home_claude.diags);
+        if (options.skills)
+          detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
+                              home_agents.skills, home_agents.diags);
       },
       [&] {
-        if (!options.builtin_skills_dir.empty())
+        if (options.skills)
+          detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
+                              home_claude.skills, home_claude.diags);
+      },
+      [&] {
+        if (options.skills && !options.builtin_skills_dir.empty())
           materialize_builtin(options.builtin_skills_dir, builtin.skills, builtin.diags);
       },
       [&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); },

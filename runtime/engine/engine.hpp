@@ -216,6 +216,9 @@ class Engine {
     fs::path home;                // ~ for ~/.agents/skills and ~/.claude/skills
     fs::path builtin_skills_dir;  // where built-in skills are written so the model can read them
     fs::path plugin_data_root;    // ${PLUGIN_DATA} of Agent Plugins = <this>/<plugin name>
+    // false: everything but the skills (no SKILL.md is read). The server loads that first, so
+    // that session/new waits only for what its answer needs, then the whole engine.
+    bool skills = true;
   };
   // Options from the environment: $HOME, <cache dir>/builtin-skills/<version>,
   // <data dir>/plugin-data.
@@ -229,6 +232,8 @@ class Engine {
   bool failed() const { return failed_; }
   const Diagnostics& diagnostics() const { return diags_; }
   const Options& options() const { return options_; }
+  // False for an engine loaded without its skills (Options::skills): its skill lists are empty.
+  bool skills_loaded() const { return options_.skills; }
 
   const config::MainConfig& main_config() const { return main_; }
 

@@ -78,8 +78,9 @@ std::optional<fs::path> inside_plugin(const fs::path& root, const std::string& r
 namespace {
 
 // A path holding SKILL.md is one skill; otherwise a folder of skills (searched recursively).
-void skills_from_path(const fs::path& p, const std::string& plugin, std::vector<Skill>& out, Diagnostics& diags) {
-  if (!is_dir(p)) return;
+void skills_from_path(const fs::path& p, const std::string& plugin, const Engine::Options& options,
+                      std::vector<Skill>& out, Diagnostics& diags) {
+  if (!options.skills || !is_dir(p)) return;
   find_skills(p, SkillSource::Plugin, plugin, Severity::Warning, out, diags);
 }
 
@@ -172,11 +173,12 @@ void load_openvaala(LoadedPlugin& lp, const fs::path& dir, const fs::path& manif
     }
   }
   finish();
-  if (!lp.fatal) skills_from_path(skills_dir, lp.info.name, lp.skills, diags);
+  if (!lp.fatal) skills_from_path(skills_dir, lp.info.name, options, lp.skills, diags);
 }
 
 // ---- Codex / Claude manifests: name, version, description and skills only.
-void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest, Diagnostics& diags) {
+void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest, const Engine::Options& options,
+                      Diagnostics& diags) {
   const std::string dir_name = dir.filename().string();
   auto fail = [&](int line, const std::string& msg) {
     diags.push_back({Severity::Error, manifest.string(), line, msg});
@@ -227,7 +229,7 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
   // The default ./skills/ first, then each listed path (a folder of skills or one skill's folder).
   std::set<fs::path> done;
   fs::path def = dir / "skills";
-  skills_from_path(def, lp.info.name, lp.skills, diags);
+  skills_from_path(def, lp.info.name, options, lp.skills, diags);
   done.insert(def.lexically_normal());
   for (const auto& rel : extra) {
     auto abs = inside_plugin(dir, rel);
@@ -239,7 +241,7 @@ void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& man
     fs::path norm = *abs;
     if (!norm.empty() && norm.filename().empty()) norm = norm.parent_path();
     if (!done.insert(norm).second) continue;
-    skills_from_path(norm, lp.info.name, lp.skills, diags);
+    skills_from_path(norm, lp.info.name, options, lp.skills, diags);
   }
 }
 
@@ -312,7 +314,7 @@ LoadedPlugin load_plugin(const fs::path& dir, const Engine::Options& options, Di
   switch (m->first) {
     case PluginInfo::Format::OpenVaala: load_openvaala(lp, dir, m->second, options, diags); break;
     case PluginInfo::Format::Codex:
-    case PluginInfo::Format::Claude: load_vendor_json(lp, dir, m->second, diags); break;
+    case PluginInfo::Format::Claude: load_vendor_json(lp, dir, m->second, options, diags); break;
     case PluginInfo::Format::AgentPlugins: load_agent_plugins(lp, dir, m->second, options, diags); break;
   }
   lp.info.valid = !lp.fatal;

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { scenario, waitUntil, expectRpcError } from "./harness.mjs";
+import { scenario, waitUntil, expectRpcError, withTimeout, sleep, agentBinary } from "./harness.mjs";
 
 function skill(dir, name, description) {
   fs.mkdirSync(dir, { recursive: true });
@@ -56,6 +56,55 @@ scenario("skills from all seven places are slash commands; a reload adds one; /n
   skill(path.join(home.configDir, "skills/added-later"), "added-later", "Added after start");
   process.kill(h.child.pid, "SIGHUP");
   await waitUntil(() => commandsOf(h, sessionId).includes("added-later"), { label: "reload adds /added-later", timeout: 5000 });
+  h.assertSchemaClean();
+});
+
+scenario("session/new does not wait for the skills: a slow SKILL.md holds back only the slash commands and the first turn", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "done" }]);
+  const ws = ctx.workspace({ "README.md": "x\n" });
+  const home = ctx.configHome({ modelUrl: fake.url });
+  skill(path.join(home.configDir, "skills/private-one"), "private-one", "From the private dir");
+  // The built-in skill's file, which the skills' load reads back, as a FIFO (a file on a slow
+  // network file system): reading it blocks the load until this test writes to it.
+  const version = /(\d+\.\d+\.\d+\S*)/.exec(execFileSync(agentBinary(), ["--version"]).toString())[1];
+  const builtin = path.join(home.cacheDir, "builtin-skills", version, "openvaala");
+  fs.mkdirSync(builtin, { recursive: true });
+  const fifo = path.join(builtin, "SKILL.md");
+  execFileSync("mkfifo", [fifo]);
+  let writer = null;
+  const release = () => {
+    if (writer === null) return;
+    fs.closeSync(writer);
+    writer = null;
+  };
+  ctx.defer(release);
+
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await withTimeout(h.newSession(ws), 5000, "session/new must not wait for the skills to load");
+  // The premise: the skills' load is reading the FIFO right now (opening it for writing without
+  // blocking works only while a reader has it open).
+  await waitUntil(() => {
+    try {
+      writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      return true;
+    } catch {
+      return false;
+    }
+  }, { label: "the skills' load reads the built-in skill's file", timeout: 5000 });
+  assert.equal(h.updatesOf(sessionId, "available_commands_update").length, 0,
+    "no slash command list before the skills are loaded (it would lack them)");
+  const turn = h.prompt(sessionId, "/private-one go");
+  await sleep(300);
+  assert.equal(fake.requests.length, 0, "the first turn waits for the skills before it calls the model");
+
+  fs.writeSync(writer, "---\nname: openvaala\ndescription: stale copy\n---\n");
+  release();
+  assert.equal((await turn).stopReason, "end_turn");
+  assert.match(JSON.stringify(fake.requests[0].body.messages), /Steps for private-one\./,
+    "the slash command sent before the skills were loaded attaches the skill");
+  await waitUntil(() => commandsOf(h, sessionId).includes("private-one") && commandsOf(h, sessionId).includes("openvaala"),
+    { label: "the slash commands arrive once the skills are loaded" });
   h.assertSchemaClean();
 });
 

@@ -109,3 +109,30 @@ TEST(EngineLoadOrder, RepeatedLoadsAgree) {
     for (std::size_t k = 0; k < e->plugins().size(); ++k) ASSERT_EQ(e->plugins()[k].name, e0->plugins()[k].name);
   }
 }
+
+// The server's first load leaves the skills out (session/new waits only for it): it must agree
+// with the whole load on everything else, and read no SKILL.md at all.
+TEST(EngineLoadOrder, AWithoutSkillsLoadIsTheWholeLoadMinusTheSkills) {
+  Tree t;
+  write_broken_tree(t);
+  Diagnostics whole_diags, core_diags;
+  auto whole = t.load(whole_diags);
+  auto options = t.options();
+  options.skills = false;
+  auto core = Engine::load(options, core_diags);
+  EXPECT_TRUE(whole->skills_loaded());
+  EXPECT_FALSE(core->skills_loaded()) << "an engine loaded without skills says so (sessions wait for the whole one)";
+  EXPECT_TRUE(core->user_level_skills().empty()) << "no skill is read in the first step";
+  for (const auto& d : core_diags) EXPECT_NE(fs::path(d.path).filename(), "SKILL.md") << "a SKILL.md was read: " << d.to_string();
+  EXPECT_EQ(core->failed(), whole->failed()) << "whether the configuration loads does not depend on the skills";
+  EXPECT_EQ(hook_labels(core->hooks()), hook_labels(whole->hooks()));
+  ASSERT_EQ(core->plugins().size(), whole->plugins().size());
+  for (std::size_t i = 0; i < core->plugins().size(); ++i) {
+    EXPECT_EQ(core->plugins()[i].name, whole->plugins()[i].name);
+    EXPECT_EQ(core->plugins()[i].valid, whole->plugins()[i].valid) << core->plugins()[i].name;
+  }
+  ASSERT_EQ(core->mcp_servers().size(), whole->mcp_servers().size());
+  EXPECT_EQ(core->agents().size(), whole->agents().size());
+  EXPECT_EQ(core->default_agent(), whole->default_agent());
+  EXPECT_FALSE(whole->user_level_skills().empty());
+}
