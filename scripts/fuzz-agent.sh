@@ -31,6 +31,7 @@ fi
 flock "$lock" cmake --build "$build" --target agent_fuzz -j"$(nproc)" >&2
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
+rm -rf "$work/world"  # the worlds of earlier runs (one folder a fuzzing process)
 mkdir -p "$work/corpus" "$work/world" "$work/artifacts"
 cp -n tests/fuzz/corpus/agent/* "$work/corpus/"
 [ $# -gt 0 ] || set -- -runs=10000000

@@ -441,7 +441,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // A private world: config (an OpenAI-style provider the scripted model stands in for, a skill)
   // and the scratch folders. Put it on a tmpfs (scripts/fuzz-agent.sh does): every input writes.
   const char* base_env = std::getenv("OPENVAALA_FUZZ_DIR");
-  fs::path base = base_env && *base_env ? fs::path(base_env) : fs::temp_directory_path() / ("openvaala-agent-fuzz-" + std::to_string(::getpid()));
+  // One world a process: -jobs=N runs N of them side by side.
+  fs::path base = (base_env && *base_env ? fs::path(base_env) : fs::temp_directory_path() / "openvaala-agent-fuzz") /
+                  std::to_string(::getpid());
   fs::create_directories(base);
   const fs::path config = base / "config";
   write_file(config / "config.yaml",
