@@ -72,7 +72,10 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
   for (const auto& f : parser.get()) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   on_head(head);
 
-  std::array<char, 16384> chunk;
+  // Beast reads max(512, the buffer's free room) bytes at a time: without room made here a model
+  // stream came in ~512 bytes a read, each with its own epoll pass and idle-timer update.
+  buffer.reserve(64 * 1024);
+  std::array<char, 64 * 1024> chunk;
   while (!parser.is_done()) {
     if (options.before_read) {
       auto ready = options.before_read();  // named: no temporaries inside co_await (GCC 12)
