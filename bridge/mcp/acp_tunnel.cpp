@@ -144,11 +144,11 @@ class AcpTransport : public Transport {
     std::string method;
     if (auto* m = message.if_contains("method"); m && m->is_string()) method = std::string(m->as_string());
     json::object params;
-    if (auto* p = message.if_contains("params"); p && p->is_object()) params = p->as_object();
+    if (auto* p = message.if_contains("params"); p && p->is_object()) params = std::move(p->as_object());  // not copied: the message is ours
     if (acp::json_rpc::is_request(message)) {
       auto self = std::static_pointer_cast<AcpTransport>(shared_from_this());
       asio::co_spawn(ex_,
-                     [self, id = message.at("id"), method = std::move(method), params = std::move(params)]() mutable {
+                     [self, id = std::move(message.at("id")), method = std::move(method), params = std::move(params)]() mutable {
                        return self->forward(std::move(id), std::move(method), std::move(params));
                      },
                      asio::detached);
@@ -265,8 +265,8 @@ class AcpTransport : public Transport {
       auto r = co_await conn_.call(std::move(outer_method), std::move(outer), cancel.get());
       if (!stateless_) {
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(r)}};
-      } else if (const json::object* carrier = r.if_object(); carrier && carrier->contains("result")) {
-        reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", carrier->at("result")}};
+      } else if (json::object* carrier = r.if_object(); carrier && carrier->contains("result")) {
+        reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(carrier->at("result"))}};  // moved, not copied
       } else if (carrier && carrier->contains("error") && carrier->at("error").is_object()) {
         auto e = acp::json_rpc::error_from(carrier->at("error"));
         json::object err{{"code", e.code()}, {"message", e.what()}};
