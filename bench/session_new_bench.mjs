@@ -5,7 +5,9 @@
 // (which comes once every skill is loaded). Raw NDJSON on the pipes, no SDK.
 //
 //   node bench/session_new_bench.mjs [--bin build/openvaala] [--bin2 other/openvaala] [--runs 15]
-//                                    [--skills 2000]
+//                                    [--skills 2000] [--hook-files 200] [--no-plugin-hooks] [--log]
+// --log: one more run with the agent's debug log on stderr (OPENVAALA_LOG=debug), to see where
+// the time goes.
 // The tree is engine_load_bench.cpp's: private skills (a third nested in group folders),
 // ~/.agents/skills, 100 OpenVaala plugins of 10 skills each with a `hooks:` section, 200
 // hooks/*.yaml files (300 hooks in all), 20 MCP server files, 5 agents, a project three levels
@@ -24,6 +26,8 @@ const opt = (n, d) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : d);
 const bins = [opt("--bin", agentBinary()), opt("--bin2", null)].filter(Boolean).map((b) => path.resolve(REPO_ROOT, b));
 const runs = Number(opt("--runs", 15));
 const skillCount = Number(opt("--skills", 2000));
+const hookFiles = Number(opt("--hook-files", 200));  // and --no-plugin-hooks: what the hooks cost
+const pluginHooks = !argv.includes("--no-plugin-hooks");
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "ov-session-new-bench-"));
 const cfg = path.join(root, "config"), home = path.join(root, "home"), proj = path.join(root, "work/repo/pkg/app");
@@ -45,11 +49,11 @@ for (let i = 0; i < homeCount; i++) write(path.join(home, ".agents/skills", `hom
 for (let p = 0; p < 100; p++) {
   const name = `plugin-${p}`, dir = path.join(cfg, "plugins", name);
   write(path.join(dir, ".openvaala-plugin/plugin.yaml"),
-    `name: ${name}\nversion: 1.0.${p}\ndescription: Plugin ${name}\nhooks:\n  PostToolUse:\n    - matcher: apply_patch\n` +
-    `      hooks:\n        - type: command\n          command: echo formatted\n`);
+    `name: ${name}\nversion: 1.0.${p}\ndescription: Plugin ${name}\n` +
+    (pluginHooks ? `hooks:\n  PostToolUse:\n    - matcher: apply_patch\n      hooks:\n        - type: command\n          command: echo formatted\n` : ""));
   for (let s = 0; s < perPlugin; s++) write(path.join(dir, "skills", `skill-${s}`, "SKILL.md"), skillMd(`skill-${s}`));
 }
-for (let h = 0; h < 200; h++)
+for (let h = 0; h < hookFiles; h++)
   write(path.join(cfg, "hooks", `hook-${h}.yaml`),
     `hooks:\n  PreToolUse:\n    - matcher: bash|apply_patch\n      hooks:\n        - type: command\n` +
     `          command: echo check ${h}\n          timeout: 10\n`);
@@ -76,10 +80,14 @@ const env = agentEnv({
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 // One fresh server: spawn → initialize → session/new → its answer → its commands.
-function once(bin) {
+function once(bin, { log = false } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(bin, ["acp"], { env, cwd: proj, stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(bin, ["acp"], {
+      env: log ? { ...env, OPENVAALA_LOG: "debug", OPENVAALA_LOG_STDERR: "debug" } : env,
+      cwd: proj,
+      stdio: ["pipe", "pipe", log ? "inherit" : "ignore"],
+    });
     let buf = "", tNew = 0n, out = {}, sessionId = null;
     const send = (id, method, params) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
     const timer = setTimeout(() => reject(new Error("no answer in 30 s")), 30000);
@@ -121,6 +129,7 @@ for (let r = 0; r < runs; r++)
     for (const k of ["initialize", "sessionNew", "commands"]) results[b][k].push(o[k]);
     results[b].commandCount = o.commandCount;
   }
+if (argv.includes("--log")) for (const bin of bins) await once(bin, { log: true });
 fs.rmSync(root, { recursive: true, force: true });
 
 const summary = (xs) => {
@@ -128,7 +137,7 @@ const summary = (xs) => {
   return { median: +s[Math.floor(s.length / 2)].toFixed(2), min: +s[0].toFixed(2), max: +s.at(-1).toFixed(2) };
 };
 console.log(JSON.stringify({
-  skills: privateCount + homeCount + 100 * perPlugin, plugins: 100, hookFiles: 200, runs,
+  skills: privateCount + homeCount + 100 * perPlugin, plugins: 100, hookFiles, pluginHooks, runs,
   load: os.loadavg().map((x) => +x.toFixed(2)),
   results: bins.map((bin, b) => ({
     bin,
