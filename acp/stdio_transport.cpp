@@ -37,8 +37,11 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::size_t kThrottleBytes = 4u << 20;
-constexpr std::size_t kResumeBytes = 1u << 20;
+// 1 MiB is far more than a pipe holds (64 KiB), so the writer always has a full write ready, and
+// it bounds what a bulk producer (a model stream, a session/load replay) keeps in memory: the
+// queue plus the writer's coalesced copy of it (4 MiB made a 20,000-message replay peak ~6 MiB higher).
+constexpr std::size_t kThrottleBytes = 1u << 20;
+constexpr std::size_t kResumeBytes = 256u << 10;
 constexpr std::size_t kHardLimitBytes = 64u << 20;
 // How often an idle writer checks that the output still has a reader.
 constexpr auto kOutputCheckInterval = std::chrono::milliseconds(500);
