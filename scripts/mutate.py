@@ -137,7 +137,9 @@ def configure():
     if (OBJ / "CMakeCache.txt").exists():
         return
     cmd = ["cmake", "-S", str(SRC), "-B", str(OBJ), "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-           "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld"]
+           "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld"]
+    if shutil.which("ccache"):  # a new machine has none (scripts/install-deps.sh does not install it)
+        cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
     subprocess.run(cmd, check=True, env=build_env(), stdout=subprocess.DEVNULL)
 
 
