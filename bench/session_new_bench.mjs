@@ -19,6 +19,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import { REPO_ROOT, agentBinary, agentEnv } from "../tests/integration/harness.mjs";
 
 const argv = process.argv.slice(2);
@@ -88,33 +89,26 @@ function once(bin, { log = false } = {}) {
       cwd: proj,
       stdio: ["pipe", "pipe", log ? "inherit" : "ignore"],
     });
-    let buf = "", tNew = 0n, out = {}, sessionId = null;
+    let tNew = 0n, out = {}, sessionId = null;
     const send = (id, method, params) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
     const timer = setTimeout(() => reject(new Error("no answer in 30 s")), 30000);
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        const msg = JSON.parse(line);
-        if (msg.id === 1) {
-          out.initialize = ms(t0);
-          tNew = process.hrtime.bigint();
-          send(2, "session/new", { cwd: proj, mcpServers: [] });
-        } else if (msg.id === 2) {
-          if (!msg.result) return reject(new Error(`session/new failed: ${line}`));
-          out.sessionNew = ms(tNew);
-          sessionId = msg.result.sessionId;
-        } else if (msg.method === "session/update" && msg.params?.update?.sessionUpdate === "available_commands_update") {
-          out.commands = ms(tNew);
-          out.commandCount = msg.params.update.availableCommands.length;
-          if (msg.params.sessionId !== sessionId) return reject(new Error("commands before the session/new answer"));
-          clearTimeout(timer);
-          child.stdin.end();
-          child.once("exit", () => resolve(out));
-        }
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      const msg = JSON.parse(line);
+      if (msg.id === 1) {
+        out.initialize = ms(t0);
+        tNew = process.hrtime.bigint();
+        send(2, "session/new", { cwd: proj, mcpServers: [] });
+      } else if (msg.id === 2) {
+        if (!msg.result) return reject(new Error(`session/new failed: ${line}`));
+        out.sessionNew = ms(tNew);
+        sessionId = msg.result.sessionId;
+      } else if (msg.method === "session/update" && msg.params?.update?.sessionUpdate === "available_commands_update") {
+        out.commands = ms(tNew);
+        out.commandCount = msg.params.update.availableCommands.length;
+        if (msg.params.sessionId !== sessionId) return reject(new Error("commands before the session/new answer"));
+        clearTimeout(timer);
+        child.stdin.end();
+        child.once("exit", () => resolve(out));
       }
     });
     send(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
