@@ -81,7 +81,7 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
 
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
-  const { sessionId } = await withTimeout(h.newSession(ws), 5000, "session/new must not wait for the skills to load");
+  const { sessionId } = await withTimeout(h.newSession(ws), 8000, "session/new must not wait for the skills to load");
   // The premise: the skills' load is reading the FIFO right now (opening it for writing without
   // blocking works only while a reader has it open).
   await waitUntil(() => {
@@ -91,7 +91,7 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
     } catch {
       return false;
     }
-  }, { label: "the skills' load reads the built-in skill's file", timeout: 5000 });
+  }, { label: "the skills' load reads the built-in skill's file", timeout: 10000 });
   assert.equal(h.updatesOf(sessionId, "available_commands_update").length, 0,
     "no slash command list before the skills are loaded (it would lack them)");
   const turn = h.prompt(sessionId, "/private-one go");
