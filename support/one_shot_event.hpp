@@ -35,7 +35,6 @@ class OneShotEvent {
     while (!set_ && !cancel->cancelled()) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     co_return set_;
   }
-  bool is_set() const { return set_; }
 
   boost::asio::any_io_executor executor() { return timer_.get_executor(); }
 

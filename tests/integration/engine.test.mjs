@@ -94,6 +94,11 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
   }, { label: "the skills' load reads the built-in skill's file", timeout: 10000 });
   assert.equal(h.updatesOf(sessionId, "available_commands_update").length, 0,
     "no slash command list before the skills are loaded (it would lack them)");
+  // A prompt cancelled while it waits for the skills ends at once, without a model call.
+  const early = h.prompt(sessionId, "never mind");
+  await sleep(100);
+  await h.cancel(sessionId);
+  assert.equal((await withTimeout(early, 5000, "a prompt cancelled while the skills load must end")).stopReason, "cancelled");
   const turn = h.prompt(sessionId, "/private-one go");
   await sleep(300);
   assert.equal(fake.requests.length, 0, "the first turn waits for the skills before it calls the model");
