@@ -42,6 +42,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "acp/connection.hpp"
@@ -318,13 +319,17 @@ class Run {
   // sessions the input opened, so that the next input starts from an agent with none.
   void end_input() {
     drain_requests();
-    for (const auto& id : editor_.session_ids) {
-      for (const char* method : {"session/cancel", "session/delete"}) {
-        json::object msg{{"jsonrpc", "2.0"}, {"method", method}, {"params", json::object{{"sessionId", id}}}};
-        if (method[8] == 'd') msg["id"] = "fuzz-harness-delete";
-        conn_.handle_line(json::serialize(msg));
-        settle();
-        drain_requests();
+    // A copy each round: a session/new still in flight may answer (and add its id) meanwhile.
+    for (int round = 0; round < 4 && !editor_.session_ids.empty(); ++round) {
+      const std::vector<std::string> ids = std::exchange(editor_.session_ids, {});
+      for (const auto& id : ids) {
+        for (const char* method : {"session/cancel", "session/delete"}) {
+          json::object msg{{"jsonrpc", "2.0"}, {"method", method}, {"params", json::object{{"sessionId", id}}}};
+          if (method[8] == 'd') msg["id"] = "fuzz-harness-delete";
+          conn_.handle_line(json::serialize(msg));
+          settle();
+          drain_requests();
+        }
       }
     }
     editor_.session_ids.clear();
