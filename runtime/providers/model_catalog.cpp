@@ -153,9 +153,15 @@ void ModelCatalog::fetch_missing(const config::MainConfig& cfg) {
           for (std::size_t failures = 0; !(models = co_await fetch_model_list(target)); ++failures) {
             if (!current()) co_return;
             asio::steady_timer wait(state->executor, kRetryDelays[std::min(failures, std::size(kRetryDelays) - 1)]);
+            // Listed for stop() while it waits; taken off however the wait ends, also when the
+            // io_context is destroyed with this frame still suspended (state outlives it).
+            struct Listed {
+              State& state;
+              asio::steady_timer* timer;
+              ~Listed() { state.retry_waits.erase(timer); }
+            } listed{*state, &wait};
             state->retry_waits.insert(&wait);
             co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
-            state->retry_waits.erase(&wait);
             if (!current()) co_return;
           }
           if (!current()) co_return;
