@@ -29,8 +29,10 @@ class OneShotEvent {
   // As wait(), but gives up when `cancel` fires (waking the other waiters, who wait again).
   // True when the event is set.
   boost::asio::awaitable<bool> wait(CancelSource* cancel) {
-    if (!cancel) co_await wait();
-    if (set_ || !cancel) co_return set_;
+    if (!cancel) {
+      co_await wait();
+      co_return true;
+    }
     auto wake = cancel->on_cancel([this] { timer_.cancel(); });
     while (!set_ && !cancel->cancelled()) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     co_return set_;

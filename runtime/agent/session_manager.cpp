@@ -103,7 +103,11 @@ void SessionManager::adopt_whole_engine(std::shared_ptr<const engine::Engine> co
     spdlog::error("the configuration did not load; keeping the previous one");
     return;
   }
-  engine_ = std::move(whole);
+  use_engine(std::move(whole));
+}
+
+void SessionManager::use_engine(std::shared_ptr<const engine::Engine> engine) {
+  engine_ = std::move(engine);
   executors_->configure(engine_->executors());
   for (auto& [_, s] : sessions_) {
     s->engine = engine_;
@@ -152,15 +156,9 @@ void SessionManager::reload_config() {
             continue;
           }
           co_await skills_ready_->wait();
-          engine_ = std::move(fresh);
-          executors_->configure(engine_->executors());
-          spdlog::info("configuration reloaded: {} skills, {} plugins", engine_->user_level_skills().size(),
-                       engine_->plugins().size());
-          for (auto& [_, s] : sessions_) {
-            s->engine = engine_;
-            refresh_view(*s);
-          }
-          if (on_reloaded_) on_reloaded_(*engine_);
+          spdlog::info("configuration reloaded: {} skills, {} plugins", fresh->user_level_skills().size(),
+                       fresh->plugins().size());
+          use_engine(std::move(fresh));
         } while (reload_again_);
         reloading_ = false;
       },

@@ -143,6 +143,8 @@ class SessionManager {
   boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
   void refresh_view(Session& session);
   void rebuild_view(Session& session);  // refresh_view without announcing the commands
+  // The open sessions (and the executors) switch to `engine`; their views and commands follow.
+  void use_engine(std::shared_ptr<const engine::Engine> engine);
   // The startup's second step: the sessions opened with the first take the whole engine.
   void adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole);
   static void restore(Session& s, sessions::LoadedSession& loaded);

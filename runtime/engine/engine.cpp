@@ -170,30 +170,26 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::vector<PluginRead> plugin_reads(plugin_dirs.size());
   std::vector<hooks::HookSet> file_hooks(hook_files.size());
   std::vector<Diagnostics> file_hook_diags(hook_files.size());
-  std::vector<std::function<void()>> tasks = {
-      // The long ones first (one task per skill folder tree).
-      [&] {
-        if (options.skills)
-          detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags);
-      },
-      [&] {
-        if (options.skills)
+  std::vector<std::function<void()>> tasks;
+  if (options.skills)  // the long ones first (one task per skill folder tree)
+    tasks = {
+        [&] { detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags); },
+        [&] {
           detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
                               home_agents.skills, home_agents.diags);
-      },
-      [&] {
-        if (options.skills)
+        },
+        [&] {
           detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
                               home_claude.skills, home_claude.diags);
-      },
-      [&] {
-        if (options.skills && !options.builtin_skills_dir.empty())
-          materialize_builtin(options.builtin_skills_dir, builtin.skills, builtin.diags);
-      },
-      [&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); },
-      [&] { e->agents_ = detail::load_agent_files(options.config_root, agent_diags); },
-      [&] { e->executors_ = detail::load_executor_files(options.config_root, options.home, executor_diags); },
-  };
+        },
+        [&] {
+          if (!options.builtin_skills_dir.empty())
+            materialize_builtin(options.builtin_skills_dir, builtin.skills, builtin.diags);
+        },
+    };
+  tasks.push_back([&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); });
+  tasks.push_back([&] { e->agents_ = detail::load_agent_files(options.config_root, agent_diags); });
+  tasks.push_back([&] { e->executors_ = detail::load_executor_files(options.config_root, options.home, executor_diags); });
   for (std::size_t i = 0; i < plugin_dirs.size(); ++i)
     tasks.push_back([&, i] { plugin_reads[i] = read_plugin(plugin_dirs[i], disabled, options); });
   for (std::size_t i = 0; i < hook_files.size(); ++i)
