@@ -158,24 +158,41 @@ void StdioTransport::start(Handlers handlers) {
   if (pollable) {
     async_input_ = std::make_shared<AsyncInput>(executor_, in_fd_);
     async_input_->self = this;
-    asio::post(executor_, [this, state = async_input_] {
-      if (!state->stopped) read_input_async();
-    });
-  } else {
-    reader_ = std::thread([this] { reader_loop(); });
+    boost::system::error_code ec;
+    async_input_->descriptor.non_blocking(true, ec);  // read_input_async reads it directly
+    if (!ec) {
+      asio::post(executor_, [this, state = async_input_] {
+        if (!state->stopped) read_input_async();
+      });
+      return;
+    }
+    async_input_->stopped = true;
+    async_input_.reset();
   }
+  reader_ = std::thread([this] { reader_loop(); });
 }
 
+// Reads what the input holds, then waits for more. A read that did not fill the buffer emptied
+// the pipe, so the next read waits for readiness first (asio's async_read_some would try one
+// straight away and get EAGAIN: a wasted syscall for every message that arrives on its own).
 void StdioTransport::read_input_async() {
   auto state = async_input_;
-  state->descriptor.async_read_some(asio::buffer(state->buffer), [this, state](boost::system::error_code ec, std::size_t n) {
-    if (state->stopped) return;  // the transport is being destroyed: nobody to tell
-    if (n > 0) state->reader.feed(std::string_view(state->buffer.data(), n));
-    if (state->stopped) return;  // a message's handler destroyed the transport
-    if (!ec) return read_input_async();
-    if (ec == asio::error::interrupted || ec == asio::error::try_again) return read_input_async();
-    state->reader.finish();
+  for (;;) {
+    const ssize_t n = ::read(state->descriptor.native_handle(), state->buffer.data(), state->buffer.size());
+    if (n > 0) {
+      state->reader.feed(std::string_view(state->buffer.data(), static_cast<std::size_t>(n)));
+      if (state->stopped) return;  // a message's handler destroyed the transport
+      if (static_cast<std::size_t>(n) == state->buffer.size()) continue;  // there may be more
+      break;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    state->reader.finish();  // end of input, or a read error
     input_ended();
+    return;
+  }
+  state->descriptor.async_wait(asio::posix::descriptor_base::wait_read, [this, state](boost::system::error_code) {
+    if (!state->stopped) read_input_async();  // an error shows in the read
   });
 }
 

@@ -72,24 +72,41 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
   for (const auto& f : parser.get()) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   on_head(head);
 
-  // Beast reads max(512, the buffer's free room) bytes at a time: without room made here a model
-  // stream came in ~512 bytes a read, each with its own epoll pass and idle-timer update.
+  // The body is parsed straight from the buffer, and the socket read only when the parser needs
+  // more: beast's async_read_some completes from buffered bytes through a post, which for a
+  // chunked model stream (a chunk per SSE event) was a scheduler pass and an epoll_wait per event.
   buffer.reserve(64 * 1024);
   std::array<char, 64 * 1024> chunk;
   while (!parser.is_done()) {
+    if (buffer.size() > 0) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      boost::system::error_code pec;
+      const std::size_t used = parser.put(buffer.data(), pec);
+      buffer.consume(used);
+      if (pec == bhttp::error::need_buffer) pec = {};  // the chunk is full: hand it on, parse on
+      const std::size_t got = chunk.size() - parser.get().body().size;
+      if (got) on_data(std::string_view(chunk.data(), got));
+      if (cancelled()) co_return HttpFailure{FailureKind::Cancelled, "cancelled"};
+      if (pec && pec != bhttp::error::need_more) co_return classify(pec, false, "reading the response");
+      if (!pec && (used > 0 || got > 0)) continue;
+    }
+    if (parser.is_done()) break;
     if (options.before_read) {
       auto ready = options.before_read();  // named: no temporaries inside co_await (GCC 12)
       co_await std::move(ready);
       if (cancelled()) co_return HttpFailure{FailureKind::Cancelled, "cancelled"};
     }
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
     lowest.expires_after(options.idle_timeout);
-    // read_some, not read: read() would wait until the buffer is full, stalling a live stream.
-    auto [rec, rn] = co_await bhttp::async_read_some(stream, buffer, parser, kTuple);
-    if (rec == bhttp::error::need_buffer) rec = {};
-    std::size_t got = chunk.size() - parser.get().body().size;
-    if (got) on_data(std::string_view(chunk.data(), got));
+    auto [rec, rn] = co_await stream.async_read_some(buffer.prepare(64 * 1024), kTuple);
+    buffer.commit(rn);
+    if (rec == asio::error::eof && rn == 0) {
+      // The end of a response that ends with the connection (no length, not chunked), or a cut.
+      boost::system::error_code eec;
+      parser.put_eof(eec);
+      if (eec) co_return classify(eec, cancelled(), "reading the response");
+      continue;
+    }
     if (rec) co_return classify(rec, cancelled(), "reading the response");
     if (cancelled()) co_return HttpFailure{FailureKind::Cancelled, "cancelled"};
   }

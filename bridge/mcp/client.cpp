@@ -1,5 +1,7 @@
 #include "bridge/mcp/client.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -36,8 +38,12 @@ std::string file_uri(const std::string& path) {
 }
 
 struct Client::Pending {
-  explicit Pending(asio::any_io_executor ex) : timer(ex) {}
+  // The timer is the request's wake-up, never its clock (see deadline_timer_).
+  explicit Pending(asio::any_io_executor ex, Clock::time_point deadline, std::string what)
+      : timer(ex, Clock::time_point::max()), deadline(deadline), what(std::move(what)) {}
   asio::steady_timer timer;
+  Clock::time_point deadline;
+  std::string what;  // "<method>: no answer within <timeout> ms", the timeout's message
   bool done = false;
   json::value result;
   std::optional<McpError> error;
@@ -48,7 +54,10 @@ struct Client::Pending {
 };
 
 Client::Client(asio::any_io_executor ex, std::shared_ptr<Transport> transport, Options options)
-    : ex_(std::move(ex)), transport_(std::move(transport)), options_(std::move(options)) {}
+    : ex_(std::move(ex)),
+      transport_(std::move(transport)),
+      options_(std::move(options)),
+      deadline_timer_(ex_, Clock::time_point::max()) {}
 
 Client::~Client() { kill_now(); }
 
@@ -121,9 +130,10 @@ asio::awaitable<json::value> Client::request(std::string method, json::object pa
     throw McpError(McpError::Kind::Closed, closed_reason_.empty() ? "the MCP connection is closed" : closed_reason_);
   auto self = shared_from_this();  // keeps us alive while waiting
   const std::int64_t id = next_id_++;
-  auto pending = std::make_shared<Pending>(ex_);
-  pending->timer.expires_after(timeout);
+  auto pending = std::make_shared<Pending>(ex_, Clock::now() + timeout,
+                                           method + ": no answer within " + std::to_string(timeout.count()) + " ms");
   pending_.emplace(id, pending);
+  watch_deadline(pending->deadline);
   std::string token;
   if (on_progress) {
     token = "ov-" + std::to_string(id);
@@ -145,13 +155,7 @@ asio::awaitable<json::value> Client::request(std::string method, json::object pa
       pending->resolve();
     });
   }
-  while (!pending->done) {
-    auto [ec] = co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (!pending->done && !ec) {
-      pending->error = McpError(McpError::Kind::Timeout, method + ": no answer within " + std::to_string(timeout.count()) + " ms");
-      pending->done = true;
-    }
-  }
+  while (!pending->done) co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
   reg.reset();
   pending_.erase(id);
   if (!token.empty()) progress_.erase(json::serialize(json::value(token)));
@@ -257,7 +261,40 @@ void Client::kill_now() {
   if (transport_) transport_->kill_now();
 }
 
+// The timer looks at least this often while requests are pending, and stops when none is: an
+// idle client never holds its io_context for longer than this (a CLI's run() returns).
+constexpr auto kDeadlineSweep = std::chrono::milliseconds(100);
+
+void Client::watch_deadline(Clock::time_point deadline) {
+  deadline = std::min(deadline, Clock::now() + kDeadlineSweep);
+  if (deadline >= deadline_timer_.expiry()) return;  // it fires soon enough already
+  deadline_timer_.expires_at(deadline);              // the earlier wait ends as aborted
+  std::weak_ptr<Client> weak = shared_from_this();
+  deadline_timer_.async_wait([weak](boost::system::error_code ec) {
+    if (ec) return;  // moved, or the client is going
+    if (auto self = weak.lock()) self->time_out_due_requests();
+  });
+}
+
+void Client::time_out_due_requests() {
+  const auto now = Clock::now();
+  auto next = Clock::time_point::max();
+  for (auto& [_, p] : pending_) {
+    if (p->done) continue;
+    if (p->deadline <= now) {
+      p->error = McpError(McpError::Kind::Timeout, p->what);
+      p->resolve();
+    } else {
+      next = std::min(next, p->deadline);
+    }
+  }
+  deadline_timer_.expires_at(Clock::time_point::max());
+  if (next != Clock::time_point::max()) watch_deadline(next);
+}
+
 void Client::fail_all(McpError::Kind kind, const std::string& why) {
+  deadline_timer_.cancel();  // nothing left to time out; an armed timer would keep the io_context running
+  deadline_timer_.expires_at(Clock::time_point::max());
   auto pending = std::move(pending_);
   pending_.clear();
   for (auto& [_, p] : pending) {

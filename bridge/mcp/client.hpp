@@ -12,6 +12,7 @@
 //   co_await client->close();
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <functional>
@@ -125,6 +126,8 @@ class Client : public std::enable_shared_from_this<Client> {
   void handle_response(const boost::json::object& msg);
   void answer_elicitation(boost::json::value id, boost::json::object params);
   void fail_all(McpError::Kind kind, const std::string& why);
+  void watch_deadline(std::chrono::steady_clock::time_point deadline);
+  void time_out_due_requests();
 
   boost::asio::any_io_executor ex_;
   std::shared_ptr<Transport> transport_;
@@ -132,6 +135,10 @@ class Client : public std::enable_shared_from_this<Client> {
   State state_ = State::New;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
+  // One timer for every request's timeout, armed for the earliest deadline (or the next sweep) and
+  // moved only when a request needs it sooner: a timer per request cost two timerfd_settime calls
+  // per MCP call.
+  boost::asio::steady_timer deadline_timer_;
   std::map<std::string, ProgressFn> progress_;  // by serialized progressToken
   bool tools_stale_ = false;
   std::string protocol_version_;

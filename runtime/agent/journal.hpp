@@ -7,6 +7,8 @@
 namespace runtime {
 
 void record(Session& session, sessions::RecordBody body);
+// Several records in one write: all of them are journaled or none is.
+void record_all(Session& session, std::vector<sessions::RecordBody> bodies);
 // The turn's end: a turn_end record, then fsync (a finished turn survives a crash).
 void record_turn_end(Session& session, const char* stop_reason);
 

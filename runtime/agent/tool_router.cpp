@@ -213,16 +213,7 @@ boost::asio::awaitable<ToolRouter::Outcome> ToolRouter::dispatch(Session& sessio
   announce(c);
   if (c.tool && c.args_ok) co_await pre_tool_use(c);
   if (!c.blocked) co_await run(c);
-  finish(c);
-
-  Outcome out;
-  out.result.role = Message::Role::Tool;
-  out.result.tool_call_id = call.id;
-  out.result.text = std::move(c.result.text) + c.model_context;
-  out.result.is_error = c.result.is_error;
-  out.stop_turn = c.stop_turn;
-  record(session, sessions::ToolResult{out.result});
-  co_return out;
+  co_return finish(c);
 }
 
 void ToolRouter::announce(Call& c) {
@@ -366,7 +357,9 @@ boost::asio::awaitable<void> ToolRouter::post_tool_use(Call& c) {
   note_stop(hooks_.host(), c.session, post, "PostToolUse", c.stop_turn);
 }
 
-void ToolRouter::finish(Call& c) {
+// The call's end: its completed state and the result the model gets, journaled together (one
+// write on every call's path), then the completed update.
+ToolRouter::Outcome ToolRouter::finish(Call& c) {
   std::vector<ToolContent> content;
   for (const auto& n : c.notes) content.push_back(TextContent{n});
   for (auto& item : c.result.content) content.push_back(std::move(item));
@@ -377,8 +370,19 @@ void ToolRouter::finish(Call& c) {
   done.raw_output = c.result.raw_output.is_null() ? json::value(json::object{{"output", c.result.text}}) : c.result.raw_output;
   ToolCallFields kept = done;
   if (!c.desc.title.empty()) kept.title = c.desc.title;
-  record(c.session, sessions::ToolCallState{c.call.id, std::move(kept)});
+
+  Outcome out;
+  out.result.role = Message::Role::Tool;
+  out.result.tool_call_id = c.call.id;
+  out.result.text = std::move(c.result.text) + c.model_context;
+  out.result.is_error = c.result.is_error;
+  out.stop_turn = c.stop_turn;
+  std::vector<sessions::RecordBody> records;
+  records.emplace_back(sessions::ToolCallState{c.call.id, std::move(kept)});
+  records.emplace_back(sessions::ToolResult{out.result});
+  record_all(c.session, std::move(records));
   hooks_.host().emit(c.session.id, ToolCallUpdate{c.call.id, std::move(done)});
+  return out;
 }
 
 // AGENTS.md files between the session's folder and a deeper file the agent just read join the

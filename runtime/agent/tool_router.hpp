@@ -41,7 +41,7 @@ class ToolRouter {
   boost::asio::awaitable<void> run(Call& c);
   boost::asio::awaitable<void> post_tool_use(Call& c);
   boost::asio::awaitable<bool> connect_executor(Call& c);
-  void finish(Call& c);
+  Outcome finish(Call& c);
   std::string agents_md_after_read(Session& session, const std::string& path);
 
   HookRuntime& hooks_;

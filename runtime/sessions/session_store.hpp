@@ -324,6 +324,9 @@ class SessionWriter {
   // Writes the record as one line now (one write(2), O_APPEND).  Throws std::system_error.
   void append(Record record);
   void append(RecordBody body) { append(Record{std::move(body), {}}); }
+  // Several records, a line each, in one write(2): all of them reach the file or none does (a
+  // tool call's completed state and its result, written together on every call's path).
+  void append_all(std::vector<RecordBody> bodies);
   // fsync the file and rewrite the sidecar index (title, updated time) atomically.
   void turn_boundary();
 
@@ -332,6 +335,7 @@ class SessionWriter {
   SessionWriter(fs::path file, fs::path meta, std::string id);
   void write_line_locked(const std::string& line);
   void write_meta_locked();
+  void note_locked(const Record& record);  // what the sidecar learns from a record
 
   std::unique_ptr<std::mutex> mu_;
   int fd_ = -1;

@@ -118,14 +118,40 @@ void SessionWriter::write_line_locked(const std::string& line) {
   }
 }
 
-void SessionWriter::append(Record record) {
+namespace {
+// A record as its journal line, newline included.
+std::string journal_line(Record& record) {
   if (record.time.empty()) record.time = iso8601(now_ms());
   // A key value never reaches the journal, whatever printed it (a command's output, an error).
   std::string line = config::redact_secrets(json::serialize(to_json(record)));
   support::repair_utf8(line);  // a journal line that is not UTF-8 could not be loaded again
   line.push_back('\n');
+  return line;
+}
+}  // namespace
+
+void SessionWriter::append(Record record) {
+  const std::string line = journal_line(record);
   std::lock_guard lock(*mu_);
   write_line_locked(line);
+  note_locked(record);
+}
+
+void SessionWriter::append_all(std::vector<RecordBody> bodies) {
+  std::vector<Record> records;
+  records.reserve(bodies.size());
+  std::string lines;
+  const std::string time = iso8601(now_ms());
+  for (auto& body : bodies) {
+    records.push_back(Record{std::move(body), time});
+    lines += journal_line(records.back());
+  }
+  std::lock_guard lock(*mu_);
+  write_line_locked(lines);
+  for (const auto& r : records) note_locked(r);
+}
+
+void SessionWriter::note_locked(const Record& record) {
   updated_at_ = record.time;
   if (const auto* h = std::get_if<Header>(&record.body)) {
     cwd_ = h->cwd;

@@ -63,6 +63,9 @@ scenario("a running server keeps its guard when a reload brings a hook script th
   const { marker, ws, home } = await guardedTouchSetup(ctx, 0o755);
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
+  // The startup load must have read the good files before they change: a session waits for it
+  // (under load the load could otherwise start after the broken files were written).
+  await h.newSession(ws);
   fs.chmodSync(path.join(home.configDir, "hooks", "guard.sh"), 0o755);
   fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.sh"), GUARD_SH);  // not executable
   fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.yaml"), GUARD_YAML.replace("guard.sh", "guard2.sh"));

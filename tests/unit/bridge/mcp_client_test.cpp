@@ -268,6 +268,84 @@ TEST(McpClient, CallToolTimeoutSendsCancelled) {
   EXPECT_EQ(cancels[0].at("params").as_object().at("reason").as_string(), "timeout");
 }
 
+// One timer serves every request's timeout: a short timeout asked after a long one still ends its
+// request in time, and the long one is still answered.
+TEST(McpClient, AShortTimeoutAfterALongOneStillEndsItsRequestInTime) {
+  Fixture f;
+  json::object held;
+  f.transport->serve = [&](FakeTransport& t, const json::object& m) {
+    if (method_of(m) == "tools/call") {
+      if (held.empty()) held = m;  // the long call is answered later; the short one never
+    } else {
+      standard_server(t, m);
+    }
+  };
+  bool long_answered = false;
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [&]() -> asio::awaitable<void> {
+          std::string name = "long";
+          auto r = co_await f.client->call_tool(name, json::object{}, 30s);
+          long_answered = r.contains("content");
+        },
+        asio::detached);
+    co_await sleep_ms(5);
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      std::string name = "short";
+      co_await f.client->call_tool(name, json::object{}, 50ms);
+      ADD_FAILURE() << "the 50 ms call did not time out";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Timeout) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s)
+        << "a short timeout waited for the longer request's deadline";
+    f.transport->reply(held, json::object{{"content", json::array{}}});
+    co_await sleep_ms(10);
+  });
+  EXPECT_TRUE(long_answered) << "the long call was not answered after the short one timed out";
+}
+
+// The timer sweeps more often than the timeouts it serves: a request still pending after a sweep
+// keeps being watched and times out at its own deadline.
+TEST(McpClient, ATimeoutLongerThanASweepStillEndsTheRequest) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) != "tools/call") standard_server(t, m);
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      std::string name = "silent";
+      co_await f.client->call_tool(name, json::object{}, 400ms);
+      ADD_FAILURE() << "the 400 ms call did not time out";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Timeout) << e.what();
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - started, 390ms) << "the request timed out before its deadline";
+  });
+}
+
+// A client whose requests are all answered leaves nothing armed for long: an io_context that runs
+// until it has no work (a CLI command, a test) finishes instead of waiting out a tool timeout.
+TEST(McpClient, AnIdleClientDoesNotHoldItsIoContext) {
+  Fixture f;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) { standard_server(t, m); };
+  const auto started = std::chrono::steady_clock::now();
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(60s);
+    std::string name = "fast";
+    auto r = co_await f.client->call_tool(name, json::object{}, 60s);
+    EXPECT_TRUE(r.contains("content"));
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s)
+      << "the io_context ran on after the last answer (a request's timeout kept it busy)";
+  EXPECT_TRUE(f.client->connected());
+}
+
 TEST(McpClient, CancelSendsCancelledAndLateReplyIsIgnored) {
   Fixture f;
   json::object held;
