@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <initializer_list>
 #include <mutex>
 #include <set>
@@ -17,7 +18,12 @@ std::set<pid_t>& spawned() {
   static std::set<pid_t> s;
   return s;
 }
+
+std::atomic<void (*)()> first_spawn_hook{nullptr};
+std::once_flag first_spawn_once;
 }  // namespace
+
+void before_first_spawn(void (*fn)()) { first_spawn_hook.store(fn); }
 
 bool spawned_child(pid_t pid) { return spawned().count(pid) > 0; }  // under without_spawns
 
@@ -54,6 +60,7 @@ ChildSpawn::~ChildSpawn() {
 }
 
 int ChildSpawn::spawn(pid_t& pid, const char* path, char* const argv[], char* const envp[]) const {
+  if (auto* hook = first_spawn_hook.load()) std::call_once(first_spawn_once, hook);
   std::lock_guard lock(spawn_mutex());
   const int rc = ::posix_spawn(&pid, path, &actions_, &attr_, argv, envp);
   if (rc == 0) spawned().insert(pid);

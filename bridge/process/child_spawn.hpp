@@ -35,5 +35,8 @@ bool spawned_child(pid_t pid);
 void child_reaped(pid_t pid);
 // Runs `fn` while no ChildSpawn can start a child (so a fresh child is never taken for an orphan).
 void without_spawns(const std::function<void()>& fn);
+// `fn` runs once, just before the first child of this process starts (what only a process with
+// children needs is started there, off the start-up path).
+void before_first_spawn(void (*fn)());
 
 }  // namespace bridge::process

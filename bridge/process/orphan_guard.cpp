@@ -133,8 +133,10 @@ bool hand_inputs_over(int fd, const std::vector<int>& fds) {
 
 void enable_orphan_guard() {
   enabled.store(true);
-  // What a child of ours detaches is re-parented to us, not to init: the guard sees it.
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) std::thread(reap_adopted_orphans).detach();
+  // What a child of ours detaches is re-parented to us, not to init: the guard sees it. Orphans
+  // can only come from our children, so their reaper starts with the first child, not at start-up.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+    before_first_spawn([] { std::thread(reap_adopted_orphans).detach(); });
 }
 
 void guard_group(pid_t pgid) { tell_guard('+', pgid); }

@@ -24,8 +24,8 @@ namespace bridge::process {
 // Turns the guard on for this process (`openvaala acp`; other commands and tests leave it off).
 // It is started (`<self> __orphan-guard`) by the first guard_group call, so a server that never
 // starts a process pays nothing and start-up is not slowed down. Also makes this process a child
-// subreaper, with a thread that reaps the adopted orphans that exit (not our own children: their
-// owners reap those).
+// subreaper, with a thread (started with the first child) that reaps the adopted orphans that
+// exit (not our own children: their owners reap those).
 void enable_orphan_guard();
 // Tell the guard about a process group we started / that has ended. No-ops while the guard is
 // off or could not be started (that is logged once).
