@@ -177,13 +177,18 @@ void StdioTransport::start(Handlers handlers) {
 // straight away and get EAGAIN: a wasted syscall for every message that arrives on its own).
 void StdioTransport::read_input_async() {
   auto state = async_input_;
-  for (;;) {
+  for (int full_reads = 0;;) {
     const ssize_t n = ::read(state->descriptor.native_handle(), state->buffer.data(), state->buffer.size());
     if (n > 0) {
       state->reader.feed(std::string_view(state->buffer.data(), static_cast<std::size_t>(n)));
       if (state->stopped) return;  // a message's handler destroyed the transport
-      if (static_cast<std::size_t>(n) == state->buffer.size()) continue;  // there may be more
-      break;
+      if (static_cast<std::size_t>(n) < state->buffer.size()) break;
+      if (++full_reads < 16) continue;  // there may be more
+      // A flood (a huge line): let the io thread's other work run between megabytes.
+      asio::post(executor_, [this, state] {
+        if (!state->stopped) read_input_async();
+      });
+      return;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
