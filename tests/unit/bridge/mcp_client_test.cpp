@@ -245,20 +245,30 @@ TEST(McpClient, UnsolicitedListChangedMarksToolsStale) {
   EXPECT_EQ(f.tools_changed, 1);
 }
 
+// Calls a tool the server never answers; expects it to time out and says how long that took.
+asio::awaitable<std::chrono::steady_clock::duration> call_until_timeout(Client& client, std::string name,
+                                                                        std::chrono::milliseconds timeout) {
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    co_await client.call_tool(name, json::object{}, timeout);
+    ADD_FAILURE() << "the " << timeout.count() << " ms call did not time out";
+  } catch (const McpError& e) {
+    EXPECT_EQ(e.kind(), McpError::Kind::Timeout) << e.what();
+  }
+  co_return std::chrono::steady_clock::now() - started;
+}
+
+// A server that answers everything but tools/call.
+void silent_on_tool_calls(FakeTransport& t, const json::object& m) {
+  if (method_of(m) != "tools/call") standard_server(t, m);
+}
+
 TEST(McpClient, CallToolTimeoutSendsCancelled) {
   Fixture f;
-  f.transport->serve = [](FakeTransport& t, const json::object& m) {
-    if (method_of(m) != "tools/call") standard_server(t, m);
-  };
+  f.transport->serve = silent_on_tool_calls;
   f.run([&]() -> asio::awaitable<void> {
     co_await f.client->connect(2s);
-    try {
-      std::string name = "slow";
-      co_await f.client->call_tool(name, json::object{}, 50ms);
-      ADD_FAILURE() << "no timeout";
-    } catch (const McpError& e) {
-      EXPECT_EQ(e.kind(), McpError::Kind::Timeout);
-    }
+    co_await call_until_timeout(*f.client, "slow", 50ms);
   });
   auto calls = f.transport->sent_method("tools/call");
   auto cancels = f.transport->sent_method("notifications/cancelled");
@@ -292,16 +302,8 @@ TEST(McpClient, AShortTimeoutAfterALongOneStillEndsItsRequestInTime) {
         },
         asio::detached);
     co_await sleep_ms(5);
-    const auto started = std::chrono::steady_clock::now();
-    try {
-      std::string name = "short";
-      co_await f.client->call_tool(name, json::object{}, 50ms);
-      ADD_FAILURE() << "the 50 ms call did not time out";
-    } catch (const McpError& e) {
-      EXPECT_EQ(e.kind(), McpError::Kind::Timeout) << e.what();
-    }
-    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s)
-        << "a short timeout waited for the longer request's deadline";
+    const auto took = co_await call_until_timeout(*f.client, "short", 50ms);
+    EXPECT_LT(took, 2s) << "a short timeout waited for the longer request's deadline";
     f.transport->reply(held, json::object{{"content", json::array{}}});
     co_await sleep_ms(10);
   });
@@ -312,20 +314,11 @@ TEST(McpClient, AShortTimeoutAfterALongOneStillEndsItsRequestInTime) {
 // keeps being watched and times out at its own deadline.
 TEST(McpClient, ATimeoutLongerThanASweepStillEndsTheRequest) {
   Fixture f;
-  f.transport->serve = [](FakeTransport& t, const json::object& m) {
-    if (method_of(m) != "tools/call") standard_server(t, m);
-  };
+  f.transport->serve = silent_on_tool_calls;
   f.run([&]() -> asio::awaitable<void> {
     co_await f.client->connect(2s);
-    const auto started = std::chrono::steady_clock::now();
-    try {
-      std::string name = "silent";
-      co_await f.client->call_tool(name, json::object{}, 400ms);
-      ADD_FAILURE() << "the 400 ms call did not time out";
-    } catch (const McpError& e) {
-      EXPECT_EQ(e.kind(), McpError::Kind::Timeout) << e.what();
-    }
-    EXPECT_GE(std::chrono::steady_clock::now() - started, 390ms) << "the request timed out before its deadline";
+    const auto took = co_await call_until_timeout(*f.client, "silent", 400ms);
+    EXPECT_GE(took, 390ms) << "the request timed out before its deadline";
   });
 }
 
