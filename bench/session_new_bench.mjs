@@ -89,7 +89,7 @@ function once(bin, { log = false } = {}) {
       cwd: proj,
       stdio: ["pipe", "pipe", log ? "inherit" : "ignore"],
     });
-    let tNew = 0n, out = {}, sessionId = null;
+    let tNew = 0n, tSecond = 0n, out = {}, sessionId = null;
     const send = (id, method, params) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
     const timer = setTimeout(() => reject(new Error("no answer in 30 s")), 30000);
     readline.createInterface({ input: child.stdout }).on("line", (line) => {
@@ -102,10 +102,17 @@ function once(bin, { log = false } = {}) {
         if (!msg.result) return reject(new Error(`session/new failed: ${line}`));
         out.sessionNew = ms(tNew);
         sessionId = msg.result.sessionId;
-      } else if (msg.method === "session/update" && msg.params?.update?.sessionUpdate === "available_commands_update") {
+      } else if (msg.method === "session/update" && msg.params?.update?.sessionUpdate === "available_commands_update" &&
+                 out.commands === undefined) {
         out.commands = ms(tNew);
         out.commandCount = msg.params.update.availableCommands.length;
         if (msg.params.sessionId !== sessionId) return reject(new Error("commands before the session/new answer"));
+        // A second session with everything loaded: what session/new itself costs.
+        tSecond = process.hrtime.bigint();
+        send(3, "session/new", { cwd: proj, mcpServers: [] });
+      } else if (msg.id === 3) {
+        if (!msg.result) return reject(new Error(`the second session/new failed: ${line}`));
+        out.secondSessionNew = ms(tSecond);
         clearTimeout(timer);
         child.stdin.end();
         child.once("exit", () => resolve(out));
@@ -115,12 +122,12 @@ function once(bin, { log = false } = {}) {
   });
 }
 
-const results = bins.map(() => ({ initialize: [], sessionNew: [], commands: [], commandCount: 0 }));
+const results = bins.map(() => ({ initialize: [], sessionNew: [], commands: [], secondSessionNew: [], commandCount: 0 }));
 for (const bin of bins) await once(bin); // warm the page cache
 for (let r = 0; r < runs; r++)
   for (let b = 0; b < bins.length; b++) {
     const o = await once(bins[b]);
-    for (const k of ["initialize", "sessionNew", "commands"]) results[b][k].push(o[k]);
+    for (const k of ["initialize", "sessionNew", "commands", "secondSessionNew"]) results[b][k].push(o[k]);
     results[b].commandCount = o.commandCount;
   }
 if (argv.includes("--log")) for (const bin of bins) await once(bin, { log: true });
@@ -138,6 +145,7 @@ console.log(JSON.stringify({
     spawn_to_initialize_ms: summary(results[b].initialize),
     session_new_answer_ms: summary(results[b].sessionNew),
     session_new_to_commands_ms: summary(results[b].commands),
+    second_session_new_ms: summary(results[b].secondSessionNew),
     commands: results[b].commandCount,
   })),
 }, null, 1));

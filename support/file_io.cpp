@@ -35,7 +35,8 @@ std::optional<std::string> read_file(const fs::path& p) {
   return out;
 }
 
-void write_file_atomically(const fs::path& requested, const std::string& content, mode_t mode) {
+namespace {
+void replace_file(const fs::path& requested, const std::string& content, mode_t mode, bool sync) {
   // A symlinked file (dotfile managers) is replaced at its target, keeping the link.
   fs::path path = requested;
   std::error_code ec;
@@ -67,7 +68,7 @@ void write_file_atomically(const fs::path& requested, const std::string& content
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) fail("fsync");
+  if (sync && ::fsync(fd) != 0) fail("fsync");
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmpl.c_str());
@@ -78,6 +79,16 @@ void write_file_atomically(const fs::path& requested, const std::string& content
     ::unlink(tmpl.c_str());
     throw std::runtime_error("cannot replace " + path.string() + ": " + errno_text(err));
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
+  replace_file(path, content, mode, true);
+}
+
+void write_file_atomically_unsynced(const fs::path& path, const std::string& content, mode_t mode) {
+  replace_file(path, content, mode, false);
 }
 
 }  // namespace support

@@ -19,5 +19,8 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 // rename. A symlinked file (dotfile managers) is replaced at its target, keeping the link.
 // Throws std::runtime_error naming the file and the failing step.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content, mode_t mode);
+// As above without the fsync: readers still never see half a file, but a crash may lose it (for
+// what is written again, durably, soon after).
+void write_file_atomically_unsynced(const std::filesystem::path& path, const std::string& content, mode_t mode);
 
 }  // namespace support

@@ -13,6 +13,8 @@
 namespace runtime::sessions::detail {
 
 [[noreturn]] void throw_errno(const std::string& what);
+// fsync of a folder: the entries created in it survive a crash.
+void fsync_dir(const std::filesystem::path& dir);
 
 // Title candidate of a user message: the prompt's text blocks (what the user typed), else the text.
 std::string user_title(const UserMessage& u);

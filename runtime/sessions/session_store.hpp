@@ -334,7 +334,7 @@ class SessionWriter {
   friend class SessionStore;
   SessionWriter(fs::path file, fs::path meta, std::string id);
   void write_line_locked(const std::string& line);
-  void write_meta_locked();
+  void write_meta_locked(bool sync = true);
   void note_locked(const Record& record);  // what the sidecar learns from a record
 
   std::unique_ptr<std::mutex> mu_;
@@ -346,6 +346,7 @@ class SessionWriter {
   bool title_explicit_ = false;
   bool archived_ = false;
   bool torn_ = false;  // a failed write left part of a line that could not be cut off
+  bool entry_synced_ = true;  // the folder was fsynced since the file was created (create() leaves it to the first turn end)
 };
 
 }  // namespace runtime::sessions

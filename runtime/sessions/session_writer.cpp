@@ -49,7 +49,8 @@ SessionWriter::SessionWriter(SessionWriter&& o) noexcept
       updated_at_(std::move(o.updated_at_)),
       title_explicit_(o.title_explicit_),
       archived_(o.archived_),
-      torn_(o.torn_) {}
+      torn_(o.torn_),
+      entry_synced_(o.entry_synced_) {}
 
 SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
   if (this != &o) {
@@ -67,6 +68,7 @@ SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
     title_explicit_ = o.title_explicit_;
     archived_ = o.archived_;
     torn_ = o.torn_;
+    entry_synced_ = o.entry_synced_;
   }
   return *this;
 }
@@ -172,9 +174,13 @@ void SessionWriter::turn_boundary() {
   if (fd_ < 0) throw std::system_error(EBADF, std::generic_category(), "session writer is closed");
   if (::fsync(fd_) != 0) throw_errno("fsync " + file_.string());
   write_meta_locked();
+  if (!entry_synced_) {  // the first turn end of a new session: its folder entries too
+    detail::fsync_dir(file_.parent_path());
+    entry_synced_ = true;
+  }
 }
 
-void SessionWriter::write_meta_locked() {
+void SessionWriter::write_meta_locked(bool sync) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw_errno("stat " + file_.string());
   json::object meta{{"v", 1},
@@ -187,7 +193,9 @@ void SessionWriter::write_meta_locked() {
   if (!parent_.empty()) meta["parent"] = parent_;
   if (archived_) meta["archived"] = true;
   // Through the one atomic writer: `list` never reads half a sidecar.
-  support::write_file_atomically(meta_, json::serialize(meta) + "\n", 0600);
+  const std::string text = json::serialize(meta) + "\n";
+  if (sync) support::write_file_atomically(meta_, text, 0600);
+  else support::write_file_atomically_unsynced(meta_, text, 0600);
 }
 
 }  // namespace runtime::sessions
