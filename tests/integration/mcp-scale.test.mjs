@@ -109,6 +109,21 @@ scenario("a configured stdio server is one process for every session that would 
   agent.assertSchemaClean();
 }, { timeout: 90000 });
 
+scenario("a configured server that answers initialize but fails tools/list is stopped at once, not left running beside the session", async (ctx) => {
+  const run = marked(ctx);
+  const { ws, agent } = await agentWith(ctx, {
+    "mcp_servers/halfway.yaml": tinyYaml("halfway", run, "env:\n  TINY_LIST_FAILS: \"1\"\n"),
+  });
+  await agent.newSession(ws);
+  await agent.waitUntil(() => fs.readdirSync(run.dir).some((f) => f.startsWith("initialized-")),
+    { timeout: 10000, label: "the server to answer initialize" });
+  await assertProcessesGone(() => pgrep(run.marker), {
+    within: 3000,
+    promise: "an MCP server whose start failed after initialize (tools/list) is stopped while its session lives on",
+  });
+  assert.equal(agent.exitInfo, null, "the agent keeps running");
+}, { timeout: 60000 });
+
 scenario("session/new replies before a slow required server has started; the first prompt waits for it and offers its tools", async (ctx) => {
   const run = marked(ctx);
   const { fake, ws, agent } = await agentWith(ctx, {
