@@ -274,6 +274,37 @@ scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor
   h.assertSchemaClean();
 }, { timeout: 60000 });
 
+scenario("MCP-over-ACP: a call the editor cancels on its own (its user stopped it) reaches the model as cancelled (-32800), not as a server error", async (ctx) => {
+  const tunnel = await makeTunnelServer();
+  ctx.defer(() => tunnel.close());
+  const provider = new acpUnstable.McpOverAcpProvider();
+  const stoppedInTheEditor = async (rctx) => {
+    if (rctx.method === "tools/call") throw new acpUnstable.RequestError(-32800, "the user stopped the call in the editor");
+    return tunnel.handler(rctx);
+  };
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_stopped", name: "mcp__editor-tools__echo", arguments: { message: "please" } }] },
+      { text: "The user stopped it." },
+    ],
+    agentOpts: {
+      onRequest: (method, params, rctx) => {
+        if (method === "mcp/message") return provider.handleRequest(rctx);
+        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+      },
+    },
+  });
+  const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: stoppedInTheEditor });
+  const { sessionId } = await h.newSession(ws, { mcpServers: [reg.declaration] });
+  await h.setMode(sessionId, "full_auto");
+  assert.equal((await h.prompt(sessionId, "Use the editor's echo")).stopReason, "end_turn");
+  const told = toolResultText(fake.requests[1], "call_stopped");
+  assert.match(told, /-32800/,
+    `promise: a tunnelled request the editor cancelled is answered -32800 (cancelled), not a generic server error; the model was told: ${told}`);
+  assert.doesNotMatch(told, /-32000/, `not one of our generic codes: ${told}`);
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
 /**
  * An editor-side tools/call that does not finish by itself: it settles only when the agent
  * cancels it (the ACP SDK aborts `signal` on $/cancel_request for that request) or when the
