@@ -161,6 +161,16 @@ for (const [type, mode, urlPath] of [["http", "streamableHttp", "/mcp"], ["sse",
 // MCP-over-ACP: this client hosts the server
 // ------------------------------------------------------------------------------------------
 
+/** Client options that answer mcp/message with `provider` (an McpOverAcpProvider) and nothing else. */
+function tunnelClientOpts(provider) {
+  return {
+    onRequest: (method, params, rctx) => {
+      if (method === "mcp/message") return provider.handleRequest(rctx);
+      throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
+    },
+  };
+}
+
 scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) answers the model's call", async (ctx) => {
   const tunnel = await makeTunnelServer();
   ctx.defer(() => tunnel.close());
@@ -170,12 +180,7 @@ scenario("MCP-over-ACP: the client's McpOverAcpProvider server ({type:\"acp\"}) 
       { toolCalls: [{ id: "call_tunnel", name: "mcp__editor-tools__echo", arguments: { message: "through the tunnel" } }] },
       { text: "Tunnel ok." },
     ],
-    agentOpts: {
-      onRequest: (method, params, rctx) => {
-        if (method === "mcp/message") return provider.handleRequest(rctx);
-        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
-      },
-    },
+    agentOpts: tunnelClientOpts(provider),
   });
   const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
   assert.deepEqual(reg.declaration, { type: "acp", name: "editor-tools", serverId: reg.serverId });
@@ -220,12 +225,7 @@ scenario("MCP-over-ACP: two sessions opened at once on one editor server never r
       { toolCalls: [{ id: "call_b", name: "mcp__editor-tools__echo", arguments: { message: "from b" } }] },
       { text: "B ok." },
     ],
-    agentOpts: {
-      onRequest: (method, params, rctx) => {
-        if (method === "mcp/message") return provider.handleRequest(rctx);
-        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
-      },
-    },
+    agentOpts: tunnelClientOpts(provider),
   });
   const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
   const [a, b] = await Promise.all([
@@ -254,12 +254,7 @@ scenario("MCP-over-ACP: the editor's MCP error reaches the model with the editor
       { toolCalls: [{ id: "call_refused", name: "mcp__editor-tools__echo", arguments: { message: "please" } }] },
       { text: "The editor refused." },
     ],
-    agentOpts: {
-      onRequest: (method, params, rctx) => {
-        if (method === "mcp/message") return provider.handleRequest(rctx);
-        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
-      },
-    },
+    agentOpts: tunnelClientOpts(provider),
   });
   const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: tunnel.handler });
   const { sessionId } = await h.newSession(ws, { mcpServers: [reg.declaration] });
@@ -287,12 +282,7 @@ scenario("MCP-over-ACP: a call the editor cancels on its own (its user stopped i
       { toolCalls: [{ id: "call_stopped", name: "mcp__editor-tools__echo", arguments: { message: "please" } }] },
       { text: "The user stopped it." },
     ],
-    agentOpts: {
-      onRequest: (method, params, rctx) => {
-        if (method === "mcp/message") return provider.handleRequest(rctx);
-        throw new acpUnstable.RequestError(-32601, `Method not found: ${method}`);
-      },
-    },
+    agentOpts: tunnelClientOpts(provider),
   });
   const reg = provider.registerServer(h.agent, { name: "editor-tools", handler: stoppedInTheEditor });
   const { sessionId } = await h.newSession(ws, { mcpServers: [reg.declaration] });
