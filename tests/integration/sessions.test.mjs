@@ -230,6 +230,26 @@ scenario("after /compact the context is the summary's size: the next prompt is n
   h.assertSchemaClean();
 });
 
+scenario("a /compact that gets no summary from the model leaves the conversation as it was", async (ctx) => {
+  const fake = await ctx.fakeModel([
+    { text: "ANSWER-7d2f about pears." },
+    { text: "" },  // the /compact request: the model writes nothing
+    { text: "Next answer." },
+  ]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.prompt(sessionId, "PROMPT-3b9c: tell me about pears");
+  await h.prompt(sessionId, "/compact");
+  assert.equal((await h.prompt(sessionId, "go on")).stopReason, "end_turn");
+  const sent = JSON.stringify(fake.requests.at(-1).body.messages);
+  assert.match(sent, /PROMPT-3b9c/, `promise: a compaction that gets no summary leaves the conversation unchanged (the first prompt is still sent): ${sent}`);
+  assert.match(sent, /ANSWER-7d2f/, "and the first answer");
+  h.assertSchemaClean();
+});
+
 scenario("a compacted session, loaded after a restart, continues from the summary, not the old turns", async (ctx) => {
   const fake = await ctx.fakeModel([
     { text: "Old answer about apples." },
