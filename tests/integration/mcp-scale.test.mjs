@@ -11,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { EVERYTHING } from "../fixtures/mcp/everything.mjs";
 import {
   scenario, assertProcessesGone, describePids, expectRpcError, killMatching, pgrep, processesInGroups, sleep, toolNames, toolResultText,
   writeFiles,
@@ -122,6 +123,27 @@ scenario("a configured server that answers initialize but fails tools/list is st
     promise: "an MCP server whose start failed after initialize (tools/list) is stopped while its session lives on",
   });
   assert.equal(agent.exitInfo, null, "the agent keeps running");
+}, { timeout: 60000 });
+
+scenario("an optional server that failed to start is started again when the model asks for it by name", async (ctx) => {
+  const run = marked(ctx);
+  const flag = path.join(run.dir, "fail");
+  fs.writeFileSync(flag, "");  // the first start fails
+  const { fake, ws, agent } = await agentWith(ctx, {
+    "mcp_servers/flaky.yaml": tinyYaml("flaky", run, `env:\n  TINY_FAIL_IF: "${flag}"\n`),
+    // a server with resources, so that the model is offered list_mcp_resources
+    "mcp_servers/everything.yaml": `id: everything\ntype: stdio\ncommand: ${process.execPath}\nargs: ["${EVERYTHING}", "stdio"]\n`,
+  }, [{ text: "first turn" }]);
+  const { sessionId } = await agent.newSession(ws);
+  await agent.setMode(sessionId, "full_auto");
+  assert.equal((await agent.prompt(sessionId, "hi", { timeout: 30000 })).stopReason, "end_turn");
+  assert.ok(!toolNames(fake.requests[0]).includes("mcp__flaky__pid"), "set-up: the server failed to start, its tools are not offered");
+  fs.rmSync(flag);
+  fake.push([{ toolCalls: [{ id: "call_list", name: "list_mcp_resources", arguments: { server: "flaky" } }] }, { text: "listed" }]);
+  assert.equal((await agent.prompt(sessionId, "what does flaky have?", { timeout: 30000 })).stopReason, "end_turn");
+  const pid = await callTool(agent, fake, sessionId, "flaky", "pid");
+  assert.match(pid, /^\d+$/,
+    `promise: an optional server that failed to start is started again when it is asked for by name; then its pid tool answered: ${pid}`);
 }, { timeout: 60000 });
 
 scenario("session/new replies before a slow required server has started; the first prompt waits for it and offers its tools", async (ctx) => {
