@@ -231,15 +231,13 @@ scenario("after /compact the context is the summary's size: the next prompt is n
 });
 
 scenario("a /compact that gets no summary from the model leaves the conversation as it was", async (ctx) => {
-  const fake = await ctx.fakeModel([
-    { text: "ANSWER-7d2f about pears." },
-    { text: "" },  // the /compact request: the model writes nothing
-    { text: "Next answer." },
-  ]);
-  const ws = ctx.workspace({});
-  const home = ctx.configHome({ modelUrl: fake.url });
-  const h = await ctx.agent({ env: home.env, cwd: ws });
-  await h.initialize();
+  const { fake, ws, h } = await ctx.setup({
+    script: [
+      { text: "ANSWER-7d2f about pears." },
+      { text: "" },  // the /compact request: the model writes nothing
+      { text: "Next answer." },
+    ],
+  });
   const { sessionId } = await h.newSession(ws);
   await h.prompt(sessionId, "PROMPT-3b9c: tell me about pears");
   await h.prompt(sessionId, "/compact");
