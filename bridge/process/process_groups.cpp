@@ -64,19 +64,6 @@ bool process_group_gone(pid_t pgid) {
   return ::kill(-pgid, 0) != 0 && errno == ESRCH;
 }
 
-bool terminate_process_group(pid_t pgid, std::chrono::milliseconds grace) {
-  if (process_group_gone(pgid)) return true;
-  ::kill(-pgid, SIGTERM);
-  const auto until = std::chrono::steady_clock::now() + grace;
-  while (std::chrono::steady_clock::now() < until) {
-    if (process_group_gone(pgid)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(-pgid, SIGKILL);
-  for (int i = 0; i < 20 && !process_group_gone(pgid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return false;
-}
-
 void end_process_group(boost::asio::any_io_executor ex, pid_t pgid, std::chrono::milliseconds grace) {
   if (pgid <= 0) return;
   ::kill(-pgid, SIGTERM);
