@@ -49,8 +49,6 @@ class Fd {
   int fd_;
 };
 
-
-
 std::string normal_cwd(std::string_view cwd) {
   std::string s = fs::path(cwd).lexically_normal().string();
   while (s.size() > 1 && s.back() == '/') s.pop_back();
