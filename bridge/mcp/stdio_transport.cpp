@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,7 @@ std::string find_executable(const std::string& file, const std::string& path_var
 struct Spawned {
   pid_t pid = -1;
   int in = -1, out = -1, err = -1;
+  int exit_fd = -1;  // a pidfd: readable once the server exits (-1 where the kernel has none)
 };
 
 Spawned spawn_server(const StdioSpec& spec) {
@@ -134,14 +136,16 @@ Spawned spawn_server(const StdioSpec& spec) {
     if (rc == ENOENT && !spec.cwd.empty()) what += " (command " + exe + ", cwd " + spec.cwd + ")";
     throw McpError(McpError::Kind::Transport, "cannot start " + spec.command + ": " + what);
   }
-  return {pid, in_p[1], out_p[0], err_p[0]};
+  // Opened before anyone can reap it, so it always names our server.
+  const int exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  return {pid, in_p[1], out_p[0], err_p[0], exit_fd};
 }
 
 class StdioTransport : public Transport {
  public:
   StdioTransport(asio::any_io_executor ex, StdioSpec spec, std::string log_id, asio::thread_pool* spawn_pool)
       : ex_(ex), spec_(std::move(spec)), log_id_(std::move(log_id)), spawn_pool_(spawn_pool), in_(ex), out_(ex),
-        err_(ex), wake_(ex) {}
+        err_(ex), exit_(ex), wake_(ex) {}
   ~StdioTransport() override { kill_now(); }
 
   asio::awaitable<void> start(Handlers handlers, std::chrono::milliseconds) override {
@@ -159,7 +163,8 @@ class StdioTransport : public Transport {
     else s = spawn();
     if (stopped_) {  // killed while it was being spawned
       process::forget_group_input(s.pid);
-      for (int fd : {s.in, s.out, s.err}) ::close(fd);
+      for (int fd : {s.in, s.out, s.err, s.exit_fd})
+        if (fd >= 0) ::close(fd);
       process::end_process_group(ex_, s.pid, kKillGrace);
       throw McpError(McpError::Kind::Closed, "stopped while starting");
     }
@@ -170,10 +175,12 @@ class StdioTransport : public Transport {
     in_.non_blocking(true);
     out_.non_blocking(true);
     err_.non_blocking(true);
+    if (s.exit_fd >= 0) exit_.assign(s.exit_fd);
     spdlog::debug("mcp {}: started {} (pid {})", log_id_, spec_.command, pid_);
     asio::co_spawn(ex_, [self]() { return self->read_stdout(); }, asio::detached);
     asio::co_spawn(ex_, [self]() { return self->read_stderr(); }, asio::detached);
     asio::co_spawn(ex_, [self]() { return self->write_loop(); }, asio::detached);
+    if (exit_.is_open()) asio::co_spawn(ex_, [self]() { return self->watch_exit(); }, asio::detached);
     co_return;
   }
 
@@ -225,6 +232,7 @@ class StdioTransport : public Transport {
     }
     out_.close(ec);
     err_.close(ec);
+    exit_.close(ec);
   }
 
   void kill_now() override {
@@ -235,6 +243,7 @@ class StdioTransport : public Transport {
     in_.close(ec);
     out_.close(ec);
     err_.close(ec);
+    exit_.close(ec);
     wake_.cancel();
     const pid_t group = std::exchange(pid_, -1);
     process::end_process_group(ex_, group, kKillGrace);
@@ -291,8 +300,24 @@ class StdioTransport : public Transport {
     co_await report_exit();
   }
 
+  // The server's own exit, even while something it started still holds its stdout open (a
+  // helper in its group that ignores SIGTERM): its calls fail now, not at their timeout.
+  asio::awaitable<void> watch_exit() {
+    auto self = shared_from_this();
+    auto [ec] = co_await exit_.async_wait(stream_descriptor::wait_read, kTuple);
+    if (ec || stopped_) co_return;
+    // What it wrote before it left is already in the pipe: give the reader a moment to pass it on.
+    asio::steady_timer t(ex_);
+    t.expires_after(std::chrono::milliseconds(20));
+    co_await t.async_wait(kTuple);
+    co_await report_exit();
+  }
+
   asio::awaitable<void> report_exit() {
-    // stdout closed: the server exited (or closed it). Collect the exit status briefly.
+    // The server exited, or closed its stdout. Collect the exit status briefly. Reached from the
+    // reader's EOF and from the exit watcher; the first one reports.
+    if (exit_reported_) co_return;
+    exit_reported_ = true;
     std::string reason = "the server closed its output";
     asio::steady_timer t(ex_);
     for (int i = 0; i < 50 && pid_ > 0; ++i) {
@@ -346,7 +371,7 @@ class StdioTransport : public Transport {
   StdioSpec spec_;
   std::string log_id_;
   asio::thread_pool* spawn_pool_;
-  stream_descriptor in_, out_, err_;
+  stream_descriptor in_, out_, err_, exit_;
   asio::steady_timer wake_;
   std::deque<std::string> queue_;
   Handlers handlers_;
@@ -354,6 +379,7 @@ class StdioTransport : public Transport {
   bool stopped_ = false;
   std::string last_stderr_;
   bool stderr_done_ = false;
+  bool exit_reported_ = false;
 };
 
 }  // namespace

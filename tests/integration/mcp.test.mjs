@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 import { REPO_ROOT, makeWorkspace, sleep, startAgent, waitUntil } from "./harness.mjs";
@@ -185,6 +186,28 @@ test("crash: reported, and the server is restarted on next use", { skip: SKIP, t
   assert.notEqual(after.result.text, before.result.text, "a new process");
   assert.ok(r.events.some((e) => e.ev === "server-event" && /crashed/.test(e.message)));
   assert.ok(r.events.some((e) => e.ev === "server-event" && /restarted/.test(e.message)));
+});
+
+test("crash while a helper it started holds its stdout: the call fails at once and the helper is SIGKILLed", { skip: SKIP, timeout: 40000 }, async () => {
+  // The helper shares the server's stdout and ignores SIGTERM, so the pipe never reaches EOF:
+  // only the server's own exit can end the call, and only SIGKILL ends the helper.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-crash-helper-"));
+  const pidFile = path.join(dir, "helper.pid");
+  // The restarted server starts a helper too: the file keeps the first one's pid.
+  const helper = `trap "" TERM; [ -e ${pidFile} ] || echo $$ > ${pidFile}; while :; do sleep 0.2; done`;
+  const server = `sh -c '${helper}' & exec "${process.execPath}" "${CRASHY}"`;
+  try {
+    const r = await runProbe(["--id", "crashy", "--tool-timeout-ms", "6000", "--call", "crash", "{}",
+      "--call", "alive", JSON.stringify({ file: pidFile, waitMs: 2000 }), "--", "stdio", "sh", "-c", server]);
+    const [crash, helperState] = r.manager.calls;
+    assert.equal(crash.result.isError, true, JSON.stringify(crash));
+    assert.match(crash.result.text, /exited with code 3/, "the model is told the server exited");
+    assert.ok(crash.ms < 3000, `the crashed call must fail when the server exits, not at its timeout: ${crash.ms} ms`);
+    assert.equal(helperState.result.text, "gone", "a helper that ignores SIGTERM is SIGKILLed with the crashed server's group");
+  } finally {
+    try { process.kill(Number(fs.readFileSync(pidFile, "utf8")), "SIGKILL"); } catch {}
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("spawn failure: a clear error naming the command", { skip: SKIP }, async () => {
