@@ -106,6 +106,20 @@ int main(int argc, char** argv) {
   auto core_options = o;
   core_options.skills = false;  // what session/new waits for (the skills load after it)
   std::size_t seen_skills = 0, seen_hooks = 0, seen_servers = 0, errors = 0;
+  // ENGINE_BENCH_CORE_ONLY=N: only N loads without skills, to profile what session/new waits for
+  // (perf record build/bench/engine_bench).
+  if (const char* n = std::getenv("ENGINE_BENCH_CORE_ONLY")) {
+    std::vector<double> ms;
+    for (int i = 0; i < std::atoi(n); ++i) {
+      runtime::config::Diagnostics d;
+      auto c0 = std::chrono::steady_clock::now();
+      auto core = Engine::load(core_options, d);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count());
+    }
+    auto s = stats(ms);
+    std::printf("load w/o skills: min %.2f median %.2f ms\n", s.min, s.median);
+    return 0;
+  }
   for (int i = 0; i < iterations + 1; ++i) {
     runtime::config::Diagnostics d;
     auto t0 = std::chrono::steady_clock::now();

@@ -148,6 +148,19 @@ TEST(EnginePluginManager, BrokenPluginCanStillBeDisabledAndUninstalled) {
   EXPECT_EQ(read(t.config() / "config.yaml"), "plugins:\n  disabled: []\n");
 }
 
+// While config.yaml does not load (the user is fixing it), `plugin enable/disable` must still see
+// the plugins it disables, in either list style, or a disable would re-enable the others.
+TEST(EnginePluginManager, TheDisabledListOfAConfigYamlThatDoesNotLoadIsReadLeniently) {
+  Tree t;
+  const std::vector<std::string> both{"alpha", "beta"};
+  t.write("config/config.yaml", "model: [unclosed\nplugins:\n  disabled:\n    - alpha\n    - beta  \nother: 1\n");
+  EXPECT_EQ(read_plugins_disabled(t.config() / "config.yaml"), both) << "a block list (`- name` lines) under plugins.disabled";
+  t.write("config/config.yaml", "model: [unclosed\nplugins:\n  disabled: [alpha, beta] # two\n");
+  EXPECT_EQ(read_plugins_disabled(t.config() / "config.yaml"), both) << "a flow list under plugins.disabled";
+  t.write("config/config.yaml", "model: [unclosed\nagents:\n  - alpha\n");
+  EXPECT_TRUE(read_plugins_disabled(t.config() / "config.yaml").empty()) << "`- x` lines outside plugins: are not plugins";
+}
+
 TEST(EnginePluginManager, DisableRefusedWhileAnAgentUsesThePluginServer) {
   Tree t;
   t.write("config/plugins/docs/.openvaala-plugin/plugin.yaml",
