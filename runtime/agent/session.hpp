@@ -11,6 +11,7 @@
 #include "runtime/protocol/modes.hpp"
 #include "runtime/protocol/tool_env.hpp"
 #include "support/cancellation.hpp"
+#include "support/one_shot_event.hpp"
 #include "runtime/protocol/conversation.hpp"
 #include "runtime/protocol/events.hpp"
 #include "runtime/engine/engine.hpp"
@@ -88,6 +89,9 @@ struct Session {
   std::set<std::filesystem::path> agents_md_included;
   // Context from hooks (SessionStart) waiting for the next user message.
   std::vector<std::string> pending_context;
+  // Set once its SessionStart hooks have run. They run after the session/new|load answer (a slow
+  // hook never delays the editor); the first turn waits for them. Null: nothing to wait for.
+  std::shared_ptr<support::OneShotEvent> started;
   std::shared_ptr<mcp::McpManager> mcp;
   // False until the editor has the answer to session/new|load|resume: notices wait in held_notices.
   bool announced = false;

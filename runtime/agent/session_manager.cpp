@@ -219,7 +219,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
   auto links = co_await connect_mcp_executors(s);
   make_mcp(session, std::move(request.editor_servers), links);
-  co_await session_start_hooks(s, request.kind);
+  s.started = std::make_shared<support::OneShotEvent>(deps_.executor);
   if (request.kind == OpenRequest::Kind::Load) co_await replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
@@ -231,7 +231,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   sessions_.emplace(s.id, session);
   // After the reply, so the editor knows the session when the commands arrive, and so that
   // starting MCP servers (a process each) never delays the reply.
-  boost::asio::post(deps_.executor, [this, sid = s.id] {
+  boost::asio::post(deps_.executor, [this, sid = s.id, kind = request.kind] {
     auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
     Session& opened = *it->second;
@@ -239,6 +239,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     for (auto& n : std::exchange(opened.held_notices, {})) deps_.host->emit(sid, std::move(n));
     send_commands_if_changed(opened);
     if (auto mcp = opened.mcp) mcp->start_all();
+    boost::asio::co_spawn(deps_.executor, run_session_start_hooks(it->second, kind), boost::asio::detached);
   });
   co_return session;
 }
@@ -344,6 +345,15 @@ void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vect
 }
 
 // SessionStart hooks: their context joins the first message.
+boost::asio::awaitable<void> SessionManager::run_session_start_hooks(std::shared_ptr<Session> session, OpenRequest::Kind kind) {
+  try {
+    co_await session_start_hooks(*session, kind);
+  } catch (const std::exception& e) {
+    spdlog::warn("session {}: SessionStart hooks: {}", session->id, e.what());
+  }
+  session->started->set();  // whatever happened, the first turn must not wait forever
+}
+
 boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, OpenRequest::Kind kind) {
   std::shared_ptr<const hooks::HookSet> hook_set(s.engine, &s.engine->hooks());
   if (!hook_set->has(hooks::HookEvent::SessionStart)) co_return;

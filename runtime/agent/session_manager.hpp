@@ -140,6 +140,8 @@ class SessionManager {
   void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
                 const McpExecutorLinks& links);
   boost::asio::awaitable<void> session_start_hooks(Session& s, OpenRequest::Kind kind);
+  // session_start_hooks after the answer, then `started` is set.
+  boost::asio::awaitable<void> run_session_start_hooks(std::shared_ptr<Session> session, OpenRequest::Kind kind);
   boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
   void refresh_view(Session& session);
   void rebuild_view(Session& session);  // refresh_view without announcing the commands

@@ -108,6 +108,10 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   // A fresh server answers session/new before its skills are loaded; a turn needs them.
   const bool skills_in = co_await sessions_.skills_loaded(cancel.get());
   if (!skills_in) co_return StopReason::Cancelled;
+  if (auto started = session.started) {  // its SessionStart hooks' context belongs to this turn
+    const bool hooks_ran = co_await started->wait(cancel.get());
+    if (!hooks_ran) co_return StopReason::Cancelled;
+  }
   session.turn_usage.reset();
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());

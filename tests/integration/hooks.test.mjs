@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, toolResults } from "./harness.mjs";
+import { scenario, sleep, toolResults, userText, withTimeout } from "./harness.mjs";
 
 function writeHooks(configDir, files) {
   const dir = path.join(configDir, "hooks");
@@ -168,5 +168,26 @@ scenario("what PreToolUse and PostToolUse hooks add reaches the model with the t
   assert.match(results[0].content, /one/, "the tool's own output is there");
   assert.match(results[0].content, /pre-note-4d1e/, "promise: a PreToolUse hook's additionalContext reaches the model with the result");
   assert.match(results[0].content, /post-objection-9b2c/, "promise: a PostToolUse hook's objection (exit 2) is told to the model");
+  h.assertSchemaClean();
+});
+
+scenario("a SessionStart hook runs after the session/new answer; the first turn waits for it and its output reaches the model", async (ctx) => {
+  // The hook holds until the test creates `go`: a session/new that waited for it would never be answered.
+  const gate = path.join(ctx.workspace({}), "go");
+  const { fake, ws, h } = await setupWithHooks(ctx, {
+    script: [{ text: "noted" }],
+    hooks: {
+      "start.yaml": "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          script: start.sh\n",
+      "start.sh": `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\necho 'context from the SessionStart hook: 4242'\n`,
+    },
+  });
+  const { sessionId } = await withTimeout(h.newSession(ws), 10000, "session/new must not wait for a SessionStart hook");
+  const turn = h.prompt(sessionId, "hello");
+  await sleep(500);
+  assert.equal(fake.requests.length, 0, "the first turn waits for the SessionStart hooks before calling the model");
+  fs.writeFileSync(gate, "");
+  assert.equal((await turn).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 1);
+  assert.match(userText(fake.requests[0]), /context from the SessionStart hook: 4242/, "the hook's output is context of the first message");
   h.assertSchemaClean();
 });

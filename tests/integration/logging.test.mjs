@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario } from "./harness.mjs";
+import { scenario, waitUntil } from "./harness.mjs";
 
 const stderrLines = (h) => h.stderr.split("\n").filter((l) => l.trim() !== "");
 
@@ -36,6 +36,8 @@ scenario("acp mode: warnings still reach stderr (and the log file)", async (ctx)
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   await h.newSession(ws);
+  // SessionStart hooks run after the answer.
+  await waitUntil(() => /broken-start-hook/.test(h.stderr), { label: "the failed SessionStart hook's warning" });
   await h.close();
   assert.match(h.stderr, /\[warning\] .*broken-start-hook/, "the failed hook's warning is on stderr");
   assert.doesNotMatch(h.stderr, /\[info\]/, "no info line on stderr");
