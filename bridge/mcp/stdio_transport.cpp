@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -306,10 +307,15 @@ class StdioTransport : public Transport {
     auto self = shared_from_this();
     auto [ec] = co_await exit_.async_wait(stream_descriptor::wait_read, kTuple);
     if (ec || stopped_) co_return;
-    // What it wrote before it left is already in the pipe: give the reader a moment to pass it on.
+    // What it wrote before it left is in the pipe: the reader passes it on first (a last answer
+    // may be megabytes), for at most two seconds.
     asio::steady_timer t(ex_);
-    t.expires_after(std::chrono::milliseconds(20));
-    co_await t.async_wait(kTuple);
+    for (int i = 0; i < 200 && !stopped_ && out_.is_open(); ++i) {
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(kTuple);
+      int unread = 0;
+      if (!out_.is_open() || ::ioctl(out_.native_handle(), FIONREAD, &unread) != 0 || unread == 0) break;
+    }
     co_await report_exit();
   }
 

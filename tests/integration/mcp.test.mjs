@@ -204,6 +204,13 @@ test("crash while a helper it started holds its stdout: the call fails at once a
     assert.match(crash.result.text, /exited with code 3/, "the model is told the server exited");
     assert.ok(crash.ms < 3000, `the crashed call must fail when the server exits, not at its timeout: ${crash.ms} ms`);
     assert.equal(helperState.result.text, "gone", "a helper that ignores SIGTERM is SIGKILLed with the crashed server's group");
+    // An answer written just before the server exits is still delivered, however long.
+    fs.rmSync(pidFile);
+    const last = await runProbe(["--id", "crashy", "--call", "answer-then-exit", JSON.stringify({ bytes: 16 << 20 }),
+      "--", "stdio", "sh", "-c", server]);
+    const [answer] = last.manager.calls;
+    assert.equal(answer.result.isError, false, `the last answer before the exit is delivered: ${answer.result.text.slice(0, 300)}`);
+    assert.equal(answer.result.text.length, 16 << 20, "the whole of it");
   } finally {
     try { process.kill(Number(fs.readFileSync(pidFile, "utf8")), "SIGKILL"); } catch {}
     fs.rmSync(dir, { recursive: true, force: true });
