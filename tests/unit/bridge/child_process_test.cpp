@@ -83,8 +83,10 @@ TEST(ChildProcess, ArgvIsPassedVerbatim) {
 TEST(ChildProcess, StdinRoundTrip) {
   auto s = spec_of({"cat"});
   s.stdin_data = "hello\nworld\n";
+  s.timeout = 5s;  // without the end of its input, cat would wait for ever
   auto r = run_process(s);
   ASSERT_TRUE(r.started);
+  ASSERT_FALSE(r.timed_out) << "the child gets end-of-file once its input is written (a hook reading all of stdin ends)";
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.stdout_data, "hello\nworld\n");
 }
