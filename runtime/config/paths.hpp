@@ -11,7 +11,7 @@ namespace runtime::config {
 std::filesystem::path config_root();  // $OPENVAALA_CONFIG_DIR | $XDG_CONFIG_HOME/openvaala | ~/.config/openvaala
 // The same rule over another process's environment (`env` answers "" for an unset variable).
 std::filesystem::path config_root_from(const std::function<std::string(const char*)>& env);
-std::filesystem::path cache_dir();    // $OPENVAALA_CACHE_DIR | ~/.cache/openvaala
+std::filesystem::path cache_dir();    // $OPENVAALA_CACHE_DIR | $XDG_CACHE_HOME/openvaala | ~/.cache/openvaala
 std::filesystem::path data_dir();     // $OPENVAALA_DATA_DIR | $XDG_DATA_HOME/openvaala | ~/.local/share/openvaala
 
 // Creates `dir` and every missing parent with mode 0700, whatever the umask: the config root

@@ -1,9 +1,14 @@
 #include "runtime/config/main_config.hpp"
+#include "runtime/config/paths.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <string>
 
 namespace {
 
@@ -142,3 +147,47 @@ TEST(MainConfig, ProviderModelsProblemsNameFileAndLine) {
 }
 
 }  // namespace
+
+// DESIGN §4: where OpenVaala keeps its files when no OPENVAALA_*_DIR says otherwise.
+namespace {
+// Sets (or, with nullptr, unsets) one variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+}  // namespace
+
+TEST(ConfigPaths, TheConfigRootFollowsOpenvaalaThenXdgThenHome) {
+  using runtime::config::config_root_from;
+  auto env_of = [](std::map<std::string, std::string> vars) {
+    return [vars](const char* name) { auto it = vars.find(name); return it == vars.end() ? std::string() : it->second; };
+  };
+  EXPECT_EQ(config_root_from(env_of({{"OPENVAALA_CONFIG_DIR", "/o"}, {"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}})), "/o");
+  EXPECT_EQ(config_root_from(env_of({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}})), "/x/openvaala")
+      << "$XDG_CONFIG_HOME/openvaala, not $XDG_CONFIG_HOME itself";
+  EXPECT_EQ(config_root_from(env_of({{"HOME", "/h"}})), "/h/.config/openvaala");
+  EXPECT_EQ(config_root_from(env_of({})), "/.config/openvaala");
+}
+
+TEST(ConfigPaths, DataAndCacheFollowOpenvaalaThenXdgThenHome) {
+  ScopedEnv no_data("OPENVAALA_DATA_DIR", nullptr), no_cache("OPENVAALA_CACHE_DIR", nullptr), home("HOME", "/h");
+  {
+    ScopedEnv data("XDG_DATA_HOME", "/xd"), cache("XDG_CACHE_HOME", "/xc");
+    EXPECT_EQ(runtime::config::data_dir(), "/xd/openvaala");
+    EXPECT_EQ(runtime::config::cache_dir(), "/xc/openvaala");
+  }
+  ScopedEnv data("XDG_DATA_HOME", nullptr), cache("XDG_CACHE_HOME", nullptr);
+  EXPECT_EQ(runtime::config::data_dir(), "/h/.local/share/openvaala");
+  EXPECT_EQ(runtime::config::cache_dir(), "/h/.cache/openvaala");
+  ScopedEnv own_data("OPENVAALA_DATA_DIR", "/od"), own_cache("OPENVAALA_CACHE_DIR", "/oc");
+  EXPECT_EQ(runtime::config::data_dir(), "/od");
+  EXPECT_EQ(runtime::config::cache_dir(), "/oc");
+}
