@@ -359,11 +359,9 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
   if (!hook_set->has(hooks::HookEvent::SessionStart)) co_return;
   auto input = hook_input(s, {});
   input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";  // a fork resumes a copy
-  // Not through HookRuntime::fire: the editor does not know the session yet, so nothing is shown.
-  // On the session's default executor (DESIGN §10).
-  auto place = co_await hook_place(s, *hook_set, hooks::HookEvent::SessionStart, input, {}, *deps_.pool, nullptr);
-  auto outcome = co_await hooks::run_hooks_async(*deps_.pool, hook_set, hooks::HookEvent::SessionStart, std::move(input),
-                                                 nullptr, std::move(place));
+  // After the answer: the editor knows the session, so the hooks' messages and failures are shown
+  // to the user as for every other event. On the session's default executor (DESIGN §10).
+  auto outcome = co_await loop_.hooks().fire(s, hook_set, hooks::HookEvent::SessionStart, std::move(input), nullptr);
   for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
   for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
 }

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, sleep, toolResults, userText, withTimeout } from "./harness.mjs";
+import { scenario, sleep, toolResults, userText, waitUntil, withTimeout } from "./harness.mjs";
 
 function writeHooks(configDir, files) {
   const dir = path.join(configDir, "hooks");
@@ -189,5 +189,18 @@ scenario("a SessionStart hook runs after the session/new answer; the first turn 
   assert.equal((await turn).stopReason, "end_turn");
   assert.equal(fake.requests.length, 1);
   assert.match(userText(fake.requests[0]), /context from the SessionStart hook: 4242/, "the hook's output is context of the first message");
+  h.assertSchemaClean();
+});
+
+scenario("a SessionStart hook that fails is shown to the user, and the session still starts", async (ctx) => {
+  const { ws, h } = await setupWithHooks(ctx, {
+    script: [{ text: "hello" }],
+    hooks: { "start.yaml": "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          command: 'echo no-context-today >&2; exit 3'\n" },
+  });
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => h.noticesOf(sessionId).some((n) => /SessionStart hook failed/.test(n)),
+    { label: "a notice that the SessionStart hook failed" });
+  assert.match(h.textOf(sessionId), /no-context-today/, "the notice says why (the hook's stderr)");
+  assert.equal((await h.prompt(sessionId, "hi")).stopReason, "end_turn", "the session works without the hook's context");
   h.assertSchemaClean();
 });
