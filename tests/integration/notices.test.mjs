@@ -3,7 +3,8 @@
 // session.compaction at initialize, today's quoted agent-message text for one that did not;
 // live, and replayed by session/load. MCP servers that cannot start reach the user as notices.
 import assert from "node:assert/strict";
-import { scenario, toolNames, waitUntil, writeFiles, DEFAULT_CLIENT_CAPABILITIES } from "./harness.mjs";
+import path from "node:path";
+import { REPO_ROOT, pgrep, scenario, sleep, toolNames, waitUntil, writeFiles, DEFAULT_CLIENT_CAPABILITIES } from "./harness.mjs";
 import { EVERYTHING } from "../fixtures/mcp/everything.mjs";
 
 const WITH_VIEWS = { ...DEFAULT_CLIENT_CAPABILITIES, session: { notices: {}, compaction: {} } };
@@ -172,5 +173,37 @@ scenario("a prompt that waits for a slow-starting MCP server says so with an inf
     "the turn waited for the server: its tools reached the model");
   assert.equal((await h.prompt(sessionId, "again", { timeout: 30000 })).stopReason, "end_turn");
   assert.equal(waiting().length, 1, "no notice when the server is already running");
+  h.assertSchemaClean();
+}, { timeout: 60000 });
+
+scenario("a shared MCP server that stops while session/load is still replaying is told to the loaded session after its answer", async (ctx) => {
+  // Session B's history is two 3 MiB answers: while the editor does not read, the replay waits
+  // after the first, so B is not answered yet when the server it shares with A dies.
+  const marker = `ov-shared-notice-${process.pid}-${Date.now()}`;
+  const big = "y".repeat(3 << 20);
+  const fake = await ctx.fakeModel([{ chunks: [big] }, { chunks: [big] }]);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url, idleTimeoutSeconds: 30 });
+  const tiny = path.join(REPO_ROOT, "tests/fixtures/mcp/tiny-server.mjs");
+  writeFiles(home.configDir, { "mcp_servers/shared.yaml": `id: shared\ntype: stdio\ncommand: ${process.execPath}\nargs: [${tiny}, ${marker}]\n` });
+  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: WITH_VIEWS });
+  await h.initialize();
+  await h.newSession(ws);  // A keeps the shared server
+  const b = (await h.newSession(ws)).sessionId;
+  await h.prompt(b, "a long answer");
+  await h.prompt(b, "another one");
+  await h.request("session/close", { sessionId: b });
+  const [serverPid] = await waitUntil(() => (pgrep(marker).length ? pgrep(marker) : null), { label: "the shared server running" });
+  h.child.stdout.pause();
+  const loaded = h.request("session/load", { sessionId: b, cwd: ws, mcpServers: [] }, { timeout: 30000 });
+  await sleep(700);
+  process.kill(serverPid, "SIGKILL");
+  await sleep(1000);  // the agent sees it go while B's answer is held back by the replay
+  h.child.stdout.resume();
+  await loaded;
+  await waitUntil(() => h.updatesOf(b, "notice").some((n) => n.title.includes("`shared`")), {
+    timeout: 10000,
+    label: "promise: a server failure during session/load reaches the loaded session as a notice once the editor has its answer",
+  });
   h.assertSchemaClean();
 }, { timeout: 60000 });
