@@ -125,6 +125,30 @@ scenario("agent killed with SIGKILL mid-command run locally: the command does no
   }
 });
 
+scenario("an editor that answers \"allow\" after session/cancel: the turn stays cancelled and the tool does not run", async (ctx) => {
+  // Not what the spec asks (it answers `cancelled`), but an editor whose user clicked Allow as
+  // the turn was stopped sends just that: the cancel must win.
+  let answer;
+  const answered = new Promise((r) => { answer = r; });
+  const { ws, h } = await ctx.setup({
+    script: [
+      { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch" } }] },
+    ],
+    files: { "hello.txt": "old line\n" },
+    agentOpts: { onPermission: () => answered },
+  });
+  const { sessionId } = await h.newSession(ws);
+  const prompt = h.prompt(sessionId, "edit it");
+  await h.waitForRequest("session/request_permission");
+  await h.cancel(sessionId);
+  answer("allow_once");
+  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+  assert.equal(res.stopReason, "cancelled", "promise: a turn cancelled while its permission prompt is open reports cancelled");
+  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "promise: an allow that comes after the cancel runs nothing");
+  assert.equal(h.requestsOf("fs/write_text_file").length, 0, "nothing written through the editor");
+  h.assertSchemaClean();
+});
+
 scenario("cancel while a permission request is pending: cancelled, nothing edited, the model told cancelled (not rejected)", async (ctx) => {
   let answer;
   const answered = new Promise((r) => { answer = r; });
