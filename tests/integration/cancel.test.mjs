@@ -125,31 +125,8 @@ scenario("agent killed with SIGKILL mid-command run locally: the command does no
   }
 });
 
-scenario("an editor that answers \"allow\" after session/cancel: the turn stays cancelled and the tool does not run", async (ctx) => {
-  // Not what the spec asks (it answers `cancelled`), but an editor whose user clicked Allow as
-  // the turn was stopped sends just that: the cancel must win.
-  let answer;
-  const answered = new Promise((r) => { answer = r; });
-  const { ws, h } = await ctx.setup({
-    script: [
-      { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch" } }] },
-    ],
-    files: { "hello.txt": "old line\n" },
-    agentOpts: { onPermission: () => answered },
-  });
-  const { sessionId } = await h.newSession(ws);
-  const prompt = h.prompt(sessionId, "edit it");
-  await h.waitForRequest("session/request_permission");
-  await h.cancel(sessionId);
-  answer("allow_once");
-  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
-  assert.equal(res.stopReason, "cancelled", "promise: a turn cancelled while its permission prompt is open reports cancelled");
-  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "promise: an allow that comes after the cancel runs nothing");
-  assert.equal(h.requestsOf("fs/write_text_file").length, 0, "nothing written through the editor");
-  h.assertSchemaClean();
-});
-
-scenario("cancel while a permission request is pending: cancelled, nothing edited, the model told cancelled (not rejected)", async (ctx) => {
+// A turn whose apply_patch waits at its permission prompt; `answer(optionId)` answers it.
+async function turnAtPermissionPrompt(ctx) {
   let answer;
   const answered = new Promise((r) => { answer = r; });
   const { fake, ws, h } = await ctx.setup({
@@ -162,6 +139,24 @@ scenario("cancel while a permission request is pending: cancelled, nothing edite
   const { sessionId } = await h.newSession(ws);
   const prompt = h.prompt(sessionId, "edit it");
   await h.waitForRequest("session/request_permission");
+  return { fake, ws, h, sessionId, prompt, answer };
+}
+
+scenario("an editor that answers \"allow\" after session/cancel: the turn stays cancelled and the tool does not run", async (ctx) => {
+  // Not what the spec asks (it answers `cancelled`), but an editor whose user clicked Allow as
+  // the turn was stopped sends just that: the cancel must win.
+  const { ws, h, sessionId, prompt, answer } = await turnAtPermissionPrompt(ctx);
+  await h.cancel(sessionId);
+  answer("allow_once");
+  const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
+  assert.equal(res.stopReason, "cancelled", "promise: a turn cancelled while its permission prompt is open reports cancelled");
+  assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "promise: an allow that comes after the cancel runs nothing");
+  assert.equal(h.requestsOf("fs/write_text_file").length, 0, "nothing written through the editor");
+  h.assertSchemaClean();
+});
+
+scenario("cancel while a permission request is pending: cancelled, nothing edited, the model told cancelled (not rejected)", async (ctx) => {
+  const { fake, ws, h, sessionId, prompt, answer } = await turnAtPermissionPrompt(ctx);
   const t0 = Date.now();
   await h.cancel(sessionId);
   answer("cancelled"); // the client answers pending permission requests with `cancelled` after session/cancel (spec)
