@@ -10,7 +10,6 @@
 
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/mcp_placement.hpp"
-#include "runtime/hooks/hooks_async.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/mcp/server_specs.hpp"
 #include "runtime/tools/tool.hpp"
