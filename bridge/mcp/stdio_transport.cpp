@@ -203,33 +203,40 @@ class StdioTransport : public Transport {
     handlers_ = {};
     wake_.cancel();
     boost::system::error_code ec;
-    if (pid_ > 0) process::forget_group_input(pid_);
+    // The group this close ends. kill_now() (the server shutting down) may take it over while we
+    // wait; it ends the group itself then, and pid_ is -1 from then on: a signal or waitpid for
+    // "-1" would reach every process we may signal and reap any child of ours.
+    const pid_t pid = pid_;
+    if (pid > 0) process::forget_group_input(pid);
     in_.close(ec);
-    if (pid_ > 0) {
+    if (pid > 0) {
       auto self = shared_from_this();
+      auto taken_over = [&] { return pid_ != pid; };
       asio::steady_timer t(ex_);
       auto wait_gone = [&](std::chrono::milliseconds limit) -> asio::awaitable<bool> {
         const auto until = std::chrono::steady_clock::now() + limit;
         while (std::chrono::steady_clock::now() < until) {
-          if (process::process_group_gone(pid_)) co_return true;
+          if (taken_over() || process::process_group_gone(pid)) co_return true;
           t.expires_after(std::chrono::milliseconds(10));
           co_await t.async_wait(kTuple);
         }
-        co_return process::process_group_gone(pid_);
+        co_return taken_over() || process::process_group_gone(pid);
       };
       bool gone = co_await wait_gone(kStdinGrace);
       if (!gone) {
         spdlog::debug("mcp {}: still running 500 ms after stdin closed; SIGTERM", log_id_);
-        ::kill(-pid_, SIGTERM);
+        ::kill(-pid, SIGTERM);
         gone = co_await wait_gone(kTermGrace);
       }
       if (!gone) {
-        spdlog::warn("mcp {}: SIGKILL to process group {}", log_id_, pid_);
-        ::kill(-pid_, SIGKILL);
+        spdlog::warn("mcp {}: SIGKILL to process group {}", log_id_, pid);
+        ::kill(-pid, SIGKILL);
         co_await wait_gone(std::chrono::milliseconds(100));
       }
-      process::unregister_process_group(pid_);
-      pid_ = -1;
+      if (!taken_over()) {
+        process::unregister_process_group(pid);
+        pid_ = -1;
+      }
     }
     out_.close(ec);
     err_.close(ec);

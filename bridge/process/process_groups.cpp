@@ -56,6 +56,8 @@ void unregister_process_group(pid_t pgid) {
 }
 
 bool process_group_gone(pid_t pgid) {
+  // Not a group: waitpid(-1) would reap any child and kill(1, 0) asks about init.
+  if (pgid <= 0) return true;
   int st = 0;
   pid_t r;
   while ((r = ::waitpid(pgid, &st, WNOHANG)) < 0 && errno == EINTR) {
