@@ -29,7 +29,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
 
 #include <chrono>
 #include <csignal>
@@ -41,7 +40,6 @@
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -393,12 +391,19 @@ class Run {
       if (ioc_.poll() > 0) continue;
       if (ioc_.stopped() || !editor_.requests.empty()) return;  // idle, or the next step may answer
       if (support::blocking_work_in_flight().load(std::memory_order_acquire) > 0) {
-        std::this_thread::yield();
+        // The pool posts its result back to ioc_, which wakes the reactor at once: block on that
+        // rather than spin (a spin of poll() and sched_yield() was a quarter of the fuzzer's CPU).
+        ioc_.restart();
+        ioc_.run_one_for(std::chrono::milliseconds(1));
         continue;
       }
-      if (!patient || std::chrono::steady_clock::now() > patience_ends) return;
-      // Not run_one_for: the reactor rounds its wait up to a whole millisecond.
-      std::this_thread::sleep_for(std::chrono::microseconds(40));
+      if (!patient) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= patience_ends) return;
+      // Child processes and timers wake the reactor when they have something; the reactor's wait
+      // is rounded up to whole milliseconds, so a `run` step lasts 1-3 ms when nothing happens.
+      ioc_.restart();
+      ioc_.run_one_for(patience_ends - now);
     }
   }
 
@@ -440,9 +445,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // As in the server (app/acp_server.cpp): a child that exits before reading its stdin (an MCP
   // server that is `true`) must be a write error, not the end of the process.
   std::signal(SIGPIPE, SIG_IGN);
-  // settle(patient) sleeps 40 us at a time while child processes may answer; the default 50 us
-  // timer slack would more than double each of those sleeps.
-  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
   // A private world: config (an OpenAI-style provider the scripted model stands in for, a skill)
   // and the scratch folders. Put it on a tmpfs (scripts/fuzz-agent.sh does): every input writes.
   const char* base_env = std::getenv("OPENVAALA_FUZZ_DIR");
