@@ -92,6 +92,9 @@ struct Session {
   // Set once its SessionStart hooks have run. They run after the session/new|load answer (a slow
   // hook never delays the editor); the first turn waits for them. Null: nothing to wait for.
   std::shared_ptr<support::OneShotEvent> started;
+  // Fired when the session closes or the server shuts down: ends what runs for the session outside
+  // a turn (its SessionStart hooks), which would otherwise run on until their own timeout.
+  support::CancelSourcePtr closing = std::make_shared<support::CancelSource>();
   std::shared_ptr<mcp::McpManager> mcp;
   // False until the editor has the answer to session/new|load|resume: notices wait in held_notices.
   bool announced = false;

@@ -172,8 +172,10 @@ void SessionManager::cancel_all_turns() {
 
 void SessionManager::shutdown() {
   cancel_all_turns();
-  for (auto& [_, s] : sessions_)
+  for (auto& [_, s] : sessions_) {
+    s->closing->cancel();
     if (s->mcp) s->mcp->kill_now();
+  }
 }
 
 void SessionManager::close_executors() { executors_->shutdown(); }
@@ -360,7 +362,8 @@ boost::asio::awaitable<void> SessionManager::session_start_hooks(Session& s, Ope
   input.source = kind == OpenRequest::Kind::New ? "startup" : "resume";  // a fork resumes a copy
   // After the answer: the editor knows the session, so the hooks' messages and failures are shown
   // to the user as for every other event. On the session's default executor (DESIGN §10).
-  auto outcome = co_await loop_.hooks().fire(s, hook_set, hooks::HookEvent::SessionStart, std::move(input), nullptr);
+  auto outcome =
+      co_await loop_.hooks().fire(s, hook_set, hooks::HookEvent::SessionStart, std::move(input), s.closing.get());
   for (auto& c : outcome.additional_context) s.pending_context.push_back(std::move(c));
   for (const auto& e : outcome.errors) spdlog::warn("hook error: {}", e.to_string());
 }
@@ -381,6 +384,7 @@ boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
   auto session = find(id);
   sessions_.erase(id);
   if (session->turn_cancel) session->turn_cancel->cancel();
+  session->closing->cancel();
   if (auto mcp = session->mcp) co_await mcp->close();
 }
 

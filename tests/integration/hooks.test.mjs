@@ -192,6 +192,35 @@ scenario("a SessionStart hook runs after the session/new answer; the first turn 
   h.assertSchemaClean();
 });
 
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+scenario("a SessionStart hook still running when its session is closed ends with the session", async (ctx) => {
+  // A SessionStart hook that never ends by itself (60 s timeout): it writes its pid, then waits.
+  const pidFile = path.join(ctx.workspace({}), "hook.pid");
+  const { ws, h } = await setupWithHooks(ctx, {
+    script: [],
+    hooks: {
+      "start.yaml": "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          script: start.sh\n",
+      "start.sh": `#!/bin/sh\necho $$ > '${pidFile}'\nwhile :; do sleep 0.05; done\n`,
+    },
+  });
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "",
+    { label: "the SessionStart hook running" });
+  const hookPid = Number(fs.readFileSync(pidFile, "utf8"));
+  ctx.defer(() => { try { process.kill(hookPid, "SIGKILL"); } catch {} });
+  await h.request("session/close", { sessionId });
+  await waitUntil(() => !alive(hookPid), { timeout: 5000, label: "the SessionStart hook gone after session/close" }).catch(() => {});
+  assert.ok(!alive(hookPid), "promise: closing a session ends its SessionStart hook, not the hook's 60 s timeout");
+});
+
 scenario("a SessionStart hook that fails is shown to the user, and the session still starts", async (ctx) => {
   const { ws, h } = await setupWithHooks(ctx, {
     script: [{ text: "hello" }],
