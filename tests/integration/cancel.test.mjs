@@ -119,7 +119,9 @@ scenario("agent killed with SIGKILL mid-command run locally: the command does no
   process.kill(h.pid, "SIGKILL");
   await h.exited;
   try {
-    await assertProcessesGone(() => pgrep(s.pattern), { promise: "the agent killed with SIGKILL, the command it ran locally does not outlive it (within 2 s)" });
+    // 5 s, not 2: the guard notices the agent's death and ends the group after its own grace, and
+    // on a loaded 2-core machine (CI beside a build) that once took just over 2 s.
+    await assertProcessesGone(() => pgrep(s.pattern), { within: 5000, promise: "the agent killed with SIGKILL, the command it ran locally does not outlive it (within 5 s)" });
   } finally {
     for (const pid of pgrep(s.pattern)) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
   }
