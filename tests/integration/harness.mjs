@@ -1272,6 +1272,16 @@ export function processesInGroups(pgids) {
   return out;
 }
 
+/** Whether `pid` is a running process (a zombie has ended). */
+export function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 /** "pid: command line" for each pid (for failure messages). */
 export function describePids(pids) {
   return pids

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, sleep, toolResults, userText, waitUntil, withTimeout } from "./harness.mjs";
+import { scenario, sleep, toolResults, userText, waitUntil, withTimeout, alive } from "./harness.mjs";
 
 function writeHooks(configDir, files) {
   const dir = path.join(configDir, "hooks");
@@ -192,14 +192,6 @@ scenario("a SessionStart hook runs after the session/new answer; the first turn 
   h.assertSchemaClean();
 });
 
-function alive(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 scenario("a SessionStart hook still running when its session is closed ends with the session", async (ctx) => {
   // A SessionStart hook that never ends by itself (60 s timeout): it writes its pid, then waits.

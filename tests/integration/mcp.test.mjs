@@ -12,7 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
-import { REPO_ROOT, makeWorkspace, sleep, startAgent, waitUntil } from "./harness.mjs";
+import { REPO_ROOT, makeWorkspace, sleep, startAgent, waitUntil, alive } from "./harness.mjs";
 import { makeTunnelServer } from "../fixtures/mcp/tunnel-server.mjs";
 import { probeBinary, runProbe } from "../fixtures/mcp/probe.mjs";
 
@@ -246,14 +246,6 @@ function descendants(pid) {
   return out;
 }
 
-function alive(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 test("orphans: stdin EOF mid-call kills the server and its grandchildren within 2 s", { skip: SKIP, timeout: 30000 }, async () => {
   const child = spawn(PROBE, ["--exit-on-stdin-eof", "--call", "spawn-child", "{}", "--call", "sleep", '{"ms":60000}',

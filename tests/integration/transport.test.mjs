@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, sleep, waitUntil } from "./harness.mjs";
+import { scenario, sleep, waitUntil, alive } from "./harness.mjs";
 
 const INIT = { protocolVersion: 1, clientCapabilities: {} };
 // AddressSanitizer's shadow memory and quarantine make peak-RSS bounds meaningless: the sanitizer
@@ -23,14 +23,6 @@ function peakRssBytes(pid) {
   return Number(m[1]) * 1024;
 }
 
-function alive(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
 
 const nested = (depth) => "[".repeat(depth) + "]".repeat(depth);
 // The first answer under `id`, or under id null (how main answered a message it could not read).
