@@ -128,12 +128,24 @@ json::object answer_for(const AgentRequest& r, std::string_view kind) {
     std::string path;
     if (auto* p = r.params.if_object(); p && p->contains("path") && p->at("path").is_string())
       path = std::string(p->at("path").get_string());
-    std::ifstream in(path);
-    if (!in) {
+    // As an editor does: a folder (the agent may ask for one) or an unreadable path is an error.
+    // (libstdc++ throws from a read that fails, e.g. of a folder.)
+    std::string content;
+    bool read = false;
+    try {
+      std::error_code ec;
+      std::ifstream in;
+      if (fs::is_regular_file(path, ec)) in.open(path);
+      if (in.is_open()) {
+        content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        read = true;
+      }
+    } catch (const std::exception&) {
+    }
+    if (!read) {
       msg["error"] = json::object{{"code", -32002}, {"message", "Resource not found: " + path}};
       return msg;
     }
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     msg["result"] = json::object{{"content", content.substr(0, 1 << 16)}};
   } else if (m == "terminal/create") {
     msg["result"] = json::object{{"terminalId", "term-1"}};
