@@ -13,14 +13,17 @@ namespace runtime::config {
 
 namespace {
 
+// Both are never destroyed: a turn ended while the process exits (a pool thread, or an agent that
+// outlives main's locals, as the agent fuzzer's does) still journals through redact_secrets, and a
+// destroyed list there was a heap-use-after-free (found by the fuzzer's ASan replay).
 std::shared_mutex& secrets_mutex() {
-  static std::shared_mutex m;
-  return m;
+  static auto* m = new std::shared_mutex;
+  return *m;
 }
 // Longest first, so a key that contains another is replaced whole.
 std::vector<std::string>& secrets() {
-  static std::vector<std::string> s;
-  return s;
+  static auto* s = new std::vector<std::string>;
+  return *s;
 }
 
 void remember_env(const std::string& name) {
