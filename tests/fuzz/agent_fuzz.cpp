@@ -486,13 +486,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 constexpr int kInputsPerAgent = 200;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static std::unique_ptr<Run> run;
+  // Never destroyed at exit: a Run torn down by static destruction (libFuzzer's exit, without
+  // finish()) would free the agent before its io_context destroys the coroutines that use it.
+  static Run* run = nullptr;
   static int inputs = 0;
   if (!run || inputs++ % kInputsPerAgent == 0) {
     if (run) run->finish();
-    run.reset();
+    delete std::exchange(run, nullptr);
     reset_scratch();
-    run = std::make_unique<Run>();
+    run = new Run();
   }
   reset_workspace();
   std::string_view input(reinterpret_cast<const char*>(data), size);
