@@ -33,6 +33,22 @@ TEST(SseDecoder, CrLfAndCrLineEndingsCommentsAndNoSpaceAfterColon) {
   EXPECT_EQ(ev[2].retry_ms, 500);
 }
 
+TEST(SseDecoder, ACrLfSplitAcrossTwoChunksIsOneLineEnd) {
+  // A gateway may flush between the CR and the LF: the LF must not read as an empty line,
+  // which would end the event early and split one multi-line event in two.
+  SseDecoder d;
+  std::vector<SseEvent> out;
+  d.feed("data: a\r", out);
+  d.feed("\ndata: b\r", out);
+  d.feed("\n\r", out);
+  d.feed("\n", out);
+  d.finish(out);
+  ASSERT_EQ(out.size(), 1u) << "a CRLF split across chunks ended the event early";
+  EXPECT_EQ(out[0].data, "a\nb");
+  EXPECT_EQ(decode_bytewise("data: a\r\ndata: b\r\n\r\n").size(), 1u)
+      << "fed byte by byte, every CRLF is split across chunks";
+}
+
 TEST(SseDecoder, EventWithoutDataIsNotDispatchedAndTrailingEventIsAtEof) {
   auto ev = decode_bytewise("event: ping\n\ndata: [DONE]");
   ASSERT_EQ(ev.size(), 1u);
