@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge/mcp/server_spec.hpp"
 #include "runtime/protocol/modes.hpp"
 #include "runtime/protocol/tool_env.hpp"
 #include "support/cancellation.hpp"
@@ -96,6 +97,11 @@ struct Session {
   // a turn (its SessionStart hooks), which would otherwise run on until their own timeout.
   support::CancelSourcePtr closing = std::make_shared<support::CancelSource>();
   std::shared_ptr<mcp::McpManager> mcp;
+  // True once the session has an engine with its extensions (plugins, hooks, MCP servers) that
+  // loaded, and its MCP manager: set up after the session/new|load answer (see
+  // SessionManager::complete_set_up). Until then the editor's servers wait in editor_servers.
+  bool set_up = false;
+  std::vector<bridge::mcp::ServerSpec> editor_servers;
   // False until the editor has the answer to session/new|load|resume: notices wait in held_notices.
   bool announced = false;
   std::vector<Notice> held_notices;

@@ -40,9 +40,7 @@ boost::asio::awaitable<void> SessionManager::move_mcp_servers(Session& session, 
   auto old = std::exchange(session.mcp, nullptr);
   auto editor_servers = old->editor_specs();
   co_await old->close();
-  auto links = co_await connect_mcp_executors(session);
-  if (session.mcp || !sessions_.count(session.id)) co_return;  // closed (or switched again) meanwhile
-  make_mcp(keep, std::move(editor_servers), links);
+  if (!co_await make_session_mcp(keep, std::move(editor_servers))) co_return;  // closed or switched again meanwhile
   send_commands_if_changed(session);
   session.mcp->start_all();
 }

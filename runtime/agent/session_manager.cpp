@@ -31,11 +31,15 @@ std::vector<std::unique_ptr<tools::Tool>> builtin_tools() {
 }
 
 // Loads the engine (blocking file I/O: on the pool), logging every problem.
-std::shared_ptr<const engine::Engine> load_engine_logged(const std::filesystem::path& config_root) {
+std::shared_ptr<const engine::Engine> load_engine_logged(const engine::Engine::Options& options) {
   config::Diagnostics diags;
-  auto engine = engine::Engine::load(config_root, diags);
+  auto engine = engine::Engine::load(options, diags);
   for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
   return engine;
+}
+
+std::shared_ptr<const engine::Engine> load_engine_logged(const std::filesystem::path& config_root) {
+  return load_engine_logged(engine::Engine::default_options(config_root));
 }
 
 std::string broken_config_message(const engine::Engine& engine) {
@@ -69,26 +73,33 @@ SessionManager::~SessionManager() {
 }
 
 void SessionManager::start_loading_engine() {
+  settings_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
   engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
   skills_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
   boost::asio::co_spawn(
       deps_.executor,
       [this]() -> boost::asio::awaitable<void> {
-        // First without the skills (thousands of SKILL.md files are most of a load): session/new
-        // waits only for this. Its problems are logged by the whole load, which reads the same files.
-        auto core_job = [root = deps_.config_root] {
+        // In three steps, each on the pool. The settings (a few small files): all a session/new
+        // answer needs. Then without the skills (plugins, hooks, MCP servers: what a session needs
+        // after its answer), then whole (thousands of SKILL.md files are most of a load). Problems
+        // of the first two are logged by the whole load, which reads the same files.
+        auto partial_load = [root = deps_.config_root](bool extensions) {
           auto options = engine::Engine::default_options(root);
           options.skills = false;
+          options.extensions = extensions;
           engine::Diagnostics ignored;
           return engine::Engine::load(options, ignored);
         };
-        auto core = co_await support::run_blocking(*deps_.pool, std::move(core_job));
-        engine_ = core;
+        auto settings = co_await support::run_blocking(*deps_.pool, [&] { return partial_load(false); });
+        engine_ = settings;
         executors_->configure(engine_->executors());
-        engine_ready_->set();
+        settings_ready_->set();
         // As after a reload: the model lists are fetched now, so that the first session/new
         // (a client such as acpx reads the model picker only from its answer) already has them.
         if (on_reloaded_) on_reloaded_(*engine_);
+        auto core = co_await support::run_blocking(*deps_.pool, [&] { return partial_load(true); });
+        if (engine_ == settings) engine_ = core;  // else a retry (engine_for_session) put a whole engine in
+        engine_ready_->set();
         auto whole_job = [root = deps_.config_root] { return load_engine_logged(root); };
         adopt_whole_engine(core, co_await support::run_blocking(*deps_.pool, std::move(whole_job)));
         skills_ready_->set();
@@ -116,7 +127,7 @@ void SessionManager::use_engine(std::shared_ptr<const engine::Engine> engine) {
 }
 
 boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::loaded_engine() {
-  co_await engine_ready_->wait();
+  if (settings_ready_) co_await settings_ready_->wait();
   co_return engine_;
 }
 
@@ -129,12 +140,70 @@ boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::en
   auto engine = co_await loaded_engine();
   if (!engine->failed()) co_return engine;
   // The files are read again on every attempt, so fixing them is enough: no restart, no reload.
-  auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+  // Only the settings decide here; a problem in the rest is the session's to show (complete_set_up).
+  auto job = [root = deps_.config_root] {
+    auto options = engine::Engine::default_options(root);
+    options.skills = false;
+    options.extensions = false;
+    return load_engine_logged(options);
+  };
   auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
   if (fresh->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*fresh));
-  engine_ = fresh;
-  executors_->configure(engine_->executors());
   co_return fresh;
+}
+
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::complete_engine(support::CancelSource* cancel) {
+  if (engine_ready_ && !co_await engine_ready_->wait(cancel)) co_return nullptr;
+  if (!engine_->failed()) co_return engine_;
+  auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+  auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (fresh->failed()) co_return fresh;  // with the problems as they are now
+  if (engine_->failed()) use_engine(std::move(fresh));  // fixed (unless a reload got there first): every session takes it
+  co_return engine_;
+}
+
+boost::asio::awaitable<bool> SessionManager::complete_set_up(std::shared_ptr<Session> session, support::CancelSource* cancel) {
+  Session& s = *session;
+  if (s.set_up) co_return true;
+  if (!s.engine->extensions_loaded() || s.engine->failed()) {
+    auto engine = co_await complete_engine(cancel);
+    if (!engine || !sessions_.count(s.id)) co_return false;
+    if (engine->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*engine));
+    if (s.engine != engine) {
+      s.engine = std::move(engine);
+      rebuild_view(s);
+      send_commands_if_changed(s);
+    }
+  }
+  if (!s.mcp) co_await make_session_mcp(session, std::exchange(s.editor_servers, {}));
+  if (!s.mcp || !sessions_.count(s.id)) co_return false;  // closed meanwhile
+  s.set_up = true;
+  send_commands_if_changed(s);
+  s.mcp->start_all();
+  co_return true;
+}
+
+boost::asio::awaitable<bool> SessionManager::make_session_mcp(std::shared_ptr<Session> session,
+                                                              std::vector<bridge::mcp::ServerSpec> editor_servers) {
+  Session& s = *session;
+  auto links = co_await connect_mcp_executors(s);
+  if (s.mcp || !sessions_.count(s.id)) co_return false;  // closed (or given servers by another path) meanwhile
+  make_mcp(session, std::move(editor_servers), links);
+  co_return true;
+}
+
+boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind) {
+  bool ready = false;
+  try {
+    ready = co_await complete_set_up(session, session->closing.get());
+  } catch (const AgentError& e) {  // the configuration does not load: its turns are refused until it does
+    spdlog::error("session {}: {}", session->id, e.what());
+    notify(*session, {NoticeSeverity::Error, "The configuration does not load", e.what(), {}});
+  }
+  if (ready)
+    co_await run_session_start_hooks(session, kind);  // sets `started`
+  else
+    session->started->set();  // the first turn must not wait forever
 }
 
 void SessionManager::reload_config() {
@@ -218,20 +287,27 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   co_await read_view(s);
   s.log = co_await open_log(s, loaded);
   if (!loaded && s.executor != config::kLocalExecutor) record(s, sessions::ExecutorChange{s.executor});
-  auto links = co_await connect_mcp_executors(s);
-  make_mcp(session, std::move(request.editor_servers), links);
+  // With the engine's extensions in, its MCP manager is made now, so that a server failing during a
+  // replay is told after the answer; the servers start after it (complete_set_up).
+  if (s.engine->extensions_loaded() && !s.engine->failed())
+    make_mcp(session, std::move(request.editor_servers), co_await connect_mcp_executors(s));
+  else
+    s.editor_servers = std::move(request.editor_servers);
   s.started = std::make_shared<support::OneShotEvent>(deps_.executor);
   if (request.kind == OpenRequest::Kind::Load) co_await replay(s, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
-  // Opened with the startup's first step while the whole engine came in: take it now.
-  if (!s.engine->skills_loaded() && engine_->skills_loaded()) {
+  // Opened with an earlier step of the startup's load while a later one came in: take it now.
+  const bool more_complete = (engine_->extensions_loaded() && !s.engine->extensions_loaded()) ||
+                             (engine_->skills_loaded() && !s.engine->skills_loaded());
+  if (more_complete && !engine_->failed()) {
     s.engine = engine_;
     rebuild_view(s);
   }
   sessions_.emplace(s.id, session);
   // After the reply, so the editor knows the session when the commands arrive, and so that
-  // starting MCP servers (a process each) never delays the reply.
+  // starting MCP servers (a process each), reaching their executors and the rest of the engine's
+  // load never delay the reply.
   boost::asio::post(deps_.executor, [this, sid = s.id, kind = request.kind] {
     auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
@@ -239,8 +315,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     opened.announced = true;
     for (auto& n : std::exchange(opened.held_notices, {})) deps_.host->emit(sid, std::move(n));
     send_commands_if_changed(opened);
-    if (auto mcp = opened.mcp) mcp->start_all();
-    boost::asio::co_spawn(deps_.executor, run_session_start_hooks(it->second, kind), boost::asio::detached);
+    boost::asio::co_spawn(deps_.executor, set_up(it->second, kind), boost::asio::detached);
   });
   co_return session;
 }

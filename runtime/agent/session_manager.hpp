@@ -54,9 +54,10 @@ class SessionManager {
   explicit SessionManager(Deps deps);
   ~SessionManager();
 
-  // Loads the engine on the pool in two steps: first without the skills (all session/new needs
-  // for its answer: config, agents, executors, plugins, MCP servers, hooks), then whole. Sessions
-  // opened in between take the whole engine, and only then announce their slash commands.
+  // Loads the engine on the pool in three steps: the settings (config.yaml, agents, executors:
+  // all a session/new answer needs), then without the skills (plugins, MCP servers, hooks: what a
+  // session needs after its answer), then whole. Sessions opened in between take the later steps
+  // as they come in, and announce their slash commands only with the skills.
   void start_loading_engine();
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
@@ -69,8 +70,14 @@ class SessionManager {
   // Cancels every turn and sub-agent, and nothing else: for the way out of the process, where the
   // MCP servers' process groups are signalled together (bridge::process) instead of one by one.
   void cancel_all_turns();
-  // The engine as loaded so far (the first step at least).
+  // The engine as loaded so far (the settings at least).
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> loaded_engine();
+  // Gives a session opened before the engine's extensions were in (or while they did not load)
+  // an engine with them, and starts its MCP servers: after the session/new|load answer, and again
+  // at a prompt while it has not succeeded (the files are read again, so fixing them is enough).
+  // Throws AgentError with the configuration's problems when it does not load. False when
+  // `cancel` fired or the session closed first.
+  boost::asio::awaitable<bool> complete_set_up(std::shared_ptr<Session> session, support::CancelSource* cancel);
   // Waits until the skills are loaded too (a turn needs them: the system prompt, slash commands).
   // False when `cancel` fired first.
   boost::asio::awaitable<bool> skills_loaded(support::CancelSource* cancel);
@@ -134,7 +141,19 @@ class SessionManager {
   }
 
  private:
+  // The engine a session opens with: the settings must load (else AgentError with their problems).
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> engine_for_session();
+  // The startup's engine with its extensions, once in; when it failed, the files are read again
+  // (and the sessions take the result if it loads). Null when `cancel` fired first.
+  boost::asio::awaitable<std::shared_ptr<const engine::Engine>> complete_engine(support::CancelSource* cancel);
+  // After the answer: complete_set_up, then the SessionStart hooks; `started` is set at the end.
+  // A configuration that does not load is shown as an error notice.
+  boost::asio::awaitable<void> set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind);
+  // Reaches the executors of the session's configured MCP servers and makes its MCP manager with
+  // them and the editor's servers (none started). False when the session closed meanwhile or got
+  // a manager by another path.
+  boost::asio::awaitable<bool> make_session_mcp(std::shared_ptr<Session> session,
+                                                std::vector<bridge::mcp::ServerSpec> editor_servers);
   boost::asio::awaitable<std::optional<sessions::LoadedSession>> load_saved(const OpenRequest& request);
   // `links`: executors that could not be connected (and why), ports forwarded to http/sse servers.
   void make_mcp(const std::shared_ptr<Session>& session, std::vector<bridge::mcp::ServerSpec> editor_servers,
@@ -147,7 +166,7 @@ class SessionManager {
   void rebuild_view(Session& session);  // refresh_view without announcing the commands
   // The open sessions (and the executors) switch to `engine`; their views and commands follow.
   void use_engine(std::shared_ptr<const engine::Engine> engine);
-  // The startup's second step: the sessions opened with the first take the whole engine.
+  // The startup's last step: the sessions opened with an earlier one take the whole engine.
   void adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole);
   static void restore(Session& s, sessions::LoadedSession& loaded);
   // Sends the saved session's history, read back from its log a batch at a time (on the pool),
@@ -164,7 +183,8 @@ class SessionManager {
   AgentLoop loop_;
   sessions::SessionStore store_;
   std::shared_ptr<const engine::Engine> engine_;
-  std::unique_ptr<support::OneShotEvent> engine_ready_;  // the first step of the startup load is in
+  std::unique_ptr<support::OneShotEvent> settings_ready_;  // the first step of the startup load is in
+  std::unique_ptr<support::OneShotEvent> engine_ready_;    // the second (with the extensions) too
   std::unique_ptr<support::OneShotEvent> skills_ready_;  // the second (the whole engine) too
   bool reloading_ = false;
   bool reload_again_ = false;

@@ -112,6 +112,8 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
     const bool hooks_ran = co_await started->wait(cancel.get());
     if (!hooks_ran) co_return StopReason::Cancelled;
   }
+  // Its engine's extensions did not load when it opened: try again (throws their problems).
+  if (!co_await sessions_.complete_set_up(session_ptr, cancel.get())) co_return StopReason::Cancelled;
   session.turn_usage.reset();
   Prompt p{session_ptr, std::move(message), session.engine, {}, {}, {}, *cancel};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());

@@ -149,7 +149,8 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   // produced them, so skills, hooks, diagnostics and their order do not depend on timing.
   std::vector<fs::path> plugin_dirs;
   std::error_code ec;
-  for (fs::directory_iterator it(options.config_root / "plugins", ec), end; !ec && it != end; it.increment(ec)) {
+  const fs::path plugins_root = options.extensions ? options.config_root / "plugins" : fs::path();
+  for (fs::directory_iterator it(plugins_root, ec), end; !plugins_root.empty() && !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
     std::error_code ec2;
     if (name.empty() || name[0] == '.' || !it->is_directory(ec2)) continue;
@@ -158,7 +159,8 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::sort(plugin_dirs.begin(), plugin_dirs.end());
   const std::set<std::string> disabled(e->main_.plugins_disabled.begin(), e->main_.plugins_disabled.end());
   Diagnostics hook_diags;  // hooks::load_hooks' diagnostics, in its order
-  const std::vector<fs::path> hook_files = hooks::list_hook_files(options.config_root, hook_diags);
+  const std::vector<fs::path> hook_files =
+      options.extensions ? hooks::list_hook_files(options.config_root, hook_diags) : std::vector<fs::path>{};
 
   struct SkillScan {
     std::vector<Skill> skills;
@@ -171,7 +173,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::vector<hooks::HookSet> file_hooks(hook_files.size());
   std::vector<Diagnostics> file_hook_diags(hook_files.size());
   std::vector<std::function<void()>> tasks;
-  if (options.skills)  // the long ones first (one task per skill folder tree)
+  if (options.skills && options.extensions)  // the long ones first (one task per skill folder tree)
     tasks = {
         [&] { detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags); },
         [&] {
@@ -187,7 +189,8 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
             materialize_builtin(options.builtin_skills_dir, builtin.skills, builtin.diags);
         },
     };
-  tasks.push_back([&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); });
+  if (options.extensions)
+    tasks.push_back([&] { user_servers = detail::load_mcp_server_files(options.config_root, mcp_diags); });
   tasks.push_back([&] { e->agents_ = detail::load_agent_files(options.config_root, agent_diags); });
   tasks.push_back([&] { e->executors_ = detail::load_executor_files(options.config_root, options.home, executor_diags); });
   for (std::size_t i = 0; i < plugin_dirs.size(); ++i)
@@ -241,7 +244,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
     e->plugins_.push_back(std::move(lp.info));
   }
   for (const auto& d : e->main_.plugins_disabled)
-    if (!disabled_seen.count(d))
+    if (options.extensions && !disabled_seen.count(d))
       diags.push_back({Severity::Warning, e->main_.file.string(), line_of_key_in_file(e->main_.file, "plugins"),
                        "plugins.disabled names '" + d + "', which is not an installed plugin"});
   std::stable_sort(with_hooks.begin(), with_hooks.end(), [](const PluginRead* a, const PluginRead* b) {
@@ -312,7 +315,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::set<std::string> all_ids;
   for (const auto& s : e->mcp_servers_) all_ids.insert(s.id);
   for (const auto& [name, a] : e->agents_) {
-    if (!a.mcp_servers) continue;
+    if (!a.mcp_servers || !options.extensions) continue;  // the settings alone have no MCP servers
     for (const auto& id : *a.mcp_servers)
       if (!all_ids.count(id))
         diags.push_back({Severity::Error, a.file.string(), line_of_key_in_file(a.file, "mcp_servers"),

@@ -216,9 +216,12 @@ class Engine {
     fs::path home;                // ~ for ~/.agents/skills and ~/.claude/skills
     fs::path builtin_skills_dir;  // where built-in skills are written so the model can read them
     fs::path plugin_data_root;    // ${PLUGIN_DATA} of Agent Plugins = <this>/<plugin name>
-    // false: everything but the skills (no SKILL.md is read). The server loads that first, so
-    // that session/new waits only for what its answer needs, then the whole engine.
+    // false: everything but the skills (no SKILL.md is read).
     bool skills = true;
+    // false: the settings alone (config.yaml, agents, executors); no plugin, hook, MCP server or
+    // skill file is read. The server loads that first, so that session/new waits only for what
+    // its answer needs; then without the skills (a session's MCP servers and hooks); then whole.
+    bool extensions = true;
   };
   // Options from the environment: $HOME, <cache dir>/builtin-skills/<version>,
   // <data dir>/plugin-data.
@@ -233,7 +236,9 @@ class Engine {
   const Diagnostics& diagnostics() const { return diags_; }
   const Options& options() const { return options_; }
   // False for an engine loaded without its skills (Options::skills): its skill lists are empty.
-  bool skills_loaded() const { return options_.skills; }
+  bool skills_loaded() const { return options_.skills && options_.extensions; }
+  // False for the settings alone (Options::extensions): no plugins, hooks or MCP servers.
+  bool extensions_loaded() const { return options_.extensions; }
 
   const config::MainConfig& main_config() const { return main_; }
 

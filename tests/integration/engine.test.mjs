@@ -113,6 +113,57 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
   h.assertSchemaClean();
 });
 
+scenario("session/new waits only for the settings: a slow plugin manifest holds back the session's hooks and its first turn, not the answer", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "done" }]);
+  const ws = ctx.workspace({ "README.md": "x\n" });
+  const home = ctx.configHome({ modelUrl: fake.url });
+  // A hook from hooks/ (read in the same step as the plugins): its context shows the turn ran
+  // with the engine's extensions.
+  const hooksDir = path.join(home.configDir, "hooks");
+  fs.mkdirSync(hooksDir, { recursive: true });
+  fs.writeFileSync(path.join(hooksDir, "prompt.yaml"),
+    "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          script: prompt.sh\n");
+  fs.writeFileSync(path.join(hooksDir, "prompt.sh"), "#!/bin/sh\ncat >/dev/null\necho 'The user prefers tabs.'\n", { mode: 0o755 });
+  // A plugin manifest as a FIFO (a plugin on a slow network file system): reading it blocks the
+  // load of the plugins, hooks and MCP servers until this test writes to it.
+  const manifest = path.join(home.configDir, "plugins/slow/.openvaala-plugin/plugin.yaml");
+  fs.mkdirSync(path.dirname(manifest), { recursive: true });
+  execFileSync("mkfifo", [manifest]);
+  let writer = null;
+  const release = () => {
+    if (writer === null) return;
+    fs.closeSync(writer);
+    writer = null;
+  };
+  ctx.defer(release);
+
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await withTimeout(h.newSession(ws), 8000, "session/new must not wait for the plugins and hooks to load");
+  await waitUntil(() => {
+    try {
+      writer = fs.openSync(manifest, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      return true;
+    } catch {
+      return false;
+    }
+  }, { label: "the load reads the plugin's manifest", timeout: 10000 });
+  const turn = h.prompt(sessionId, "hello");
+  await sleep(300);
+  assert.equal(fake.requests.length, 0, "the first turn waits for the hooks before it calls the model");
+
+  fs.writeSync(writer, "name: slow\nversion: 1.0.0\n");
+  // The whole load (with the skills) reads the manifest again, once this read has ended: a
+  // regular file by then.
+  fs.writeFileSync(`${manifest}.new`, "name: slow\nversion: 1.0.0\n");
+  fs.renameSync(`${manifest}.new`, manifest);
+  release();
+  assert.equal((await withTimeout(turn, 10000, "the turn runs once the load is in")).stopReason, "end_turn");
+  assert.match(JSON.stringify(fake.requests[0].body.messages), /The user prefers tabs\./,
+    "the turn runs with the hooks the load brought");
+  h.assertSchemaClean();
+});
+
 scenario("/skill:name is refused clearly when the skill is not available to this agent", async (ctx) => {
   const fake = await ctx.fakeModel([]);
   const ws = ctx.workspace({});
@@ -129,8 +180,8 @@ scenario("/skill:name is refused clearly when the skill is not available to this
   h.assertSchemaClean();
 });
 
-scenario("a broken plugin manifest refuses new sessions, naming file and line; fixing the file is enough", async (ctx) => {
-  const fake = await ctx.fakeModel([]);
+scenario("a broken plugin manifest: the session shows it, naming file and line, and refuses prompts until the file is fixed", async (ctx) => {
+  const fake = await ctx.fakeModel([{ text: "reviewed" }]);
   const ws = ctx.workspace({});
   const home = ctx.configHome({ modelUrl: fake.url });
   const plugin = path.join(home.configDir, "plugins/review");
@@ -140,15 +191,24 @@ scenario("a broken plugin manifest refuses new sessions, naming file and line; f
   skill(path.join(plugin, "skills/checklist"), "checklist", "A review checklist");
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
+  const at = new RegExp(`${manifest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+: `);
 
-  const err = await expectRpcError(h.newSession(ws));
+  // session/new waits only for the settings (config.yaml, agents, executors), which load.
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => /configuration does not load/.test(h.textOf(sessionId)),
+    { label: "the session shows that the configuration does not load" });
+  assert.match(h.textOf(sessionId), at, "the notice names the manifest's file and line");
+  const err = await expectRpcError(h.prompt(sessionId, "review this"), "a prompt while a plugin does not load");
   assert.match(err.message, /configuration does not load/);
-  assert.match(err.message, new RegExp(`${manifest.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+: `));
+  assert.match(err.message, at, "the refusal names the manifest's file and line");
   assert.match(err.message, /openvaala config check/);
+  assert.equal(fake.requests.length, 0, "no model is called with a configuration that does not load");
   assert.equal(h.exitInfo, null, "the server stays up");
 
+  // Fixing the file is enough: the next prompt reads it again, in the same session.
   fs.writeFileSync(manifest, "name: review\nversion: 1.0.0\n");
-  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "review this")).stopReason, "end_turn");
+  assert.equal(fake.requests.length, 1);
   await waitUntil(() => commandsOf(h, sessionId).includes("review:checklist"), { label: "the plugin's skill as a command" });
   h.assertSchemaClean();
 });

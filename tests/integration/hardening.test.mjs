@@ -50,7 +50,11 @@ scenario("a hook script without the executable bit fails the load: no session ru
   const { marker, ws, home } = await guardedTouchSetup(ctx, 0o644);
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
-  const err = await expectRpcError(h.newSession(ws), "session/new with a guard that does not load");
+  // The session opens (its settings load), shows the problem, and runs no turn while it lasts.
+  const { sessionId } = await h.newSession(ws);
+  await waitUntil(() => /guard\.yaml:\d+: .*not executable/.test(h.textOf(sessionId)),
+    { label: "the session shows that the guard does not load" });
+  const err = await expectRpcError(h.prompt(sessionId, "make a file"), "a prompt with a guard that does not load");
   assert.match(err.message, /guard\.yaml:\d+: .*script 'guard\.sh' is not executable/, "the error names the hook file and the cause");
   assert.equal(fs.existsSync(path.join(ws, marker)), false, "the command the guard should block never ran");
 
@@ -63,9 +67,11 @@ scenario("a running server keeps its guard when a reload brings a hook script th
   const { marker, ws, home } = await guardedTouchSetup(ctx, 0o755);
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
-  // The startup load must have read the good files before they change: a session waits for it
-  // (under load the load could otherwise start after the broken files were written).
-  await h.newSession(ws);
+  // The startup load must have read the good files before they change: its last step announces
+  // the slash commands (under load the load could otherwise start after the broken files were written).
+  const first = await h.newSession(ws);
+  await waitUntil(() => h.updatesOf(first.sessionId, "available_commands_update").length > 0,
+    { label: "the startup load to finish" });
   fs.chmodSync(path.join(home.configDir, "hooks", "guard.sh"), 0o755);
   fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.sh"), GUARD_SH);  // not executable
   fs.writeFileSync(path.join(home.configDir, "hooks", "guard2.yaml"), GUARD_YAML.replace("guard.sh", "guard2.sh"));
