@@ -42,16 +42,17 @@ std::shared_ptr<const engine::Engine> load_engine_logged(const std::filesystem::
   return load_engine_logged(engine::Engine::default_options(config_root));
 }
 
-std::string broken_config_message(const engine::Engine& engine) {
+// `what_fails`: "no session can start", "this prompt cannot run"; `read_again`: when the files are read again.
+std::string broken_config_message(const engine::Engine& engine, std::string_view what_fails, std::string_view read_again) {
   constexpr std::size_t kShown = 10;
-  std::string msg = "OpenVaala's configuration does not load, so no session can start:";
+  std::string msg = "OpenVaala's configuration does not load, so " + std::string(what_fails) + ":";
   std::size_t errors = 0;
   for (const auto& d : engine.diagnostics()) {
     if (d.severity != config::Diagnostic::Severity::Error) continue;
     if (++errors <= kShown) msg += "\n" + d.to_string();
   }
   if (errors > kShown) msg += "\n(and " + std::to_string(errors - kShown) + " more)";
-  return msg + "\nFix it (`openvaala config check` lists every problem); the next session reads the files again.";
+  return msg + "\nFix it (`openvaala config check` lists every problem); " + std::string(read_again) + " reads the files again.";
 }
 
 }  // namespace
@@ -148,7 +149,8 @@ boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::en
     return load_engine_logged(options);
   };
   auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
-  if (fresh->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*fresh));
+  if (fresh->failed())
+    throw AgentError(AgentError::Kind::Internal, broken_config_message(*fresh, "no session can start", "the next session"));
   co_return fresh;
 }
 
@@ -168,7 +170,8 @@ boost::asio::awaitable<bool> SessionManager::complete_set_up(std::shared_ptr<Ses
   if (!s.engine->extensions_loaded() || s.engine->failed()) {
     auto engine = co_await complete_engine(cancel);
     if (!engine || !sessions_.count(s.id)) co_return false;
-    if (engine->failed()) throw AgentError(AgentError::Kind::Internal, broken_config_message(*engine));
+    if (engine->failed())
+      throw AgentError(AgentError::Kind::Internal, broken_config_message(*engine, "this session cannot run a prompt", "the next prompt"));
     if (s.engine != engine) {
       s.engine = std::move(engine);
       rebuild_view(s);
@@ -198,7 +201,7 @@ boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> ses
     ready = co_await complete_set_up(session, session->closing.get());
   } catch (const AgentError& e) {  // the configuration does not load: its turns are refused until it does
     spdlog::error("session {}: {}", session->id, e.what());
-    notify(*session, {NoticeSeverity::Error, "The configuration does not load", e.what(), {}});
+    notify(*session, {NoticeSeverity::Error, "Fix the configuration before the first prompt", e.what(), {}});
   }
   if (ready)
     co_await run_session_start_hooks(session, kind);  // sets `started`

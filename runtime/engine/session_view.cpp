@@ -36,7 +36,10 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
   v.agent = *a;
 
   std::vector<Skill> found;
-  if (!on) {
+  if (!skills_loaded()) {
+    // An engine without its skills serves only until the whole one is in (no turn, no command
+    // list before): the project's skills are read then, not on session/new's answer path.
+  } else if (!on) {
     detail::find_skills(v.cwd / ".agents" / "skills", SkillSource::ProjectAgents, "", Severity::Warning, found,
                         v.diagnostics);
     detail::find_skills(v.cwd / ".claude" / "skills", SkillSource::ProjectClaude, "", Severity::Warning, found,

@@ -201,7 +201,7 @@ scenario("a broken plugin manifest: the session shows it, naming file and line, 
   const err = await expectRpcError(h.prompt(sessionId, "review this"), "a prompt while a plugin does not load");
   assert.match(err.message, /configuration does not load/);
   assert.match(err.message, at, "the refusal names the manifest's file and line");
-  assert.match(err.message, /openvaala config check/);
+  assert.match(err.message, /openvaala config check.*the next prompt reads the files again/, "the refusal says how to get out of it");
   assert.equal(fake.requests.length, 0, "no model is called with a configuration that does not load");
   assert.equal(h.exitInfo, null, "the server stays up");
 
