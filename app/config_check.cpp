@@ -213,9 +213,9 @@ int run_config_check(const std::vector<std::string>& args) {
   if (as_json) {
     json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems, executors;
     for (const auto& [_, x] : engine->executors()) executors.push_back(executor_json(x));
-    for (const auto& s : view.skills) skills.push_back(skill_json(s));
-    for (const auto& s : view.shadowed) shadowed.push_back(skill_json(s));
-    for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(s));
+    for (const auto& s : view.skills) skills.push_back(skill_json(*s));
+    for (const auto& s : view.shadowed) shadowed.push_back(skill_json(*s));
+    for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(*s));
     for (std::size_t i = 0; i < view.agents_md.size(); ++i)
       agents_md.push_back(json::object{{"path", view.agents_md[i].path.string()}, {"precedence", i}});
     for (const auto& s : engine->mcp_servers()) {
@@ -317,11 +317,11 @@ int run_config_check(const std::vector<std::string>& args) {
 
   o += "\nSkills (" + std::to_string(view.skills.size()) + "):\n";
   for (const auto& s : view.skills)
-    o += "  /" + s.name + "  [" + std::string(eng::source_label(s.source)) + "]  " + s.file.string() + "\n";
+    o += "  /" + s->name + "  [" + std::string(eng::source_label(s->source)) + "]  " + s->file.string() + "\n";
   for (const auto& s : view.shadowed)
-    o += "  (shadowed) " + s.name + "  [" + std::string(eng::source_label(s.source)) + "]  " + s.file.string() + "\n";
+    o += "  (shadowed) " + s->name + "  [" + std::string(eng::source_label(s->source)) + "]  " + s->file.string() + "\n";
   for (const auto& s : view.not_for_agent)
-    o += "  (not for agent " + view.agent.name + ") " + s.name + "  [" + std::string(eng::source_label(s.source)) +
+    o += "  (not for agent " + view.agent.name + ") " + s->name + "  [" + std::string(eng::source_label(s->source)) +
          "]\n";
 
   o += "\nAGENTS.md (" + std::to_string(view.agents_md.size()) + ", deeper files take precedence):\n";

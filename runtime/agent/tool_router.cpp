@@ -29,7 +29,7 @@ containment::Scope scope_of(const Session& session) {
   containment::Scope scope;
   scope.roots.push_back(session.cwd);
   scope.roots.insert(scope.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
-  for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill.file.parent_path());
+  for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill->file.parent_path());
   for (const auto& f : session.view.agents_md) scope.read_roots.push_back(f.path.parent_path());
   for (const auto& f : session.agents_md_included) scope.read_roots.push_back(f.parent_path());
   scope.config_root = session.engine ? session.engine->options().config_root : config::config_root();

@@ -288,7 +288,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   // ~/.agents/skills and ~/.claude/skills: malformed ones are skipped.
   // Places 3-7 in order: private, built-in, plugins, ~/.agents/skills, ~/.claude/skills.
   for (auto* part : {&priv.skills, &builtin.skills, &plugin_skills, &home_agents.skills, &home_claude.skills})
-    for (auto& sk : *part) e->user_skills_.push_back(std::move(sk));
+    for (auto& sk : *part) e->user_skills_.push_back(std::make_shared<const Skill>(std::move(sk)));
   diags.insert(diags.begin(), builtin.diags.begin(), builtin.diags.end());
   diags.insert(diags.begin(), priv.diags.begin(), priv.diags.end());
   diags.insert(diags.end(), home_agents.diags.begin(), home_agents.diags.end());

@@ -74,6 +74,10 @@ struct Skill {
   std::shared_ptr<const std::string> text;  // SKILL.md as read there, when `file` is not local
 };
 
+// Skills are shared, never copied: an engine's thousands of skills are the same objects in every
+// session's view (a view per session, rebuilt on every reload, would otherwise copy them all).
+using SkillPtr = std::shared_ptr<const Skill>;
+
 constexpr std::uintmax_t kMaxSkillFileBytes = 1024 * 1024;  // larger SKILL.md files are not read
 
 // ---------------------------------------------------------------------------------------------
@@ -192,9 +196,9 @@ struct SessionView {
   std::string executor = "local";  // the default executor its skills and AGENTS.md were read on
   fs::path git_root;  // empty outside a repo
   Agent agent;
-  std::vector<Skill> skills;         // available to this agent, in the seven places' order
-  std::vector<Skill> shadowed;       // lost a name clash to an earlier place
-  std::vector<Skill> not_for_agent;  // found, but not in this agent's `skills` list
+  std::vector<SkillPtr> skills;         // available to this agent, in the seven places' order
+  std::vector<SkillPtr> shadowed;       // lost a name clash to an earlier place
+  std::vector<SkillPtr> not_for_agent;  // found, but not in this agent's `skills` list
   std::vector<AgentsMdFile> agents_md;
   std::vector<McpServerConfig> mcp_servers;  // selected by the agent, not disabled
   Diagnostics diagnostics;                   // project-level skill problems (skipped skills)
@@ -263,7 +267,7 @@ class Engine {
   const hooks::HookSet& hooks() const { return hooks_; }
   // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
   // every one found (name clashes are resolved in session_view).
-  const std::vector<Skill>& user_level_skills() const { return user_skills_; }
+  const std::vector<SkillPtr>& user_level_skills() const { return user_skills_; }
   // executors/*.yaml that loaded, by id (the built-in local and openvaala are not in it).
   const std::map<std::string, config::ExecutorConfig>& executors() const { return executors_; }
   bool has_executor(std::string_view id) const;
@@ -288,7 +292,7 @@ class Engine {
   std::vector<McpServerConfig> mcp_servers_;
   std::vector<hooks::PluginHookSource> hook_sources_;
   hooks::HookSet hooks_;
-  std::vector<Skill> user_skills_;
+  std::vector<SkillPtr> user_skills_;
   std::map<std::string, config::ExecutorConfig> executors_;
 };
 

@@ -2,6 +2,8 @@
 // working directory and agent see, their prompt blocks, and slash-command expansion.
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "runtime/engine/engine.hpp"
 #include "runtime/engine/loaders.hpp"
@@ -35,15 +37,20 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
   if (!a) a = find_agent(default_agent_);
   v.agent = *a;
 
-  std::vector<Skill> found;
+  std::vector<SkillPtr> found;
+  auto add_found = [&](std::vector<Skill> skills) {
+    for (auto& sk : skills) found.push_back(std::make_shared<const Skill>(std::move(sk)));
+  };
   if (!skills_loaded()) {
     // An engine without its skills serves only until the whole one is in (no turn, no command
     // list before): the project's skills are read then, not on session/new's answer path.
   } else if (!on) {
-    detail::find_skills(v.cwd / ".agents" / "skills", SkillSource::ProjectAgents, "", Severity::Warning, found,
+    std::vector<Skill> project;
+    detail::find_skills(v.cwd / ".agents" / "skills", SkillSource::ProjectAgents, "", Severity::Warning, project,
                         v.diagnostics);
-    detail::find_skills(v.cwd / ".claude" / "skills", SkillSource::ProjectClaude, "", Severity::Warning, found,
+    detail::find_skills(v.cwd / ".claude" / "skills", SkillSource::ProjectClaude, "", Severity::Warning, project,
                         v.diagnostics);
+    add_found(std::move(project));
     found.insert(found.end(), user_skills_.begin(), user_skills_.end());
   } else {
     // The working directory and home of the default executor (DESIGN §10); the private skills,
@@ -51,29 +58,37 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
     v.executor = on->executor;
     auto there = [&](const fs::path& root, SkillSource source) {
       if (on->workdir.empty()) return;
-      const std::size_t first = found.size();
-      detail::find_skills_in(on->skill_files, root, source, Severity::Warning, found, v.diagnostics);
-      for (std::size_t i = first; i < found.size(); ++i) found[i].executor = on->executor;
+      std::vector<Skill> read;
+      detail::find_skills_in(on->skill_files, root, source, Severity::Warning, read, v.diagnostics);
+      for (auto& sk : read) sk.executor = on->executor;
+      add_found(std::move(read));
     };
     there(on->workdir / ".agents" / "skills", SkillSource::ProjectAgents);
     there(on->workdir / ".claude" / "skills", SkillSource::ProjectClaude);
     for (const auto& s : user_skills_) {
-      if (s.source == SkillSource::HomeAgents || s.source == SkillSource::HomeClaude) continue;
-      found.push_back(s.source == SkillSource::Builtin ? on_openvaala_executor(s, options_.builtin_skills_dir) : s);
+      if (s->source == SkillSource::HomeAgents || s->source == SkillSource::HomeClaude) continue;
+      if (s->source == SkillSource::Builtin)
+        found.push_back(std::make_shared<const Skill>(on_openvaala_executor(*s, options_.builtin_skills_dir)));
+      else
+        found.push_back(s);
     }
     if (!on->home.empty()) {
       there(on->home / ".agents" / "skills", SkillSource::HomeAgents);
       there(on->home / ".claude" / "skills", SkillSource::HomeClaude);
     }
   }
-  std::set<std::string> taken;
+  // Names point into the shared skills, which outlive this function: no string is copied.
+  std::unordered_set<std::string_view> taken;
+  taken.reserve(found.size());
+  std::unordered_set<std::string_view> for_agent;
+  if (v.agent.skills) for_agent.insert(v.agent.skills->begin(), v.agent.skills->end());
+  v.skills.reserve(found.size());
   for (auto& s : found) {
-    if (!taken.insert(s.name).second) {
+    if (!taken.insert(s->name).second) {
       v.shadowed.push_back(std::move(s));
       continue;
     }
-    if (v.agent.skills &&
-        std::find(v.agent.skills->begin(), v.agent.skills->end(), s.name) == v.agent.skills->end()) {
+    if (v.agent.skills && !for_agent.count(s->name)) {
       v.not_for_agent.push_back(std::move(s));
       continue;
     }
@@ -88,14 +103,14 @@ SessionView Engine::session_view(const fs::path& cwd_in, std::string_view agent_
 
 const Skill* SessionView::find_skill(std::string_view name) const {
   for (const auto& s : skills)
-    if (s.name == name) return &s;
+    if (s->name == name) return s.get();
   return nullptr;
 }
 
 std::vector<AvailableCommand> SessionView::available_commands() const {
   std::vector<AvailableCommand> out;
   for (const auto& s : skills)
-    out.push_back({s.name, s.description, s.argument_hint.empty() ? "what you want done with this skill (optional)" : s.argument_hint});
+    out.push_back({s->name, s->description, s->argument_hint.empty() ? "what you want done with this skill (optional)" : s->argument_hint});
   return out;
 }
 
@@ -109,8 +124,8 @@ std::string SessionView::skills_prompt() const {
       "message already contains a skill, do not read it again.\n\n";
   for (const auto& sk : skills) {
     // A skill elsewhere than the default executor is read there (read_file's `executor`).
-    const std::string where = sk.executor == executor ? "" : ", executor: " + sk.executor;
-    s += "- " + sk.name + ": " + sk.description + " (file: " + sk.file.string() + where + ")\n";
+    const std::string where = sk->executor == executor ? "" : ", executor: " + sk->executor;
+    s += "- " + sk->name + ": " + sk->description + " (file: " + sk->file.string() + where + ")\n";
   }
   return s;
 }
@@ -151,7 +166,7 @@ SlashExpansion expand_slash_command(const SessionView& view, std::string_view te
     if (!explicit_skill) return r;
     r.kind = SlashExpansion::Kind::Refused;
     bool exists = std::any_of(view.not_for_agent.begin(), view.not_for_agent.end(),
-                              [&](const Skill& x) { return x.name == name; });
+                              [&](const SkillPtr& x) { return x->name == name; });
     if (exists) {
       r.error = "The skill '" + name + "' is not available to the agent '" + view.agent.name +
                 "' (it is not in the agent's skills list).";
@@ -160,7 +175,7 @@ SlashExpansion expand_slash_command(const SessionView& view, std::string_view te
     }
     if (!view.skills.empty()) {
       r.error += " Available skills:";
-      for (const auto& x : view.skills) r.error += " " + x.name;
+      for (const auto& x : view.skills) r.error += " " + x->name;
       r.error += ".";
     }
     return r;

@@ -104,7 +104,7 @@ TEST(EngineLoadOrder, RepeatedLoadsAgree) {
     ASSERT_EQ(hook_labels(e->hooks()), hook_labels(e0->hooks()));
     ASSERT_EQ(e->user_level_skills().size(), e0->user_level_skills().size());
     for (std::size_t k = 0; k < e->user_level_skills().size(); ++k)
-      ASSERT_EQ(e->user_level_skills()[k].file, e0->user_level_skills()[k].file);
+      ASSERT_EQ(e->user_level_skills()[k]->file, e0->user_level_skills()[k]->file);
     ASSERT_EQ(e->plugins().size(), e0->plugins().size());
     for (std::size_t k = 0; k < e->plugins().size(); ++k) ASSERT_EQ(e->plugins()[k].name, e0->plugins()[k].name);
   }

@@ -16,15 +16,15 @@ using runtime::config::Diagnostics;
 
 namespace {
 
-std::vector<std::string> names(const std::vector<Skill>& v) {
+std::vector<std::string> names(const std::vector<SkillPtr>& v) {
   std::vector<std::string> out;
-  for (const auto& s : v) out.push_back(s.name);
+  for (const auto& s : v) out.push_back(s->name);
   return out;
 }
 
-const Skill* by_name(const std::vector<Skill>& v, const std::string& n) {
+const Skill* by_name(const std::vector<SkillPtr>& v, const std::string& n) {
   for (const auto& s : v)
-    if (s.name == n) return &s;
+    if (s->name == n) return s.get();
   return nullptr;
 }
 
@@ -124,7 +124,7 @@ TEST(EngineSkills, SevenPlacesInOrderFirstOneWins) {
   EXPECT_EQ(by_name(v.skills, "dup")->description, "from project agents");
   EXPECT_EQ(by_name(v.skills, "dup")->source, SkillSource::ProjectAgents);
   std::vector<std::string> shadowed_from;
-  for (const auto& s : v.shadowed) shadowed_from.push_back(s.description);
+  for (const auto& s : v.shadowed) shadowed_from.push_back(s->description);
   EXPECT_EQ(shadowed_from, (std::vector<std::string>{"from project claude", "from private", "from home agents",
                                                      "from home claude"}));
   // Without the project copies, the private one wins.

@@ -20,13 +20,13 @@ std::string skill_md(const std::string& name) { return "---\nname: " + name + "\
 
 std::vector<std::string> names(const SessionView& v) {
   std::vector<std::string> out;
-  for (const auto& s : v.skills) out.push_back(s.name);
+  for (const auto& s : v.skills) out.push_back(s->name);
   return out;
 }
 
 const Skill* find(const SessionView& v, const std::string& name) {
   for (const auto& s : v.skills)
-    if (s.name == name) return &s;
+    if (s->name == name) return s.get();
   return nullptr;
 }
 
