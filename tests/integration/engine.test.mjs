@@ -16,6 +16,36 @@ function commandsOf(h, sessionId) {
   return updates.length ? updates.at(-1).availableCommands.map((c) => c.name) : [];
 }
 
+/**
+ * `file` as a FIFO (a file on a slow network file system): whatever reads it blocks until the
+ * test writes. `reader(label)` waits until a reader has it open (opening it for writing without
+ * blocking works only then); `write(text)` then `release()` lets that read end.
+ */
+function slowFile(ctx, file) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  execFileSync("mkfifo", [file]);
+  let writer = null;
+  const release = () => {
+    if (writer === null) return;
+    fs.closeSync(writer);
+    writer = null;
+  };
+  ctx.defer(release);
+  return {
+    reader: (label) =>
+      waitUntil(() => {
+        try {
+          writer = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+          return true;
+        } catch {
+          return false;
+        }
+      }, { label, timeout: 10000 }),
+    write: (text) => fs.writeSync(writer, text),
+    release,
+  };
+}
+
 scenario("skills from all seven places are slash commands; a reload adds one; /name attaches the skill", async (ctx) => {
   const fake = await ctx.fakeModel([{ text: "reviewing" }, { text: "plain" }]);
   const ws = ctx.workspace({ "README.md": "x\n" });
@@ -67,31 +97,13 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
   // The built-in skill's file, which the skills' load reads back, as a FIFO (a file on a slow
   // network file system): reading it blocks the load until this test writes to it.
   const version = /(\d+\.\d+\.\d+\S*)/.exec(execFileSync(agentBinary(), ["--version"]).toString())[1];
-  const builtin = path.join(home.cacheDir, "builtin-skills", version, "openvaala");
-  fs.mkdirSync(builtin, { recursive: true });
-  const fifo = path.join(builtin, "SKILL.md");
-  execFileSync("mkfifo", [fifo]);
-  let writer = null;
-  const release = () => {
-    if (writer === null) return;
-    fs.closeSync(writer);
-    writer = null;
-  };
-  ctx.defer(release);
+  const slow = slowFile(ctx, path.join(home.cacheDir, "builtin-skills", version, "openvaala", "SKILL.md"));
 
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   const { sessionId } = await withTimeout(h.newSession(ws), 8000, "session/new must not wait for the skills to load");
-  // The premise: the skills' load is reading the FIFO right now (opening it for writing without
-  // blocking works only while a reader has it open).
-  await waitUntil(() => {
-    try {
-      writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-      return true;
-    } catch {
-      return false;
-    }
-  }, { label: "the skills' load reads the built-in skill's file", timeout: 10000 });
+  // The premise: the skills' load is reading the FIFO right now.
+  await slow.reader("the skills' load reads the built-in skill's file");
   assert.equal(h.updatesOf(sessionId, "available_commands_update").length, 0,
     "no slash command list before the skills are loaded (it would lack them)");
   // A prompt cancelled while it waits for the skills ends at once, without a model call.
@@ -103,8 +115,8 @@ scenario("session/new does not wait for the skills: a slow SKILL.md holds back o
   await sleep(300);
   assert.equal(fake.requests.length, 0, "the first turn waits for the skills before it calls the model");
 
-  fs.writeSync(writer, "---\nname: openvaala\ndescription: stale copy\n---\n");
-  release();
+  slow.write("---\nname: openvaala\ndescription: stale copy\n---\n");
+  slow.release();
   assert.equal((await turn).stopReason, "end_turn");
   assert.match(JSON.stringify(fake.requests[0].body.messages), /Steps for private-one\./,
     "the slash command sent before the skills were loaded attaches the skill");
@@ -127,37 +139,22 @@ scenario("session/new waits only for the settings: a slow plugin manifest holds 
   // A plugin manifest as a FIFO (a plugin on a slow network file system): reading it blocks the
   // load of the plugins, hooks and MCP servers until this test writes to it.
   const manifest = path.join(home.configDir, "plugins/slow/.openvaala-plugin/plugin.yaml");
-  fs.mkdirSync(path.dirname(manifest), { recursive: true });
-  execFileSync("mkfifo", [manifest]);
-  let writer = null;
-  const release = () => {
-    if (writer === null) return;
-    fs.closeSync(writer);
-    writer = null;
-  };
-  ctx.defer(release);
+  const slow = slowFile(ctx, manifest);
 
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
   const { sessionId } = await withTimeout(h.newSession(ws), 8000, "session/new must not wait for the plugins and hooks to load");
-  await waitUntil(() => {
-    try {
-      writer = fs.openSync(manifest, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-      return true;
-    } catch {
-      return false;
-    }
-  }, { label: "the load reads the plugin's manifest", timeout: 10000 });
+  await slow.reader("the load reads the plugin's manifest");
   const turn = h.prompt(sessionId, "hello");
   await sleep(300);
   assert.equal(fake.requests.length, 0, "the first turn waits for the hooks before it calls the model");
 
-  fs.writeSync(writer, "name: slow\nversion: 1.0.0\n");
+  slow.write("name: slow\nversion: 1.0.0\n");
   // The whole load (with the skills) reads the manifest again, once this read has ended: a
   // regular file by then.
   fs.writeFileSync(`${manifest}.new`, "name: slow\nversion: 1.0.0\n");
   fs.renameSync(`${manifest}.new`, manifest);
-  release();
+  slow.release();
   assert.equal((await withTimeout(turn, 10000, "the turn runs once the load is in")).stopReason, "end_turn");
   assert.match(JSON.stringify(fake.requests[0].body.messages), /The user prefers tabs\./,
     "the turn runs with the hooks the load brought");
