@@ -158,6 +158,11 @@ scenario("session/new replies before a slow required server has started; the fir
   assert.equal(initialized().length, 1, "the server was initialized before the model was called");
   assert.ok(toolNames(fake.requests[0]).includes("mcp__slow__pid"),
     `the first model request offers the required server's tools: ${toolNames(fake.requests[0])}`);
+  // A session opened once the engine is in gets its MCP manager before the answer (a fresh
+  // server's first session/new usually comes before): it too is answered before its server,
+  // another process for another folder, is up.
+  await agent.newSession(ctx.workspace({}));
+  assert.equal(initialized().length, 1, "a later session/new was answered before its own server answered initialize");
   agent.assertSchemaClean();
 }, { timeout: 60000 });
 
