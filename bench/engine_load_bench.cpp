@@ -10,6 +10,9 @@
 //   load   Engine::load: config.yaml, every skill's frontmatter, plugins, MCP files, agents, hooks
 //   view   Engine::session_view: the project's skills, name clashes, AGENTS.md chain, agent filter
 //   both   load + view: what a reload followed by a new session costs
+//   read again   Engine::with_skills_read_again for one edited private SKILL.md (what a running
+//                server does when the file changes), and the view's swap of that skill
+// ENGINE_BENCH_SKILLS=N scales the skill counts (20000: 6,000 private, 4,000 home, 100 a plugin).
 // Reports min / median / p90 in milliseconds.
 #include <unistd.h>
 
@@ -58,11 +61,14 @@ int main(int argc, char** argv) {
   fs::path root = fs::temp_directory_path() / ("ov-engine-bench-" + std::to_string(::getpid()));
   fs::path cfg = root / "config", home = root / "home", proj = root / "work/repo/pkg/app";
   int skills = 0;
-  for (int i = 0; i < 600; ++i, ++skills) {
+  const double scale = std::getenv("ENGINE_BENCH_SKILLS") ? std::atof(std::getenv("ENGINE_BENCH_SKILLS")) / 2000 : 1;
+  const int private_count = static_cast<int>(600 * scale), home_count = static_cast<int>(400 * scale),
+            per_plugin = static_cast<int>(10 * scale);
+  for (int i = 0; i < private_count; ++i, ++skills) {
     std::string n = "private-" + std::to_string(i);
     write(cfg / "skills" / (i % 3 == 0 ? "group-" + std::to_string(i % 10) + "/" + n : n) / "SKILL.md", skill_md(n));
   }
-  for (int i = 0; i < 400; ++i, ++skills) {
+  for (int i = 0; i < home_count; ++i, ++skills) {
     std::string n = "home-" + std::to_string(i);
     write(home / ".agents/skills" / n / "SKILL.md", skill_md(n));
   }
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
               "\nhooks:\n  PostToolUse:\n    - matcher: apply_patch\n      hooks:\n        - type: command\n"
               "          command: echo formatted\nmcp_servers:\n  - id: " + name + "-server\n    type: stdio\n"
               "    command: node\n    args: [\"${OPENVAALA_PLUGIN_ROOT}/server.mjs\"]\n");
-    for (int s = 0; s < 10; ++s, ++skills) {
+    for (int s = 0; s < per_plugin; ++s, ++skills) {
       std::string n = "skill-" + std::to_string(s);
       write(dir / "skills" / n / "SKILL.md", skill_md(n));
     }
@@ -166,6 +172,29 @@ int main(int argc, char** argv) {
     plugins_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
     hooks_ms.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
   }
+  // One private SKILL.md edited, read again on top of the loaded engine; the view swaps it.
+  std::vector<double> again_ms, swap_ms;
+  {
+    runtime::config::Diagnostics d;
+    auto e = Engine::load(o, d);
+    auto view = e->session_view(proj);
+    const fs::path dir = cfg / "skills" / "private-1";
+    for (int i = 0; i < iterations; ++i) {
+      write(dir / "SKILL.md", skill_md("private-1") + std::to_string(i));
+      std::vector<Engine::SkillSwap> swaps;
+      auto t0 = std::chrono::steady_clock::now();
+      auto fresh = e->with_skills_read_again({dir}, swaps, d);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!fresh || !view.swap_skill(swaps.at(0).before, swaps.at(0).after)) {
+        std::fprintf(stderr, "the edit was not read again in place\n");
+        return 1;
+      }
+      auto t2 = std::chrono::steady_clock::now();
+      e = fresh;
+      again_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      swap_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+  }
   std::printf("tree: %d skill files + 20 project skills, 100 plugins, 200 hook files (+100 plugin hook sections), "
               "20+100 MCP servers\n",
               skills);
@@ -174,8 +203,9 @@ int main(int argc, char** argv) {
   std::printf("%-18s %9s %9s %9s   (ms, %d iterations)\n", "case", "min", "median", "p90", iterations);
   for (auto [name, v] : {std::pair{"load", &load_ms}, std::pair{"load w/o skills", &core_ms},
                          std::pair{"view", &view_ms}, std::pair{"both", &both_ms},
-                         std::pair{"  1000 user skills", &skills_ms}, std::pair{"  100 plugins", &plugins_ms},
-                         std::pair{"  300 hooks", &hooks_ms}}) {
+                         std::pair{"  user skills", &skills_ms}, std::pair{"  100 plugins", &plugins_ms},
+                         std::pair{"  300 hooks", &hooks_ms}, std::pair{"read again", &again_ms},
+                         std::pair{"  view swap", &swap_ms}}) {
     auto s = stats(*v);
     std::printf("%-18s %9.2f %9.2f %9.2f\n", name, s.min, s.median, s.p90);
   }

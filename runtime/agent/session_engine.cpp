@@ -5,6 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <chrono>
 #include <utility>
 
 #include "runtime/agent/session_manager.hpp"
@@ -94,6 +95,7 @@ void SessionManager::use_engine(std::shared_ptr<const engine::Engine> engine) {
     refresh_view(*s);
   }
   if (on_reloaded_) on_reloaded_(*engine_);
+  watch_skills();
 }
 
 boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::loaded_engine() {
@@ -179,30 +181,112 @@ boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> ses
 }
 
 void SessionManager::reload_config() {
-  if (reloading_) {  // a reload is running: do one more after it, with the newest files
-    reload_again_ = true;
-    return;
-  }
+  whole_reload_pending_ = true;
+  run_reloads();
+}
+
+void SessionManager::skills_changed(SkillWatcher::Change change) {
+  if (change.whole) return reload_config();
+  changed_skill_dirs_.insert(change.skill_dirs.begin(), change.skill_dirs.end());
+  run_reloads();
+}
+
+void SessionManager::run_reloads() {
+  if (reloading_) return;  // the running loop takes what came in meanwhile, with the newest files
   reloading_ = true;
   boost::asio::co_spawn(
       deps_.executor,
       [this]() -> boost::asio::awaitable<void> {
-        do {
-          reload_again_ = false;
-          auto job = [root = deps_.config_root] { return load_engine_logged(root); };
-          auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
-          if (fresh->failed()) {
-            spdlog::error("the configuration did not load; keeping the previous one");
-            continue;
+        while (whole_reload_pending_ || !changed_skill_dirs_.empty()) {
+          if (!whole_reload_pending_) {
+            std::vector<std::filesystem::path> dirs(changed_skill_dirs_.begin(), changed_skill_dirs_.end());
+            changed_skill_dirs_.clear();
+            if (co_await reload_skills(std::move(dirs))) continue;
           }
-          co_await skills_ready_->wait();
-          spdlog::info("configuration reloaded: {} skills, {} plugins", fresh->user_level_skills().size(),
-                       fresh->plugins().size());
-          use_engine(std::move(fresh));
-        } while (reload_again_);
+          whole_reload_pending_ = false;
+          changed_skill_dirs_.clear();  // the whole load reads them too
+          co_await reload_whole();
+        }
         reloading_ = false;
       },
       boost::asio::detached);
+}
+
+boost::asio::awaitable<void> SessionManager::reload_whole() {
+  auto job = [root = deps_.config_root] { return load_engine_logged(root); };
+  auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (fresh->failed()) {
+    spdlog::error("the configuration did not load; keeping the previous one");
+    co_return;
+  }
+  co_await skills_ready_->wait();
+  spdlog::info("configuration reloaded: {} skills, {} plugins", fresh->user_level_skills().size(), fresh->plugins().size());
+  use_engine(std::move(fresh));
+}
+
+boost::asio::awaitable<bool> SessionManager::reload_skills(std::vector<std::filesystem::path> dirs) {
+  const auto started = std::chrono::steady_clock::now();
+  auto base = engine_;
+  struct Result {
+    std::shared_ptr<const engine::Engine> engine;
+    std::vector<engine::Engine::SkillSwap> swaps;
+  };
+  auto job = [base, dirs] {
+    Result r;
+    engine::Diagnostics diags;
+    r.engine = base->with_skills_read_again(dirs, r.swaps, diags);
+    for (const auto& d : diags) spdlog::warn("config: {}", d.to_string());
+    return r;
+  };
+  auto r = co_await support::run_blocking(*deps_.pool, std::move(job));
+  if (!r.engine) {
+    whole_reload_pending_ = true;
+    co_return false;
+  }
+  if (engine_ != base) {  // another engine came in meanwhile: read the files again on top of it
+    changed_skill_dirs_.insert(dirs.begin(), dirs.end());
+    co_return true;
+  }
+  using std::chrono::steady_clock;
+  auto us = [](steady_clock::duration d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count(); };
+  const auto in_use = use_skills(std::move(r.engine), r.swaps);
+  spdlog::info("skills reloaded: {} SKILL.md file(s) read again in {} µs (the sessions' slash commands sent in {} µs more)",
+               dirs.size(), us(in_use - started), us(steady_clock::now() - in_use));
+  co_return true;
+}
+
+std::chrono::steady_clock::time_point SessionManager::use_skills(std::shared_ptr<const engine::Engine> engine,
+                                                                 const std::vector<engine::Engine::SkillSwap>& swaps) {
+  engine_ = std::move(engine);
+  // Most edits change a skill's text, not what its slash command shows: then no session's list
+  // is built again (20,000 commands: tens of milliseconds).
+  const bool commands_same = std::all_of(swaps.begin(), swaps.end(), [](const engine::Engine::SkillSwap& s) {
+    return s.before && s.after && s.before->name == s.after->name && s.before->description == s.after->description &&
+           s.before->argument_hint == s.after->argument_hint;
+  });
+  std::vector<Session*> to_announce;
+  for (auto& [_, s] : sessions_) {
+    s->engine = engine_;
+    bool swapped = true;
+    for (const auto& swap : swaps) swapped = swapped && s->view.swap_skill(swap.before, swap.after);
+    if (!swapped) rebuild_view(*s);
+    if (!swapped || !commands_same) to_announce.push_back(s.get());
+  }
+  const auto in_use = std::chrono::steady_clock::now();
+  for (Session* s : to_announce) send_commands_if_changed(*s);
+  return in_use;
+}
+
+void SessionManager::watch_skills() {
+  if (!deps_.watch_skill_files || !engine_->skills_loaded()) return;
+  std::vector<const void*> folders;
+  for (const auto& place : engine_->skill_places()) folders.push_back(place.folders.get());
+  if (folders == watched_folders_) return;
+  watched_folders_ = std::move(folders);
+  if (!skill_watcher_)
+    skill_watcher_ = std::make_unique<SkillWatcher>(deps_.executor, *deps_.pool,
+                                                    [this](SkillWatcher::Change c) { skills_changed(std::move(c)); });
+  skill_watcher_->watch(engine_->skill_places());
 }
 
 }  // namespace runtime

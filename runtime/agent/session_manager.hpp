@@ -5,11 +5,13 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/mcp_placement.hpp"
 #include "runtime/agent/session.hpp"
+#include "runtime/agent/skill_watcher.hpp"
 #include "runtime/mcp/mcp_server.hpp"
 #include "runtime/engine/engine.hpp"
 #include "runtime/sessions/session_store.hpp"
@@ -50,6 +53,9 @@ class SessionManager {
     std::filesystem::path config_root;
     std::filesystem::path sessions_dir;
     providers::ModelFactory open_model;  // empty: the real provider client
+    // Skill places are watched once the whole engine is in (SkillWatcher). Off where an
+    // io_context is run until it has no work left (unit tests): a watch is work that never ends.
+    bool watch_skill_files = false;
   };
   explicit SessionManager(Deps deps);
   ~SessionManager();
@@ -62,11 +68,18 @@ class SessionManager {
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
   void reload_config();
+  // The skill places changed on disk (SkillWatcher): SKILL.md files written in place are read
+  // again alone, anything else is a reload_config.
+  void skills_changed(SkillWatcher::Change change);
   // Runs on the executor once the engine is first loaded, and after each reload that took
   // effect, once the open sessions use it.
   void on_reloaded(std::function<void(const engine::Engine&)> f) { on_reloaded_ = std::move(f); }
   // The editor is gone: cancel every turn, stop every MCP server now.
   void shutdown();
+  // Skill files are no longer watched (on the way out: arming at 20,000 folders takes 0.1 s).
+  void stop_watching_skills() {
+    if (skill_watcher_) skill_watcher_->stop();
+  }
   // Cancels every turn and sub-agent, and nothing else: for the way out of the process, where the
   // MCP servers' process groups are signalled together (bridge::process) instead of one by one.
   void cancel_all_turns();
@@ -166,6 +179,18 @@ class SessionManager {
   void rebuild_view(Session& session);  // refresh_view without announcing the commands
   // The open sessions (and the executors) switch to `engine`; their views and commands follow.
   void use_engine(std::shared_ptr<const engine::Engine> engine);
+  // The same for an engine that differs only by the skills in `swaps`: each view swaps them
+  // (or is built again when a name changed), the settings stay as they are.
+  // Returns when the sessions had it, before their slash commands were sent.
+  std::chrono::steady_clock::time_point use_skills(std::shared_ptr<const engine::Engine> engine,
+                                                   const std::vector<engine::Engine::SkillSwap>& swaps);
+  // Runs the pending reloads one after another (whole ones first; they read every file).
+  void run_reloads();
+  boost::asio::awaitable<void> reload_whole();
+  // False when the skills could not be read again in place (a whole reload is pending then).
+  boost::asio::awaitable<bool> reload_skills(std::vector<std::filesystem::path> dirs);
+  // Watches the skill places of engine_ when they are not the ones watched already.
+  void watch_skills();
   // The startup's last step: the sessions opened with an earlier one take the whole engine.
   void adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole);
   static void restore(Session& s, sessions::LoadedSession& loaded);
@@ -187,7 +212,10 @@ class SessionManager {
   std::unique_ptr<support::OneShotEvent> engine_ready_;    // the second (with the extensions) too
   std::unique_ptr<support::OneShotEvent> skills_ready_;  // the second (the whole engine) too
   bool reloading_ = false;
-  bool reload_again_ = false;
+  bool whole_reload_pending_ = false;
+  std::set<std::filesystem::path> changed_skill_dirs_;  // SKILL.md files to read again
+  std::unique_ptr<SkillWatcher> skill_watcher_;          // made with the whole engine
+  std::vector<const void*> watched_folders_;             // the SkillPlace::folders watched
   std::function<void(const engine::Engine&)> on_reloaded_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;
   // Configured stdio MCP servers, shared by the sessions that would start them identically.

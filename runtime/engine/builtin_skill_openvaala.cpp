@@ -89,7 +89,11 @@ are errors; elsewhere they are skipped (and `config check` reports them).
 In the editor's chat, type `/` to see the skills: `/release-notes rest of the request` attaches the
 skill to the message; plugin skills are `/<plugin>:<skill>`. `/skill:<name>` does the same but is
 refused when this agent cannot use that skill (plain `/<name>` with no such skill is sent as text).
-Skills are found when a session opens or the config reloads.
+Skills are found when a session opens or the config reloads. A running server also watches the
+private skill directory, `~/.agents/skills/` and `~/.claude/skills/`: a `SKILL.md` edited there, a
+skill folder added or removed, even one of those folders made later, changes the slash commands
+of open sessions at once, without `serve reload`. Plugin and project skills change on
+`serve reload` (project skills also with each new session).
 
 ## Project instructions (AGENTS.md)
 

@@ -166,7 +166,13 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
     std::vector<Skill> skills;
     Diagnostics diags;
   };
-  SkillScan priv, builtin, home_agents, home_claude;
+  SkillScan builtin;
+  // The watched places, in the seed's order: private, ~/.agents/skills, ~/.claude/skills.
+  struct PlaceScan {
+    SkillPlace place;
+    Diagnostics diags;
+  };
+  PlaceScan priv, home_agents, home_claude;
   std::vector<McpServerConfig> user_servers;
   Diagnostics mcp_diags, agent_diags, executor_diags;
   std::vector<PluginRead> plugin_reads(plugin_dirs.size());
@@ -175,14 +181,14 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::vector<std::function<void()>> tasks;
   if (options.skills && options.extensions)  // the long ones first (one task per skill folder tree)
     tasks = {
-        [&] { detail::find_skills(private_dir, SkillSource::Private, "", Severity::Error, priv.skills, priv.diags); },
+        [&] { priv.place = detail::scan_skill_place(private_dir, SkillSource::Private, Severity::Error, priv.diags); },
         [&] {
-          detail::find_skills(options.home / ".agents" / "skills", SkillSource::HomeAgents, "", Severity::Warning,
-                              home_agents.skills, home_agents.diags);
+          home_agents.place = detail::scan_skill_place(options.home / ".agents" / "skills", SkillSource::HomeAgents,
+                                                       Severity::Warning, home_agents.diags);
         },
         [&] {
-          detail::find_skills(options.home / ".claude" / "skills", SkillSource::HomeClaude, "", Severity::Warning,
-                              home_claude.skills, home_claude.diags);
+          home_claude.place = detail::scan_skill_place(options.home / ".claude" / "skills", SkillSource::HomeClaude,
+                                                       Severity::Warning, home_claude.diags);
         },
         [&] {
           if (!options.builtin_skills_dir.empty())
@@ -287,8 +293,11 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
 
   // ~/.agents/skills and ~/.claude/skills: malformed ones are skipped.
   // Places 3-7 in order: private, built-in, plugins, ~/.agents/skills, ~/.claude/skills.
-  for (auto* part : {&priv.skills, &builtin.skills, &plugin_skills, &home_agents.skills, &home_claude.skills})
-    for (auto& sk : *part) e->user_skills_.push_back(std::make_shared<const Skill>(std::move(sk)));
+  for (auto* part : {&builtin.skills, &plugin_skills})
+    for (auto& sk : *part) e->fixed_skills_.push_back(std::make_shared<const Skill>(std::move(sk)));
+  if (options.skills && options.extensions)
+    for (auto* scan : {&priv, &home_agents, &home_claude}) e->skill_places_.push_back(std::move(scan->place));
+  e->compose_user_skills();
   diags.insert(diags.begin(), builtin.diags.begin(), builtin.diags.end());
   diags.insert(diags.begin(), priv.diags.begin(), priv.diags.end());
   diags.insert(diags.end(), home_agents.diags.begin(), home_agents.diags.end());

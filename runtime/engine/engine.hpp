@@ -78,6 +78,27 @@ struct Skill {
 // session's view (a view per session, rebuilt on every reload, would otherwise copy them all).
 using SkillPtr = std::shared_ptr<const Skill>;
 
+// The folders a place's skill search entered, in its order (a folder holding SKILL.md ends the
+// search below it): what a running server watches for changes (runtime/agent/skill_watcher).
+struct SkillFolder {
+  fs::path dir;
+  bool holds_skill_file = false;  // a SKILL.md is there (loaded or skipped); else searched for skills
+  // What the search saw, so that a watch added after it can tell what changed in between: the
+  // SKILL.md's modification time (ns), or how many folders were searched below this one.
+  std::int64_t skill_file_mtime_ns = 0;
+  std::size_t subfolders = 0;
+};
+
+// A place whose skills a running server re-reads when their files change: skills.directory,
+// ~/.agents/skills, ~/.claude/skills. `folders` is shared by an engine and the copies made when a
+// SKILL.md changes (Engine::with_skills_read_again): the folders are the same, only skills differ.
+struct SkillPlace {
+  SkillSource source = SkillSource::Private;
+  fs::path root;
+  std::shared_ptr<const std::vector<SkillFolder>> folders;
+  std::vector<SkillPtr> skills;  // one per folder: null where none loaded (not a skill, or skipped)
+};
+
 constexpr std::uintmax_t kMaxSkillFileBytes = 1024 * 1024;  // larger SKILL.md files are not read
 
 // ---------------------------------------------------------------------------------------------
@@ -204,6 +225,10 @@ struct SessionView {
   Diagnostics diagnostics;                   // project-level skill problems (skipped skills)
 
   const Skill* find_skill(std::string_view name) const;
+  // Puts `after` where `before` is (a SKILL.md read again), when both have the same name: which
+  // skills the view has, shadows or leaves out depends only on names. False (nothing changed) when
+  // the names differ: build the view again.
+  bool swap_skill(const SkillPtr& before, const SkillPtr& after);
   // The slash commands the editor offers: one per skill.
   std::vector<AvailableCommand> available_commands() const;
   std::string skills_prompt() const;        // name, description and path of each skill
@@ -268,6 +293,20 @@ class Engine {
   // Skills from places 3-7 (private, built-in, plugins, ~/.agents, ~/.claude), in that order,
   // every one found (name clashes are resolved in session_view).
   const std::vector<SkillPtr>& user_level_skills() const { return user_skills_; }
+  // The watched places (skills.directory, ~/.agents/skills, ~/.claude/skills); empty without skills.
+  const std::vector<SkillPlace>& skill_places() const { return skill_places_; }
+  // A skill replaced when its SKILL.md was read again; null `after`: it no longer loads, null
+  // `before`: it did not load until now.
+  struct SkillSwap {
+    SkillPtr before, after;
+  };
+  // This engine with the SKILL.md files in `dirs` (folders of its skill places) read again, the
+  // rest shared: what a changed SKILL.md costs instead of a whole load (milliseconds, not a
+  // second, at 20,000 skills). Null when the change is not one in place (a folder it did not
+  // search or that held no SKILL.md, a SKILL.md gone): then the whole load is needed. The files'
+  // problems are appended to `diags` (and replace theirs in diagnostics()).
+  std::shared_ptr<const Engine> with_skills_read_again(const std::vector<fs::path>& dirs, std::vector<SkillSwap>& swaps,
+                                                       Diagnostics& diags) const;
   // executors/*.yaml that loaded, by id (the built-in local and openvaala are not in it).
   const std::map<std::string, config::ExecutorConfig>& executors() const { return executors_; }
   bool has_executor(std::string_view id) const;
@@ -282,6 +321,10 @@ class Engine {
 
  private:
   Engine() = default;
+  Engine(const Engine&) = default;
+  // user_skills_ from the places and the skills between them (built-in, plugins).
+  void compose_user_skills();
+
   Options options_;
   Diagnostics diags_;
   bool failed_ = false;
@@ -293,6 +336,8 @@ class Engine {
   std::vector<hooks::PluginHookSource> hook_sources_;
   hooks::HookSet hooks_;
   std::vector<SkillPtr> user_skills_;
+  std::vector<SkillPlace> skill_places_;  // private, ~/.agents/skills, ~/.claude/skills
+  std::vector<SkillPtr> fixed_skills_;    // built-in and plugin skills (not watched)
   std::map<std::string, config::ExecutorConfig> executors_;
 };
 

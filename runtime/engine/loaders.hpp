@@ -54,6 +54,13 @@ std::optional<Skill> load_skill(const fs::path& dir, SkillSource source, const s
 // two links to one target) is searched once. Names starting with '.' are not searched.
 void find_skills(const fs::path& root, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
                  std::vector<Skill>& out, Diagnostics& diags);
+// One folder of the search: false when it holds no SKILL.md regular file (search below it);
+// true when it does, with `skill` set unless the file was skipped (then with a diagnostic).
+// `mtime_ns`, when given, gets the SKILL.md's modification time.
+bool read_skill_folder(const fs::path& dir, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
+                       std::optional<Skill>& skill, Diagnostics& diags, std::int64_t* mtime_ns = nullptr);
+// find_skills for a watched place: every folder entered, each with its skill (or null).
+SkillPlace scan_skill_place(const fs::path& root, SkillSource source, Diagnostic::Severity severity, Diagnostics& diags);
 // find_skills over files read elsewhere (an executor): `files` by absolute path, the same rules
 // (the first SKILL.md on a path wins, hidden folders are skipped, sorted order).
 void find_skills_in(const std::map<fs::path, std::string>& files, const fs::path& root, SkillSource source,

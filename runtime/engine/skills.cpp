@@ -258,7 +258,9 @@ struct Walker {
   SkillSource source;
   const std::string& plugin;
   Diagnostic::Severity severity;
-  std::vector<Skill>& out;
+  std::vector<Skill>* out;    // the skills found; or
+  SkillPlace* place;          // every folder entered, with its skill
+  std::vector<SkillFolder>* folders;  // place's, while being filled
   Diagnostics& diags;
   std::set<std::pair<dev_t, ino_t>> visited;
 
@@ -267,17 +269,17 @@ struct Walker {
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (!visited.insert({st.st_dev, st.st_ino}).second) return;  // a loop or a second link
     if (depth > 32) return;
-    fs::path file = dir / "SKILL.md";
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd >= 0) {
-      struct stat sk{};
-      if (::fstat(fd, &sk) == 0 && S_ISREG(sk.st_mode)) {
-        if (auto text = read_skill_fd(fd, sk, file, severity, diags))
-          if (auto s = skill_from_text(dir, file, *text, source, plugin, severity, diags)) out.push_back(std::move(*s));
-        return;
-      }
-      ::close(fd);
+    std::optional<Skill> skill;
+    std::int64_t mtime_ns = 0;
+    const bool holds_skill_file = read_skill_folder(dir, source, plugin, severity, skill, diags, &mtime_ns);
+    const std::size_t at = folders ? folders->size() : 0;
+    if (place) {
+      folders->push_back({dir, holds_skill_file, mtime_ns, 0});
+      place->skills.push_back(skill ? std::make_shared<const Skill>(std::move(*skill)) : nullptr);
+    } else if (skill) {
+      out->push_back(std::move(*skill));
     }
+    if (holds_skill_file) return;
     std::error_code ec;
     std::vector<fs::path> children;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -287,16 +289,46 @@ struct Walker {
       if (it->is_directory(ec2)) children.push_back(it->path());
     }
     std::sort(children.begin(), children.end());
+    if (folders) (*folders)[at].subfolders = children.size();
     for (const auto& c : children) walk(c, depth + 1);
   }
 };
 
 }  // namespace
 
+bool read_skill_folder(const fs::path& dir, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
+                       std::optional<Skill>& skill, Diagnostics& diags, std::int64_t* mtime_ns) {
+  fs::path file = dir / "SKILL.md";
+  // O_NONBLOCK: a FIFO named SKILL.md must not hang the load (it is not a regular file: skipped).
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
+  if (mtime_ns) *mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (auto text = read_skill_fd(fd, st, file, severity, diags))
+    skill = skill_from_text(dir, file, *text, source, plugin, severity, diags);
+  return true;
+}
+
 void find_skills(const fs::path& root, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
                  std::vector<Skill>& out, Diagnostics& diags) {
-  Walker w{source, plugin, severity, out, diags, {}};
+  Walker w{source, plugin, severity, &out, nullptr, nullptr, diags, {}};
   w.walk(root, 0);
+}
+
+SkillPlace scan_skill_place(const fs::path& root, SkillSource source, Diagnostic::Severity severity, Diagnostics& diags) {
+  SkillPlace place;
+  place.source = source;
+  place.root = root;
+  auto folders = std::make_shared<std::vector<SkillFolder>>();
+  const std::string no_plugin;
+  Walker w{source, no_plugin, severity, nullptr, &place, folders.get(), diags, {}};
+  w.walk(root, 0);
+  place.folders = std::move(folders);
+  return place;
 }
 
 }  // namespace runtime::engine::detail

@@ -148,10 +148,12 @@ void expect_one_of(const std::vector<std::string>& values, const std::string& va
 
 }  // namespace
 
-AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model)
+AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model,
+                   bool watch_skill_files)
     : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
       sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
-                                     config::config_root(), config::data_dir() / "sessions", std::move(open_model)}),
+                                     config::config_root(), config::data_dir() / "sessions", std::move(open_model),
+                                     watch_skill_files}),
       task_(sessions_),
       models_(conn.executor()) {
   models_.on_change([this] {

@@ -20,13 +20,17 @@ namespace runtime::server {
 class AcpAgent {
  public:
   // `open_model` replaces the provider client (the fuzzer's scripted model); empty in the server.
-  AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model = {});
+  // `watch_skill_files`: skills follow their files (SessionManager::Deps); the fuzzer's agent
+  // does not watch (file events are not its input, and it runs until idle).
+  AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model = {},
+           bool watch_skill_files = true);
   ~AcpAgent();
 
   // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
   void reload_config() { sessions_.reload_config(); }
   // The client is gone: cancel every turn, stop every MCP server and the model lists' retries.
   void shutdown() {
+    sessions_.stop_watching_skills();
     sessions_.shutdown();
     sessions_.close_executors();
     models_.stop();
@@ -36,6 +40,7 @@ class AcpAgent {
   // which signals every group at once (closing, signalling and polling 100 servers one by one
   // here woke each of them on the way out and cost ~0.3 s with 100 stubborn servers).
   void prepare_exit() {
+    sessions_.stop_watching_skills();
     sessions_.cancel_all_turns();
     sessions_.close_executors();
   }

@@ -303,7 +303,8 @@ class Run {
   Run()
       : conn_(ioc_.get_executor(), editor_),
         agent_(std::make_unique<runtime::server::AcpAgent>(
-            conn_, pool_, [this](ResolvedModel m) { return std::make_unique<ScriptedModel>(std::move(m), script_); })),
+            conn_, pool_, [this](ResolvedModel m) { return std::make_unique<ScriptedModel>(std::move(m), script_); },
+            /*watch_skill_files=*/false)),
         reader_(sink_, 1 << 20) {
     sink_.conn = &conn_;
   }

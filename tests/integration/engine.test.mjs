@@ -83,9 +83,10 @@ scenario("skills from all seven places are slash commands; a reload adds one; /n
   assert.equal(last.content, "/not-a-skill hello");
 
   // A new skill plus SIGHUP: the session gets it without restarting.
-  skill(path.join(home.configDir, "skills/added-later"), "added-later", "Added after start");
+  // In a plugin: plugins are not watched (skill-watch.test.mjs), so only the signal brings it in.
+  skill(path.join(plugin, "skills/added-later"), "added-later", "Added after start");
   process.kill(h.child.pid, "SIGHUP");
-  await waitUntil(() => commandsOf(h, sessionId).includes("added-later"), { label: "reload adds /added-later", timeout: 5000 });
+  await waitUntil(() => commandsOf(h, sessionId).includes("review:added-later"), { label: "reload adds /review:added-later", timeout: 5000 });
   h.assertSchemaClean();
 });
 
