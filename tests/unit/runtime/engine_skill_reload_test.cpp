@@ -121,8 +121,13 @@ TEST(EngineSkillReload, ASkillThatStopsLoadingGoesWithItsProblemAndComesBackInIt
 TEST(EngineSkillReload, ChangesThatMoveTheSearchNeedAWholeLoad) {
   Fixture f;
   auto e = f.load();
-  // A folder searched for skills, not one holding SKILL.md: a SKILL.md there hides the ones below.
+  // A folder searched for skills, not one holding SKILL.md: a SKILL.md written there hides the
+  // skills below it, which only a whole load drops.
   EXPECT_FALSE(f.read_again(*e, {"config/skills/group"}));
+  f.t.skill("config/skills/group", "group", "now a skill itself");
+  EXPECT_FALSE(f.read_again(*e, {"config/skills/group"}))
+      << "a SKILL.md new in a searched folder must not be read in place: beta and gamma below it go";
+  fs::remove(f.t.p("config/skills/group/SKILL.md"));
   // A folder the search never entered.
   EXPECT_FALSE(f.read_again(*e, {"config/skills/new-one"}));
   EXPECT_FALSE(f.read_again(*e, {"config/plugins/pl/skills/plugged"})) << "plugins are not watched places";
