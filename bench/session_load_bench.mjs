@@ -13,6 +13,10 @@
 //   node bench/session_load_bench.mjs [--messages 20000] [--runs 5] [--bin LABEL=PATH ...]
 //       binaries run in turn (A B A B …); medians (min–max). Default binary: $OPENVAALA_BIN or
 //       build/openvaala.
+//   node bench/session_load_bench.mjs --floor [--messages N] [--runs N] [--bin ...]
+//       also runs, in turn with the binaries, the floor: a stand-in agent that answers initialize
+//       and session/load with the very bytes the first binary sent (recorded once), from a file,
+//       with no parsing and no encoding: what the pipe and this client cost alone.
 //   node bench/session_load_bench.mjs --check [--messages N] --bin A=PATH --bin B=PATH
 //       loads the session once with each binary and compares every replayed notification, byte
 //       for byte (exit 1 on a difference).
@@ -154,7 +158,8 @@ function vmHWM(pid) {
 }
 
 // keep: every replayed session/update line is kept (for --check); otherwise they are only counted.
-async function once(bin, home, { keep = false, caps = {} } = {}) {
+// record: every line the agent wrote is kept, raw (for the floor).
+async function once(bin, home, { keep = false, caps = {}, record = null } = {}) {
   const child = spawn(bin, ["acp"], { cwd: home.ws, env: agentEnv(home.env), stdio: ["pipe", "pipe", "ignore"] });
   const exited = new Promise((r) => child.once("exit", r));
   let pending = null; // { id, resolve, t }
@@ -163,6 +168,7 @@ async function once(bin, home, { keep = false, caps = {} } = {}) {
   const kept = [];
   let partial = [];
   const onLine = (buf) => {
+    if (record) record.push(Buffer.from(buf));
     if (buf.length >= UPDATE_PREFIX.length && buf.compare(UPDATE_PREFIX, 0, UPDATE_PREFIX.length, 0, UPDATE_PREFIX.length) === 0) {
       updates++;
       if (keep) kept.push(buf.toString("utf8"));
@@ -212,6 +218,24 @@ async function once(bin, home, { keep = false, caps = {} } = {}) {
   child.stdin.end();
   await exited;
   return { loadMs, peakMiB, rssBeforeMiB, cpu, outMiB, updates: replayed, kept: kept.slice(0, replayed) };
+}
+
+// The floor: records what `bin` writes for initialize and for the load, and returns a stand-in
+// agent (a shell script) that writes those bytes back, read from files, at the same requests.
+async function makeFloor(bin, home) {
+  const lines = [];
+  await once(bin, home, { record: lines });
+  const isAnswer = (buf, id) => { try { return JSON.parse(buf.toString("utf8")).id === id; } catch { return false; } };
+  const init = lines.findIndex((l) => isAnswer(l, 1));
+  const load = lines.findIndex((l) => isAnswer(l, 2));
+  if (init < 0 || load < init) throw new Error("floor: the recorded run has no initialize or load answer");
+  const dir = fs.mkdtempSync(path.join(home.ws, ".floor-"));
+  const join = (ls) => Buffer.concat(ls.flatMap((l) => [l, Buffer.from("\n")]));
+  fs.writeFileSync(path.join(dir, "init.jsonl"), join(lines.slice(0, init + 1)));
+  fs.writeFileSync(path.join(dir, "load.jsonl"), join(lines.slice(init + 1, load + 1)));
+  const script = path.join(dir, "floor.sh");
+  fs.writeFileSync(script, `#!/bin/sh\nread -r l; cat '${dir}/init.jsonl'\nread -r l; cat '${dir}/load.jsonl'\nread -r l\n`, { mode: 0o755 });
+  return script;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -264,6 +288,7 @@ if (argv.includes("--prepare")) {
 } else {
   const home = prepare();
   console.log(`${MESSAGES} messages (${Math.ceil(MESSAGES / 4)} turns), log ${(home.logBytes / 1048576).toFixed(1)} MiB; ${RUNS} runs each, binaries in turn; medians (min–max)`);
+  if (argv.includes("--floor")) bins.push({ label: "floor (the recorded bytes, from a file)", bin: await makeFloor(bins[0].bin, home) });
   const results = new Map(bins.map((b) => [b.label, []]));
   for (let r = 0; r < RUNS; r++) for (const b of bins) results.get(b.label).push(await once(b.bin, home));
   removeTempDirs();
