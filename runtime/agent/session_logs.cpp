@@ -1,5 +1,7 @@
 // SessionManager's side of the session logs: loading one, creating or opening its writer, and
 // replaying it to the editor. All their file work runs on the logs' own thread (journal_pool).
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -69,26 +71,45 @@ std::shared_ptr<ReplayBatch> read_batch(boost::asio::thread_pool& pool, boost::a
 }
 }  // namespace
 
-boost::asio::awaitable<void> SessionManager::replay(const Session& s, const sessions::LoadedSession& loaded) {
-  const bool subagents = deps_.host->shows_subagents();
-  if (auto source = loaded.replay) {
+std::shared_ptr<SessionManager::ReplayRun> SessionManager::start_replay(const std::string& id) {
+  if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
+  auto source = store_.open_replay(id);
+  if (!source) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
+  auto run = std::make_shared<ReplayRun>(deps_.executor);
+  boost::asio::co_spawn(deps_.executor, stream_replay(id, std::move(source), run), boost::asio::detached);
+  return run;
+}
+
+boost::asio::awaitable<void> SessionManager::stream_replay(std::string id, std::shared_ptr<sessions::Replay> source,
+                                                           std::shared_ptr<ReplayRun> run) {
+  try {
+    const bool subagents = deps_.host->shows_subagents();
     // One read at a time (Replay is not thread-safe): the next starts once this one is done.
-    auto reading = read_batch(journal_pool(), deps_.executor, source);
+    auto reading = read_batch(pool(), deps_.executor, source);
     for (;;) {
       co_await reading->done.wait();
       if (reading->error) std::rethrow_exception(reading->error);
       auto batch = std::move(reading->events);
-      if (batch.empty()) break;
-      reading = read_batch(journal_pool(), deps_.executor, source);
+      if (batch.empty() || run->stop) break;
+      reading = read_batch(pool(), deps_.executor, source);
       for (auto& event : batch) {
         // An editor that does not show sub-agent sessions must not be told about them.
         if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
-        deps_.host->emit(s.id, std::move(event));
+        deps_.host->emit(id, std::move(event));
       }
       // Once the editor has read most of what is queued (the transport's bound), the next batch.
       co_await deps_.host->wait_for_editor(nullptr);
     }
+  } catch (...) {
+    run->error = std::current_exception();
   }
+  run->done.set();
+}
+
+boost::asio::awaitable<void> SessionManager::finish_replay(const Session& s, ReplayRun& run,
+                                                           const sessions::LoadedSession& loaded) {
+  co_await run.done.wait();
+  if (run.error) std::rethrow_exception(run.error);
   if (!loaded.title.empty()) deps_.host->emit(s.id, TitleChanged{loaded.title, {}});
 }
 

@@ -80,6 +80,15 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
 }
 
 boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenRequest request) {
+  // session/load: the history streams to the editor from now on, beside the load.
+  auto replaying = request.kind == OpenRequest::Kind::Load ? start_replay(request.session_id) : nullptr;
+  // A session/load that fails stops sending the history at its next batch.
+  struct StopReplay {
+    std::shared_ptr<ReplayRun> run;
+    ~StopReplay() {
+      if (run) run->stop = true;
+    }
+  } stop_replay{replaying};
   auto loaded = co_await load_saved(request);
   auto engine = co_await engine_for_session();
   auto session = std::make_shared<Session>();
@@ -109,7 +118,7 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   else
     s.editor_servers = std::move(request.editor_servers);
   s.started = std::make_shared<support::OneShotEvent>(deps_.executor);
-  if (request.kind == OpenRequest::Kind::Load) co_await replay(s, *loaded);
+  if (replaying) co_await finish_replay(s, *replaying, *loaded);
   static constexpr const char* kHow[] = {"new", "loaded", "resumed", "forked"};
   spdlog::info("session {} in {} ({})", s.id, s.cwd.string(), kHow[static_cast<int>(request.kind)]);
   // Opened with an earlier step of the startup's load while a later one came in: take it now.

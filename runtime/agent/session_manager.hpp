@@ -194,10 +194,21 @@ class SessionManager {
   // The startup's last step: the sessions opened with an earlier one take the whole engine.
   void adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole);
   static void restore(Session& s, sessions::LoadedSession& loaded);
-  // Sends the saved session's history, read back from its log a batch at a time (on the pool),
-  // each batch once the editor has read most of the previous one: memory stays bounded however
-  // long the session.
-  boost::asio::awaitable<void> replay(const Session& s, const sessions::LoadedSession& loaded);
+  // session/load's history, sent while the session loads: read from its log a batch at a time on
+  // the pool (the load runs on the logs' thread beside it), each batch once the editor has read
+  // most of the previous one, so memory stays bounded however long the session. A run that is
+  // dropped before it ends (the load failed) stops at its next batch.
+  struct ReplayRun {
+    explicit ReplayRun(boost::asio::any_io_executor ex) : done(std::move(ex)) {}
+    support::OneShotEvent done;
+    std::exception_ptr error;
+    bool stop = false;  // set when the session/load it belongs to ends (failed, or answered)
+  };
+  std::shared_ptr<ReplayRun> start_replay(const std::string& id);
+  boost::asio::awaitable<void> stream_replay(std::string id, std::shared_ptr<sessions::Replay> source,
+                                             std::shared_ptr<ReplayRun> run);
+  // Waits for the history to be sent, then sends the title: what session/load sends before its answer.
+  boost::asio::awaitable<void> finish_replay(const Session& s, ReplayRun& run, const sessions::LoadedSession& loaded);
   // The session's log, created (new) or opened for appending (load, resume, fork), on the pool:
   // creating fsyncs the log, its sidecar and the folder, which must not stall the io thread that
   // serves every session. Null (logged) when it cannot be written.

@@ -33,39 +33,20 @@ class LineParser {
   std::vector<unsigned char> buffer_;
 };
 
-// Where a record's line is in the log: its byte range and its line number (1-based, counting
-// blank and skipped lines: a journal from before message ids names its messages by line).
-struct LineRef {
-  std::uint64_t offset = 0;
-  std::uint32_t length = 0;
-  std::uint32_t line_no = 0;
-};
-
-// One record of what session/load shows, kept as where its line is, not as its content: the
-// replay reads it back from the log when it is sent (Replay::next).
-struct ReplayStep {
-  enum class Kind : std::uint8_t { User, Assistant, ToolCall, Compaction, Plan, Subagent };
-  Kind kind = Kind::User;
-  std::uint32_t ordinal = 0;  // Compaction: its number among the log's compaction records (1-based)
-  LineRef line;               // the record (ToolCall: its first state)
-  std::vector<LineRef> later;  // ToolCall: its later states, merged into the first in order
-};
-
 struct LoadOptions {
-  bool conversation = true;  // build the conversation and the replay (false: only the summary)
+  bool conversation = true;  // build the conversation (false: only the summary)
 };
 
-// Reads a log line by line, each record replayed into the summary, the conversation and the
-// replay plan. A corrupt or half-written line is skipped with a warning, tool calls left without
+// Reads a log line by line, each record replayed into the summary and the conversation (what the
+// editor is shown is Replay's own pass). A corrupt or half-written line is skipped with a warning, tool calls left without
 // a result are marked interrupted.
 class Loader {
  public:
   Loader(std::string_view id, LoadOptions opt);
   ~Loader();
-  // One line (without its '\n'), starting at `offset` in the log; `complete`: a '\n' ended it.
-  void line(std::string_view text, std::uint64_t offset, bool complete);
-  // The session read; `replay` (when building the conversation): the steps, for Replay.
-  LoadedSession finish(std::vector<ReplayStep>* replay = nullptr, std::vector<std::string>* unknown_children = nullptr);
+  // One line (without its '\n'); `complete`: a '\n' ended it.
+  void line(std::string_view text, bool complete);
+  LoadedSession finish();
 
  private:
   struct State;
@@ -82,9 +63,5 @@ bool each_line_of_fd(int fd, const std::function<void(std::string_view, std::uin
 
 // A session's log text read back: its summary only (no conversation, no replay).
 LoadedSession load_text(std::string_view id, std::string_view text);
-
-// A replay over the steps of `fd`'s log (Replay takes the descriptor).
-std::shared_ptr<Replay> make_replay(std::string id, int fd, std::uint64_t size, std::vector<ReplayStep> steps,
-                                    std::vector<std::string> unknown_children);
 
 }  // namespace runtime::sessions::detail

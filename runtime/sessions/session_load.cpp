@@ -1,6 +1,6 @@
-// Reading a session's log back: each record replayed into the summary, the conversation (with
-// compactions) and the plan of the editor's replay (session_replay.cpp), and the repairs a
-// cut-short log needs.
+// Reading a session's log back: each record replayed into the summary and the conversation (with
+// compactions), and the repairs a cut-short log needs. What the editor is shown is read by a pass
+// of its own (session_replay.cpp).
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -117,16 +117,10 @@ struct Loader::State {
   LoadOptions opt;
   bool have_header = false;
   bool title_explicit = false;
-  std::map<std::string, std::size_t> tool_index;  // toolCallId -> index in steps
-  std::set<std::string> running_children;        // sub-agent sessions announced and not ended
   std::uint32_t line_no = 0;
-  std::vector<ReplayStep> steps;
   LineParser parser;
 
   void note(std::string msg) { warn(s, std::move(msg), opt.conversation); }
-  void step(ReplayStep::Kind kind, const LineRef& ref, std::uint32_t ordinal = 0) {
-    steps.push_back(ReplayStep{kind, ordinal, ref, {}});
-  }
 };
 
 Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<State>()) {
@@ -136,13 +130,12 @@ Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<Stat
 
 Loader::~Loader() = default;
 
-void Loader::line(std::string_view line, std::uint64_t offset, bool complete) {
+void Loader::line(std::string_view line, bool complete) {
   State& st = *st_;
   LoadedSession& s = st.s;
   const LoadOptions opt = st.opt;
   const std::uint32_t line_no = ++st.line_no;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  const LineRef ref{offset, static_cast<std::uint32_t>(line.size()), line_no};
 
   Record rec;
   try {
@@ -173,22 +166,9 @@ void Loader::line(std::string_view line, std::uint64_t offset, bool complete) {
         } else if constexpr (std::is_same_v<T, UserMessage>) {
           s.interrupted = true;
           if (!st.title_explicit && s.title.empty()) s.title = user_title(r);
-          if (!opt.conversation) return;
-          st.step(ReplayStep::Kind::User, ref);
-          s.conversation.push_back(std::move(r.message));
+          if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, AssistantMessage>) {
-          if (!opt.conversation) return;
-          st.step(ReplayStep::Kind::Assistant, ref);
-          s.conversation.push_back(std::move(r.message));
-        } else if constexpr (std::is_same_v<T, ToolCallState>) {
-          if (!opt.conversation) return;
-          auto it = st.tool_index.find(r.tool_call_id);
-          if (it != st.tool_index.end()) {
-            st.steps[it->second].later.push_back(ref);
-          } else {
-            st.tool_index.emplace(std::move(r.tool_call_id), st.steps.size());
-            st.step(ReplayStep::Kind::ToolCall, ref);
-          }
+          if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, ToolResult>) {
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, ModeChange>) {
@@ -224,33 +204,19 @@ void Loader::line(std::string_view line, std::uint64_t offset, bool complete) {
           for (std::size_t i = s.conversation.size() - kept; i < s.conversation.size(); ++i)
             next.push_back(std::move(s.conversation[i]));
           s.conversation = std::move(next);
-          st.step(ReplayStep::Kind::Compaction, ref, static_cast<std::uint32_t>(s.compactions));
         } else if constexpr (std::is_same_v<T, TurnEnd>) {
           ++s.turns;
           s.last_stop_reason = std::move(r.stop_reason);
           s.interrupted = false;
-        } else if constexpr (std::is_same_v<T, PlanUpdate>) {
-          if (!opt.conversation) return;
-          st.step(ReplayStep::Kind::Plan, ref);
-        } else if constexpr (std::is_same_v<T, SubagentRecord>) {
-          if (!opt.conversation) return;
-          if (r.change.state == SubagentChanged::State::Running) st.running_children.insert(r.change.session_id);
-          else if (r.change.state != SubagentChanged::State::Unchanged) st.running_children.erase(r.change.session_id);
-          st.step(ReplayStep::Kind::Subagent, ref);
         }
       },
       rec.body);
 }
 
-LoadedSession Loader::finish(std::vector<ReplayStep>* replay, std::vector<std::string>* unknown_children) {
+LoadedSession Loader::finish() {
   State& st = *st_;
   if (!st.have_header) st.note("no header record: cwd, agent and mode are unknown");
-  if (st.opt.conversation) {
-    repair_tool_results(st.s);
-    // A sub-agent still running when the log ends stopped with the server: its outcome is unknown.
-    if (unknown_children) unknown_children->assign(st.running_children.begin(), st.running_children.end());
-    if (replay) *replay = std::move(st.steps);
-  }
+  if (st.opt.conversation) repair_tool_results(st.s);
   return std::move(st.s);
 }
 
@@ -293,7 +259,7 @@ bool each_line_of_fd(int fd, const std::function<void(std::string_view, std::uin
 
 LoadedSession load_text(std::string_view id, std::string_view text) {
   Loader loader(id, {.conversation = false});
-  each_line(text, [&](std::string_view line, std::uint64_t offset, bool complete) { loader.line(line, offset, complete); });
+  each_line(text, [&](std::string_view line, std::uint64_t, bool complete) { loader.line(line, complete); });
   return loader.finish();
 }
 

@@ -1,23 +1,32 @@
-// The editor's replay of a loaded session, read back from the log a batch at a time: `load`
-// (session_load.cpp) kept where each shown record's line is; here those lines are read again in
-// order, parsed and turned into the events session/load sends.
+// The editor's replay of a saved session, streamed from its log: a pass of its own over the file,
+// a window at a time, independent of `load` (session_load.cpp), so the two can run side by side.
+// Each shown record becomes the events session/load sends; a tool call is shown once, in its
+// final state, where it began: the events after it wait until it finishes (a few lines later in a
+// log a turn wrote), within a bound.
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <deque>
+#include <map>
+#include <set>
 
 #include "runtime/sessions/detail.hpp"
 
 namespace runtime::sessions {
 
 namespace json = boost::json;
-using detail::LineRef;
-using detail::ReplayStep;
 
 namespace {
 
 constexpr std::size_t kWindowBytes = 256 * 1024;
+// How much of the log may wait behind a tool call that has not finished: past it the call is
+// shown as it stands and its later states follow as updates (a log where a call never ends
+// would otherwise hold the rest of the session in memory).
+constexpr std::size_t kHeldBytes = 1024 * 1024;
 
 // The messageId the editor saw live; a journal from before message ids gets one from its line,
 // the same on every load.
@@ -25,19 +34,25 @@ std::string message_id(const Message& m, std::uint32_t line_no) {
   return m.id.empty() ? "msg_line" + std::to_string(line_no) : m.id;
 }
 
-// Reads [offset, offset + length) of `fd` into `out`; false when the file is shorter now or
-// cannot be read.
-bool read_at(int fd, std::uint64_t offset, std::size_t length, std::string& out) {
-  out.resize(length);
-  std::size_t got = 0;
-  while (got < length) {
-    const ssize_t n = ::pread(fd, out.data() + got, length - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  out.resize(got);
-  return got == length;
+bool is_final(const ToolCallFields& f) {
+  return f.status && (*f.status == ToolStatus::Completed || *f.status == ToolStatus::Failed);
+}
+
+// What a line written by the server shows, from its first bytes (`{"type":"…"`, as to_json writes
+// it): records the editor is not shown are skipped without being parsed. Anything else is parsed.
+enum class Seen { Parse, Skip, TurnEnd };
+Seen seen_from_prefix(std::string_view line) {
+  static constexpr std::string_view kPrefix = R"({"type":")";
+  if (line.substr(0, kPrefix.size()) != kPrefix) return Seen::Parse;
+  const std::string_view rest = line.substr(kPrefix.size());
+  const std::size_t quote = rest.find('"');
+  if (quote == std::string_view::npos) return Seen::Parse;
+  const std::string_view type = rest.substr(0, quote);
+  static constexpr std::array<std::string_view, 10> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
+                                                                 "thought_level", "title", "executor", "archive",
+                                                                 "header"};
+  if (type == "turn_end") return Seen::TurnEnd;
+  return std::find(kNotShown.begin(), kNotShown.end(), type) != kNotShown.end() ? Seen::Skip : Seen::Parse;
 }
 
 }  // namespace
@@ -45,158 +60,226 @@ bool read_at(int fd, std::uint64_t offset, std::size_t length, std::string& out)
 struct Replay::Impl {
   std::string id;
   int fd = -1;
-  std::uint64_t size = 0;  // what load read: the replay never reads past it
-  std::vector<ReplayStep> steps;
-  std::vector<std::string> unknown_children;
-  std::size_t next_step = 0;
-  bool children_sent = false;
-  // A window of the log, read ahead sequentially: the steps' lines come in file order.
+  std::uint64_t size = 0;  // what is replayed: the file's size when the replay was opened
+  // The log read so far: [read_offset - window.size() + window_pos, read_offset) is not yet used.
   std::string window;
-  std::uint64_t window_offset = 0;
-  std::string spare;  // a later tool call state outside the window
+  std::size_t window_pos = 0;
+  std::uint64_t read_offset = 0;
+  bool read_failed = false;
+  std::uint32_t line_no = 0;
+  std::uint32_t compactions = 0;
+  std::set<std::string> running_children;  // sub-agent sessions announced and not ended
   detail::LineParser parser;
 
-  // The step's line, or nullopt (with a warning) when it cannot be read back.
-  std::optional<std::string_view> line(const LineRef& ref, bool sequential) {
-    if (ref.offset >= window_offset && ref.offset + ref.length <= window_offset + window.size())
-      return std::string_view(window).substr(static_cast<std::size_t>(ref.offset - window_offset), ref.length);
-    bool ok = ref.offset + ref.length <= size;
-    if (ok && sequential) {  // the window moves on to this line and what follows it
-      const std::size_t want = static_cast<std::size_t>(
-          std::min<std::uint64_t>(std::max<std::uint64_t>(kWindowBytes, ref.length), size - ref.offset));
-      window_offset = ref.offset;
-      ok = read_at(fd, ref.offset, want, window) || window.size() >= ref.length;
-      if (ok) return std::string_view(window).substr(0, ref.length);
-    } else if (ok) {
-      ok = read_at(fd, ref.offset, ref.length, spare);
-      if (ok) return std::string_view(spare);
+  // Events not yet returned, in order; `open` marks a tool call still waiting for its final
+  // state, which holds back everything behind it.
+  struct Held {
+    SessionEvent event;
+    bool open = false;
+    std::size_t bytes = 0;  // of log
+  };
+  std::deque<Held> held;  // references stay valid as it grows at the back and shrinks at the front
+  std::size_t held_bytes = 0;
+  std::map<std::string, Held*, std::less<>> calls;  // tool calls not yet returned, by id
+  std::set<std::string, std::less<>> shown_open;     // calls returned before they finished
+  bool ended = false;                                 // the whole log was read and everything returned
+
+  // The next line of the log and whether a '\n' ended it; nullopt at the end.
+  std::optional<std::pair<std::string_view, bool>> next_line() {
+    for (;;) {
+      const std::string_view rest = std::string_view(window).substr(window_pos);
+      const std::size_t nl = rest.find('\n');
+      if (nl != std::string_view::npos) {
+        window_pos += nl + 1;
+        return std::pair{rest.substr(0, nl), true};
+      }
+      if (read_offset >= size || read_failed) {
+        if (rest.empty()) return std::nullopt;
+        window_pos = window.size();
+        return std::pair{rest, false};  // a last line without its '\n' (load reads it too)
+      }
+      // Keep the partial line, read what follows it.
+      window.erase(0, window_pos);
+      window_pos = 0;
+      const std::size_t have = window.size();
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, size - read_offset));
+      window.resize(have + want);
+      ssize_t n;
+      do n = ::pread(fd, window.data() + have, want, static_cast<off_t>(read_offset));
+      while (n < 0 && errno == EINTR);
+      if (n <= 0) {
+        spdlog::warn("session {}: the log could not be read past byte {}; the replay stops there", id, read_offset);
+        read_failed = true;
+        n = 0;
+      }
+      window.resize(have + static_cast<std::size_t>(n));
+      read_offset += static_cast<std::uint64_t>(n);
     }
-    spdlog::warn("session {}: line {} of the log can no longer be read; not replayed", id, ref.line_no);
-    return std::nullopt;
   }
 
-  std::optional<Record> record(const LineRef& ref, bool sequential) {
-    auto text = line(ref, sequential);
-    if (!text) return std::nullopt;
+  void push(SessionEvent event, std::size_t bytes, bool open = false) {
+    held.push_back(Held{std::move(event), open, bytes});
+    held_bytes += bytes;
+  }
+
+  // A tool call that will not finish any more is shown as failed: no call runs once loaded.
+  static void fail_unfinished(ToolCallFields& f) {
+    if (!is_final(f)) f.status = ToolStatus::Failed;
+  }
+
+  void close_open_calls() {
+    for (auto& [_, h] : calls)
+      if (h->open) {
+        fail_unfinished(std::get<ToolCallBegin>(h->event).fields);
+        h->open = false;
+      }
+  }
+
+  void tool_call_state(ToolCallState&& state, std::size_t bytes) {
+    if (auto it = calls.find(state.tool_call_id); it != calls.end()) {
+      auto& fields = std::get<ToolCallBegin>(it->second->event).fields;
+      fields.merge(state.fields);
+      if (is_final(fields)) it->second->open = false;
+      return;
+    }
+    if (auto it = shown_open.find(state.tool_call_id); it != shown_open.end()) {
+      // Shown before it finished (the bound): the rest of it follows as an update.
+      if (is_final(state.fields)) shown_open.erase(it);
+      push(ToolCallUpdate{state.tool_call_id, std::move(state.fields)}, bytes);
+      return;
+    }
+    const bool open = !is_final(state.fields);
+    std::string id = state.tool_call_id;
+    push(ToolCallBegin{std::move(state.tool_call_id), std::move(state.fields)}, bytes, open);
+    calls.emplace(std::move(id), &held.back());
+  }
+
+  void show(Record&& rec, std::size_t bytes) {
+    std::visit(
+        [&](auto&& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, UserMessage>) {
+            close_open_calls();  // a new prompt: the turn before it ended, or the server died in it
+            const std::string mid = message_id(r.message, line_no);
+            if (!r.prompt.empty()) {
+              for (auto& b : r.prompt)
+                if (b.is_object()) push(UserContent{json::object(std::move(b.get_object()), json::storage_ptr()), mid}, bytes);
+            } else {
+              if (!r.message.text.empty()) push(UserContent{json::object{{"type", "text"}, {"text", r.message.text}}, mid}, bytes);
+              for (const auto& img : r.message.images)
+                push(UserContent{json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}, mid},
+                     bytes);
+            }
+          } else if constexpr (std::is_same_v<T, AssistantMessage>) {
+            const std::string mid = message_id(r.message, line_no);
+            if (!r.message.reasoning.empty()) push(ThoughtDelta{std::move(r.message.reasoning), mid}, bytes);
+            if (!r.message.text.empty()) push(TextDelta{std::move(r.message.text), mid}, bytes);
+          } else if constexpr (std::is_same_v<T, ToolCallState>) {
+            tool_call_state(std::move(r), bytes);
+          } else if constexpr (std::is_same_v<T, Compaction>) {
+            ++compactions;
+            CompactionProgress shown{r.id.empty() ? "compaction-" + std::to_string(compactions) : r.id,
+                                     CompactionStatus::Completed, std::nullopt, {}, 0};
+            if (!r.summary.empty()) shown.summary = std::move(r.summary);
+            push(std::move(shown), bytes);
+          } else if constexpr (std::is_same_v<T, PlanUpdate>) {
+            push(PlanShown{std::move(r.entries)}, bytes);
+          } else if constexpr (std::is_same_v<T, SubagentRecord>) {
+            if (r.change.state == SubagentChanged::State::Running) running_children.insert(r.change.session_id);
+            else if (r.change.state != SubagentChanged::State::Unchanged) running_children.erase(r.change.session_id);
+            push(std::move(r.change), bytes);
+          } else if constexpr (std::is_same_v<T, TurnEnd>) {
+            close_open_calls();  // a turn that ended has no call running
+          }
+        },
+        rec.body);
+  }
+
+  // One line of the log into what it shows (corrupt lines: `load` reports them, here they show nothing).
+  void line(std::string_view text) {
+    ++line_no;
+    const Seen seen = seen_from_prefix(text);
+    if (seen == Seen::Skip) return;
+    if (seen == Seen::TurnEnd) {
+      close_open_calls();
+      return;
+    }
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    Record rec;
     try {
-      return parser.parse(*text);
-    } catch (const std::invalid_argument& e) {
-      spdlog::warn("session {}: line {} of the log changed since it was loaded ({}); not replayed", id, ref.line_no,
-                   e.what());
-      return std::nullopt;
+      rec = parser.parse(text);
+    } catch (const std::invalid_argument&) {
+      return;
+    }
+    show(std::move(rec), text.size() + 1);
+  }
+
+  // Moves what no open tool call holds back into `out`; past the bound, the open call too.
+  void release(std::vector<SessionEvent>& out) {
+    while (!held.empty()) {
+      Held& h = held.front();
+      if (h.open && held_bytes <= kHeldBytes) return;
+      if (auto* call = std::get_if<ToolCallBegin>(&h.event)) {
+        calls.erase(call->id);
+        if (h.open) shown_open.insert(call->id);
+      }
+      held_bytes -= h.bytes;
+      out.push_back(std::move(h.event));
+      held.pop_front();
     }
   }
 
-  void add(const ReplayStep& step, std::vector<SessionEvent>& out) {
-    auto rec = record(step.line, true);
-    switch (step.kind) {
-      case ReplayStep::Kind::User: {
-        auto* u = rec ? std::get_if<UserMessage>(&rec->body) : nullptr;
-        if (!u) return;
-        const std::string mid = message_id(u->message, step.line.line_no);
-        if (!u->prompt.empty()) {
-          for (auto& b : u->prompt)
-            if (b.is_object()) out.push_back(UserContent{json::object(std::move(b.get_object()), json::storage_ptr()), mid});
-        } else {
-          if (!u->message.text.empty())
-            out.push_back(UserContent{json::object{{"type", "text"}, {"text", u->message.text}}, mid});
-          for (const auto& img : u->message.images)
-            out.push_back(UserContent{json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}, mid});
-        }
-        return;
-      }
-      case ReplayStep::Kind::Assistant: {
-        auto* a = rec ? std::get_if<AssistantMessage>(&rec->body) : nullptr;
-        if (!a) return;
-        const std::string mid = message_id(a->message, step.line.line_no);
-        if (!a->message.reasoning.empty()) out.push_back(ThoughtDelta{std::move(a->message.reasoning), mid});
-        if (!a->message.text.empty()) out.push_back(TextDelta{std::move(a->message.text), mid});
-        return;
-      }
-      case ReplayStep::Kind::ToolCall: {
-        // The first state that reads back, merged with the later ones: the call in its final state.
-        std::optional<ToolCallBegin> call;
-        auto merge = [&](std::optional<Record>& r) {
-          auto* state = r ? std::get_if<ToolCallState>(&r->body) : nullptr;
-          if (!state) return;
-          if (call) call->fields.merge(state->fields);
-          else call = ToolCallBegin{std::move(state->tool_call_id), std::move(state->fields)};
-        };
-        merge(rec);
-        for (const auto& later : step.later) {
-          auto r = record(later, false);
-          merge(r);
-        }
-        if (!call) return;
-        // No tool call is running once the session is loaded: one without a final status failed.
-        const auto& st = call->fields.status;
-        if (!st || (*st != ToolStatus::Completed && *st != ToolStatus::Failed)) call->fields.status = ToolStatus::Failed;
-        out.push_back(std::move(*call));
-        return;
-      }
-      case ReplayStep::Kind::Compaction: {
-        auto* c = rec ? std::get_if<Compaction>(&rec->body) : nullptr;
-        if (!c) return;
-        CompactionProgress shown{c->id.empty() ? "compaction-" + std::to_string(step.ordinal) : c->id,
-                                 CompactionStatus::Completed, std::nullopt, {}, 0};
-        if (!c->summary.empty()) shown.summary = std::move(c->summary);
-        out.push_back(std::move(shown));
-        return;
-      }
-      case ReplayStep::Kind::Plan: {
-        auto* p = rec ? std::get_if<PlanUpdate>(&rec->body) : nullptr;
-        if (p) out.push_back(PlanShown{std::move(p->entries)});
-        return;
-      }
-      case ReplayStep::Kind::Subagent: {
-        auto* s = rec ? std::get_if<SubagentRecord>(&rec->body) : nullptr;
-        if (s) out.push_back(std::move(s->change));
-        return;
-      }
+  // At the end of the log: every call still open failed; sub-agents still running stopped with
+  // the server, their outcome unknown.
+  void finish(std::vector<SessionEvent>& out) {
+    close_open_calls();
+    release(out);
+    for (const auto& call : shown_open) {
+      ToolCallFields failed;
+      failed.status = ToolStatus::Failed;
+      out.push_back(ToolCallUpdate{call, std::move(failed)});
     }
+    shown_open.clear();
+    for (const auto& child : running_children) {
+      SubagentChanged ended;
+      ended.session_id = child;
+      ended.state = SubagentChanged::State::Unknown;
+      out.push_back(std::move(ended));
+    }
+    running_children.clear();
+    std::string().swap(window);  // done reading
+    ended = true;
   }
 };
 
-Replay::Replay(std::string id, int fd, std::uint64_t size, std::vector<ReplayStep> steps,
-               std::vector<std::string> unknown_children)
-    : impl_(std::make_unique<Impl>()) {
+Replay::Replay(std::string id, int fd) : impl_(std::make_unique<Impl>()) {
   impl_->id = std::move(id);
   impl_->fd = fd;
-  impl_->size = size;
-  impl_->steps = std::move(steps);
-  impl_->unknown_children = std::move(unknown_children);
+  struct stat st{};
+  impl_->size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
 Replay::~Replay() {
   if (impl_->fd >= 0) ::close(impl_->fd);
 }
 
-bool Replay::done() const { return impl_->next_step == impl_->steps.size() && impl_->children_sent; }
+bool Replay::done() const { return impl_->ended; }
 
 std::vector<SessionEvent> Replay::next(std::size_t max_bytes) {
   Impl& r = *impl_;
   std::vector<SessionEvent> out;
+  if (r.ended) return out;
+  // Go on until something is shown or the log is over, so that an empty batch means the end.
   std::size_t bytes = 0;
-  // A step may show nothing (an assistant message with neither text nor reasoning): go on until
-  // something is shown or the replay is over, so that an empty batch means the end.
-  while (r.next_step < r.steps.size() && (bytes < max_bytes || out.empty())) {
-    const ReplayStep& step = r.steps[r.next_step++];
-    bytes += step.line.length;
-    for (const auto& later : step.later) bytes += later.length;
-    r.add(step, out);
-  }
-  if (r.next_step == r.steps.size()) {
-    if (r.window.capacity()) std::string().swap(r.window);  // done reading
-    if (!r.children_sent) {
-      // A sub-agent still running when the log ends stopped with the server: its outcome is unknown.
-      for (auto& child : r.unknown_children) {
-        SubagentChanged ended;
-        ended.session_id = std::move(child);
-        ended.state = SubagentChanged::State::Unknown;
-        out.push_back(std::move(ended));
-      }
-      r.children_sent = true;
+  while (bytes < max_bytes || out.empty()) {
+    auto line = r.next_line();
+    if (!line) {
+      r.finish(out);
+      break;
     }
+    bytes += line->first.size() + 1;
+    r.line(line->first);
+    r.release(out);
   }
   return out;
 }
@@ -207,14 +290,5 @@ std::vector<SessionEvent> Replay::rest() {
     for (auto& e : batch) all.push_back(std::move(e));
   return all;
 }
-
-namespace detail {
-
-std::shared_ptr<Replay> make_replay(std::string id, int fd, std::uint64_t size, std::vector<ReplayStep> steps,
-                                    std::vector<std::string> unknown_children) {
-  return std::make_shared<Replay>(std::move(id), fd, size, std::move(steps), std::move(unknown_children));
-}
-
-}  // namespace detail
 
 }  // namespace runtime::sessions

@@ -195,19 +195,23 @@ std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
   const fs::path file = file_of(id);
   Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return std::nullopt;
-  // Read in chunks, never the whole log at once: only the conversation and where each shown
-  // record's line is stay in memory; the replay reads those lines again as it sends them.
+  // Read in chunks, never the whole log at once: only the conversation stays in memory; the
+  // replay reads the log again as it sends it.
   detail::Loader loader(id, {.conversation = true});
   std::uint64_t size = 0;
   const bool read = detail::each_line_of_fd(
-      fd.get(), [&](std::string_view line, std::uint64_t offset, bool complete) { loader.line(line, offset, complete); },
-      &size);
+      fd.get(), [&](std::string_view line, std::uint64_t, bool complete) { loader.line(line, complete); }, &size);
   if (!read) return std::nullopt;
-  std::vector<detail::ReplayStep> steps;
-  std::vector<std::string> unknown_children;
-  LoadedSession s = loader.finish(&steps, &unknown_children);
-  s.replay = detail::make_replay(std::string(id), fd.release(), size, std::move(steps), std::move(unknown_children));
+  LoadedSession s = loader.finish();
+  s.replay = std::make_shared<Replay>(std::string(id), fd.release());
   return s;
+}
+
+std::shared_ptr<Replay> SessionStore::open_replay(std::string_view id) const {
+  if (!valid_session_id(id)) return nullptr;
+  const int fd = ::open(file_of(id).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  return std::make_shared<Replay>(std::string(id), fd);
 }
 
 ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::optional<std::string>& cursor,

@@ -164,24 +164,20 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 
 // ---- Loading ----
 
-namespace detail {
-struct ReplayStep;
-}
-
 // What the editor is shown by session/load, in order: the prompts, answers, thoughts, tool
 // calls (each in its final state), plans, compactions and sub-agent sessions (one still
 // running when the log ends gets state Unknown: it stopped with the server).
 //
-// `load` reads the whole log once for the conversation and the summary and keeps only where
-// each shown record's line is; `next` reads those lines again, in order, a batch at a time, so
-// the replay of a session of any length costs about one batch of memory. It reads the file
-// `load` opened (a session deleted or renamed meanwhile still replays), only the part `load`
-// read; a line that no longer parses (the file was rewritten in place) is skipped with a
-// warning. Not thread-safe: one caller at a time (any thread).
+// A pass of its own over the log, a window at a time and independent of `load`, so that both can
+// run at once: `next` parses the next batch of lines and returns what they show, so the replay
+// of a session of any length costs about one batch of memory (a tool call is shown where it
+// began, in its final state: what follows it waits until it finishes, within a bound). It reads
+// the file it was given (a session deleted or renamed meanwhile still replays), up to the size
+// the file had then; corrupt lines show nothing (`load` reports them). Not thread-safe: one
+// caller at a time (any thread).
 class Replay {
  public:
-  Replay(std::string id, int fd, std::uint64_t size, std::vector<detail::ReplayStep> steps,
-         std::vector<std::string> unknown_children);
+  Replay(std::string id, int fd);  // takes the descriptor
   ~Replay();
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
@@ -281,6 +277,9 @@ class SessionStore {
 
   // nullopt: no such session (or an invalid id).  Never throws for bad content.
   std::optional<LoadedSession> load(std::string_view id) const;
+  // The replay of a saved session on its own (what `load` also gives), for reading it while
+  // the session loads; null when there is no such session.
+  std::shared_ptr<Replay> open_replay(std::string_view id) const;
 
   // Newest first; `cwd` (compared after lexical normalisation) filters; `cursor` is a previous
   // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".

@@ -569,6 +569,65 @@ TEST_F(SessionStoreTest, InterruptedToolCallsGetResultsAndFailedStatus) {
   EXPECT_EQ(s->warnings.size(), 1u);
 }
 
+TEST_F(SessionStoreTest, ALongRunningToolCallDoesNotHoldTheReplayBack) {
+  // Promise: the replay is streamed with bounded memory. A tool call is shown where it began, in
+  // its final state, so what follows it waits for it; a call whose end is more than about 1 MiB
+  // of log away is shown as it stands, and its end follows as an update. A new prompt ends every
+  // call of the turn before it (the server died in it): shown as failed, in place.
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_long"));
+    w.append(UserMessage{user("watch it"), {}});
+    w.append(AssistantMessage{assistant("", {{"slow", "bash", "{}"}})});
+    runtime::ToolCallFields slow;
+    slow.title = "tail -f";
+    slow.status = runtime::ToolStatus::InProgress;
+    w.append(ToolCallState{"slow", slow});
+    for (int i = 0; i < 40; ++i) {  // 40 parallel calls of 40 KB each: 1.6 MB of log
+      runtime::ToolCallFields quick;
+      quick.title = "read " + std::to_string(i);
+      quick.status = runtime::ToolStatus::Completed;
+      quick.content = std::vector<runtime::ToolContent>{runtime::TextContent{std::string(40'000, 'q')}};
+      w.append(ToolCallState{"quick" + std::to_string(i), quick});
+    }
+    runtime::ToolCallFields done;
+    done.status = runtime::ToolStatus::Completed;
+    w.append(ToolCallState{"slow", done});
+    w.append(TurnEnd{"end_turn"});
+    // The next turn's call never ends (kill -9), and the prompt after it shows it failed.
+    w.append(UserMessage{user("again"), {}});
+    runtime::ToolCallFields cut;
+    cut.status = runtime::ToolStatus::Pending;
+    w.append(ToolCallState{"cut", cut});
+    w.append(UserMessage{user("after the crash"), {}});
+    w.append(AssistantMessage{assistant("answered")});
+  }
+  auto s = store.load("ses_long");
+  ASSERT_TRUE(s);
+  // One line a batch: the batch each event came in tells what was held back.
+  std::vector<SessionEvent> seen;
+  std::vector<std::size_t> batch_of;
+  for (auto batch = s->replay->next(1); !batch.empty(); batch = s->replay->next(1))
+    for (auto& e : batch) {
+      seen.push_back(std::move(e));
+      batch_of.push_back(batch_of.empty() ? 0 : batch_of.back() + (&e == &batch.front()));
+    }
+  ASSERT_EQ(seen.size(), 1u + 1 + 40 + 1 + 1 + 1 + 1 + 1) << "prompt, slow, 40 quick, slow's end, prompt, cut, prompt, answer";
+  const auto& slow_shown = std::get<runtime::ToolCallBegin>(seen[1]);
+  EXPECT_EQ(slow_shown.id, "slow");
+  EXPECT_EQ(slow_shown.fields.status, runtime::ToolStatus::InProgress)
+      << "a call whose end is over the bound away is shown as it stands, not held";
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(std::get<runtime::ToolCallBegin>(seen[2 + i]).id, "quick" + std::to_string(i));
+  const auto& slow_end = std::get<runtime::ToolCallUpdate>(seen[42]);
+  EXPECT_EQ(slow_end.id, "slow");
+  EXPECT_EQ(slow_end.fields.status, runtime::ToolStatus::Completed) << "its end follows as an update";
+  const auto& cut_shown = std::get<runtime::ToolCallBegin>(seen[44]);
+  EXPECT_EQ(cut_shown.id, "cut");
+  EXPECT_EQ(cut_shown.fields.status, runtime::ToolStatus::Failed) << "a call the next prompt cut off is shown failed, in place";
+  EXPECT_TRUE(std::holds_alternative<runtime::UserContent>(seen[45]));
+  EXPECT_LT(batch_of[44], batch_of[46]) << "the prompt after the cut call releases it; it is not held to the end of the log";
+}
+
 TEST_F(SessionStoreTest, CompactionReplacesEarlierMessages) {
   SessionStore store(root_);
   SessionWriter w = store.create(header("ses_c"));
