@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,16 @@ class LineParser {
   boost::json::parser parser_;
   std::vector<unsigned char> buffer_;
 };
+
+// The type and time a line written by the server starts with (`{"type":"…","t":"…"`, the order
+// to_json writes them in), read without parsing the line: a pass skips the records it does not
+// need by them. Nullopt for a line that starts otherwise (a pass then parses it); `time` is empty
+// when the type is not followed by a time.
+struct LinePrefix {
+  std::string_view type;
+  std::string_view time;
+};
+std::optional<LinePrefix> line_prefix(std::string_view line);
 
 struct LoadOptions {
   bool conversation = true;  // build the conversation (false: only the summary)

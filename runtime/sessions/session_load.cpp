@@ -97,6 +97,21 @@ std::string user_title(const UserMessage& u) {
 }
 
 
+std::optional<LinePrefix> line_prefix(std::string_view line) {
+  static constexpr std::string_view kType = R"({"type":")", kTime = R"(","t":")";
+  if (!line.starts_with(kType)) return std::nullopt;
+  line.remove_prefix(kType.size());
+  const std::size_t end = line.find('"');
+  if (end == std::string_view::npos) return std::nullopt;
+  LinePrefix p{line.substr(0, end), {}};
+  line.remove_prefix(end);
+  if (line.starts_with(kTime)) {
+    line.remove_prefix(kTime.size());
+    if (const std::size_t t = line.find('"'); t != std::string_view::npos) p.time = line.substr(0, t);
+  }
+  return p;
+}
+
 Record LineParser::parse(std::string_view line) {
   json::monotonic_resource line_memory(buffer_.data(), buffer_.size());
   struct ParserDone {  // drops what the parser holds while line_memory still lives
@@ -136,6 +151,13 @@ void Loader::line(std::string_view line, bool complete) {
   const LoadOptions opt = st.opt;
   const std::uint32_t line_no = ++st.line_no;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  // What only the editor's replay shows (the bulk of a log: tool calls carry their output) is
+  // not parsed here: Replay's pass reads it, and reports it when it does not parse.
+  if (auto p = line_prefix(line); p && (p->type == "tool_call" || p->type == "plan" || p->type == "subagent")) {
+    ++s.records;
+    if (parse_iso8601(p->time)) s.updated_at = std::string(p->time);
+    return;
+  }
 
   Record rec;
   try {

@@ -38,20 +38,19 @@ bool is_final(const ToolCallFields& f) {
   return f.status && (*f.status == ToolStatus::Completed || *f.status == ToolStatus::Failed);
 }
 
-// What a line written by the server shows, from its first bytes (`{"type":"…"`, as to_json writes
-// it): records the editor is not shown are skipped without being parsed. Anything else is parsed.
-enum class Seen { Parse, Skip, TurnEnd };
+// What a line written by the server shows, from its first bytes (detail::line_prefix): records
+// the editor is not shown are skipped without being parsed. `ParseAndReport`: the records only
+// this pass reads (load skips them), so a corrupt one is reported here.
+enum class Seen { Parse, ParseAndReport, Skip, TurnEnd };
 Seen seen_from_prefix(std::string_view line) {
-  static constexpr std::string_view kPrefix = R"({"type":")";
-  if (line.substr(0, kPrefix.size()) != kPrefix) return Seen::Parse;
-  const std::string_view rest = line.substr(kPrefix.size());
-  const std::size_t quote = rest.find('"');
-  if (quote == std::string_view::npos) return Seen::Parse;
-  const std::string_view type = rest.substr(0, quote);
+  const auto prefix = detail::line_prefix(line);
+  if (!prefix) return Seen::Parse;
+  const std::string_view type = prefix->type;
   static constexpr std::array<std::string_view, 10> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
                                                                  "thought_level", "title", "executor", "archive",
                                                                  "header"};
   if (type == "turn_end") return Seen::TurnEnd;
+  if (type == "tool_call" || type == "plan" || type == "subagent") return Seen::ParseAndReport;
   return std::find(kNotShown.begin(), kNotShown.end(), type) != kNotShown.end() ? Seen::Skip : Seen::Parse;
 }
 
@@ -208,7 +207,8 @@ struct Replay::Impl {
     Record rec;
     try {
       rec = parser.parse(text);
-    } catch (const std::invalid_argument&) {
+    } catch (const std::invalid_argument& e) {
+      if (seen == Seen::ParseAndReport) spdlog::warn("session {}: line {}: {}; not shown", id, line_no, e.what());
       return;
     }
     show(std::move(rec), text.size() + 1);
