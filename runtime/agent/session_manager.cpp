@@ -80,6 +80,11 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
 }
 
 boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenRequest request) {
+  auto engine = co_await engine_for_session();
+  // Checked before a session/load starts sending its history.
+  if (!request.executor.empty() && !engine->has_executor(request.executor))
+    throw AgentError(AgentError::Kind::InvalidParams, "_meta.openvaala.executor: there is no executor '" + request.executor +
+                                                          "' (available: " + executor_list(*engine) + ")");
   // session/load: the history streams to the editor from now on, beside the load.
   auto replaying = request.kind == OpenRequest::Kind::Load ? start_replay(request.session_id) : nullptr;
   // A session/load that fails stops sending the history at its next batch.
@@ -90,7 +95,6 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
     }
   } stop_replay{replaying};
   auto loaded = co_await load_saved(request);
-  auto engine = co_await engine_for_session();
   auto session = std::make_shared<Session>();
   Session& s = *session;
   s.id = loaded ? loaded->id : new_session_id();
@@ -100,9 +104,6 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   s.engine = engine;
   s.agent_name = engine->default_agent();
   s.executors = executors_;
-  if (!request.executor.empty() && !engine->has_executor(request.executor))
-    throw AgentError(AgentError::Kind::InvalidParams, "_meta.openvaala.executor: there is no executor '" + request.executor +
-                                                          "' (available: " + executor_list(*engine) + ")");
   if (loaded) restore(s, *loaded);
   // A saved session keeps the executor it last had (if it still exists); else the order of DESIGN §10.
   if (!loaded || loaded->executor.empty() || !engine->has_executor(loaded->executor))
