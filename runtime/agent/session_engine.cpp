@@ -5,6 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <utility>
 
@@ -257,7 +258,7 @@ boost::asio::awaitable<bool> SessionManager::reload_skills(std::vector<std::file
 
 std::chrono::steady_clock::time_point SessionManager::use_skills(std::shared_ptr<const engine::Engine> engine,
                                                                  const std::vector<engine::Engine::SkillSwap>& swaps) {
-  engine_ = std::move(engine);
+  auto replaced = std::exchange(engine_, std::move(engine));
   // Most edits change a skill's text, not what its slash command shows: then no session's list
   // is built again (20,000 commands: tens of milliseconds).
   const bool commands_same = std::all_of(swaps.begin(), swaps.end(), [](const engine::Engine::SkillSwap& s) {
@@ -272,6 +273,9 @@ std::chrono::steady_clock::time_point SessionManager::use_skills(std::shared_ptr
     if (!swapped) rebuild_view(*s);
     if (!swapped || !commands_same) to_announce.push_back(s.get());
   }
+  // The engine replaced indexes every skill (20,000 entries): freed on the pool, not on the io
+  // thread, once no session holds it.
+  boost::asio::post(*deps_.pool, [replaced = std::move(replaced)]() mutable { replaced.reset(); });
   const auto in_use = std::chrono::steady_clock::now();
   for (Session* s : to_announce) send_commands_if_changed(*s);
   return in_use;
