@@ -1,7 +1,8 @@
 // session/load of a long session as a user sees it: a FRESH `openvaala acp` per run, `initialize`,
 // then `session/load` of an N-message session; the time from the session/load request to its
 // response (every replayed session/update arrives before it: ACP streams the history first) and
-// the agent's peak RSS (VmHWM of /proc/<pid>/status, read once the response is in).
+// the agent's peak RSS (VmHWM of /proc/<pid>/status, read once the agent has been idle for 200 ms
+// after the response: what it does after answering, such as reading the conversation, counts).
 //
 // The journal is written here in the format the server writes (runtime/sessions/records.cpp),
 // turn by turn as a real turn journals it (agent_loop.cpp, tool_router.cpp): the user message with
@@ -211,13 +212,22 @@ async function once(bin, home, { keep = false, caps = {}, record = null } = {}) 
   const load = await request(METHOD, { sessionId: SESSION_ID, cwd: home.ws, mcpServers: [] });
   const loadMs = Number(load.t - t0) / 1e6;
   if (!load.m.result) throw new Error(`${METHOD} failed: ${JSON.stringify(load.m)}`);
-  const peakMiB = vmHWM(child.pid);
   const cpu = cpuMs(child.pid) - cpu0;
+  // What the agent still does after its answer (reading the conversation the next prompt needs)
+  // counts too: the peak is read once it has used no CPU for 200 ms.
+  for (let last = cpuMs(child.pid), idle = 0, waited = 0; idle < 200 && waited < 5000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = cpuMs(child.pid);
+    idle = now === last ? idle + 50 : 0;
+    last = now;
+  }
+  const peakMiB = vmHWM(child.pid);
+  const cpuIdle = cpuMs(child.pid) - cpu0;
   const replayed = updates;
   const outMiB = bytes / 1048576;
   child.stdin.end();
   await exited;
-  return { loadMs, peakMiB, rssBeforeMiB, cpu, outMiB, updates: replayed, kept: kept.slice(0, replayed) };
+  return { loadMs, peakMiB, rssBeforeMiB, cpu, cpuIdle, outMiB, updates: replayed, kept: kept.slice(0, replayed) };
 }
 
 // The floor: records what `bin` writes for initialize and for the load, and returns a stand-in
@@ -258,7 +268,7 @@ if (argv.includes("--prepare")) {
     },
   };
   const r = await once(bins[0].bin, home);
-  console.log(`${METHOD} ${r.loadMs.toFixed(1)} ms, agent CPU ${r.cpu.toFixed(0)} ms, peak RSS ${r.peakMiB.toFixed(1)} MiB, ${r.updates} updates (${r.outMiB.toFixed(1)} MiB)`);
+  console.log(`${METHOD} ${r.loadMs.toFixed(1)} ms, agent CPU ${r.cpu.toFixed(0)} ms (${r.cpuIdle.toFixed(0)} until idle), peak RSS ${r.peakMiB.toFixed(1)} MiB, ${r.updates} updates (${r.outMiB.toFixed(1)} MiB)`);
 } else if (argv.includes("--check")) {
   const home = prepare(undefined, { varied: true });
   let same = true;
@@ -292,8 +302,8 @@ if (argv.includes("--prepare")) {
   const results = new Map(bins.map((b) => [b.label, []]));
   for (let r = 0; r < RUNS; r++) for (const b of bins) results.get(b.label).push(await once(b.bin, home));
   removeTempDirs();
-  console.log(`| binary | ${METHOD} ms | agent CPU ms (user + sys) | peak RSS MiB | RSS after initialize MiB | updates (MiB) |`);
-  console.log("|---|---|---|---|---|---|");
+  console.log(`| binary | ${METHOD} ms | agent CPU ms (user + sys) until the answer | … until idle | peak RSS MiB (until idle) | RSS after initialize MiB | updates (MiB) |`);
+  console.log("|---|---|---|---|---|---|---|");
   for (const [label, rs] of results)
-    console.log(`| ${label} | ${fmt(rs.map((x) => x.loadMs))} | ${fmt(rs.map((x) => x.cpu), 0)} | ${fmt(rs.map((x) => x.peakMiB))} | ${fmt(rs.map((x) => x.rssBeforeMiB))} | ${median(rs.map((x) => x.updates))} (${median(rs.map((x) => x.outMiB)).toFixed(1)}) |`);
+    console.log(`| ${label} | ${fmt(rs.map((x) => x.loadMs))} | ${fmt(rs.map((x) => x.cpu), 0)} | ${fmt(rs.map((x) => x.cpuIdle), 0)} | ${fmt(rs.map((x) => x.peakMiB))} | ${fmt(rs.map((x) => x.rssBeforeMiB))} | ${median(rs.map((x) => x.updates))} (${median(rs.map((x) => x.outMiB)).toFixed(1)}) |`);
 }

@@ -167,7 +167,9 @@ boost::asio::awaitable<bool> SessionManager::make_session_mcp(std::shared_ptr<Se
   co_return true;
 }
 
-boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind) {
+boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind,
+                                                    std::optional<sessions::LoadedSession> history) {
+  if (history) co_await load_history(*session, *history);
   bool ready = false;
   try {
     ready = co_await complete_set_up(session, session->closing.get());

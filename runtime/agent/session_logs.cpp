@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/session_manager.hpp"
@@ -19,10 +20,35 @@ boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::l
   if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
   const std::string id = request.session_id;
   if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
-  auto job = [this, id] { return store_.load(id); };
+  // session/load answers with the summary; the conversation is read after the answer (load_history).
+  const bool summary = request.kind == OpenRequest::Kind::Load;
+  auto job = [this, id, summary] { return summary ? store_.load_summary(id) : store_.load(id); };
   auto loaded = co_await support::run_blocking(journal_pool(), std::move(job));
   if (!loaded) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
   co_return loaded;
+}
+
+boost::asio::awaitable<void> SessionManager::load_history(Session& s, const sessions::LoadedSession& summary) {
+  auto job = [this, &summary] {
+    // The replay's buffers are free now, spread over the threads' malloc arenas: give their pages
+    // back before the conversation (most of a long session's memory) is built.
+    ::malloc_trim(0);
+    return store_.load_conversation(summary);
+  };
+  std::optional<std::vector<Message>> conversation;
+  std::string why = "the log could not be opened or read";
+  try {
+    conversation = co_await support::run_blocking(journal_pool(), std::move(job));
+  } catch (const std::exception& e) {  // out of memory: the session stays, without its past
+    why = e.what();
+  }
+  if (!conversation) {
+    spdlog::error("session {}: its conversation could not be read back from its log: {}", s.id, why);
+    notify(s, {NoticeSeverity::Error, "The conversation could not be read",
+               "Its log could not be read again after session/load: the next prompt starts without it.", {}});
+    co_return;
+  }
+  s.history = std::move(*conversation);
 }
 
 boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager::open_log(

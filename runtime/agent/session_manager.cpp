@@ -133,14 +133,22 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   // After the reply, so the editor knows the session when the commands arrive, and so that
   // starting MCP servers (a process each), reaching their executors and the rest of the engine's
   // load never delay the reply.
-  boost::asio::post(deps_.executor, [this, sid = s.id, kind = request.kind] {
+  // session/load answered from the summary: what set_up needs to read the conversation.
+  std::optional<sessions::LoadedSession> history;
+  if (request.kind == OpenRequest::Kind::Load) {
+    history.emplace();
+    history->id = loaded->id;
+    history->log_bytes = loaded->log_bytes;
+    history->messages = loaded->messages;
+  }
+  boost::asio::post(deps_.executor, [this, sid = s.id, kind = request.kind, history = std::move(history)]() mutable {
     auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
     Session& opened = *it->second;
     opened.announced = true;
     for (auto& n : std::exchange(opened.held_notices, {})) deps_.host->emit(sid, std::move(n));
     send_commands_if_changed(opened);
-    boost::asio::co_spawn(deps_.executor, set_up(it->second, kind), boost::asio::detached);
+    boost::asio::co_spawn(deps_.executor, set_up(it->second, kind, std::move(history)), boost::asio::detached);
   });
   co_return session;
 }

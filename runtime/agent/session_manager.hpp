@@ -161,7 +161,11 @@ class SessionManager {
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> complete_engine(support::CancelSource* cancel);
   // After the answer: complete_set_up, then the SessionStart hooks; `started` is set at the end.
   // A configuration that does not load is shown as an error notice.
-  boost::asio::awaitable<void> set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind);
+  // `history`: session/load answered from the summary of the log (`history` says how much of it
+  // it read); the conversation is read first, before the first turn can start.
+  boost::asio::awaitable<void> set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind,
+                                      std::optional<sessions::LoadedSession> history = std::nullopt);
+  boost::asio::awaitable<void> load_history(Session& s, const sessions::LoadedSession& summary);
   // Reaches the executors of the session's configured MCP servers and makes its MCP manager with
   // them and the editor's servers (none started). False when the session closed meanwhile or got
   // a manager by another path.

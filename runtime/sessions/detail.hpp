@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,7 @@ std::optional<LinePrefix> line_prefix(std::string_view line);
 
 struct LoadOptions {
   bool conversation = true;  // build the conversation (false: only the summary)
+  std::size_t messages = 0;  // the message records a summary counted: room for them up front
 };
 
 // Reads a log line by line, each record replayed into the summary and the conversation (what the
@@ -70,7 +72,8 @@ void each_line(std::string_view text, const std::function<void(std::string_view,
 // whole), up to `limit` bytes when given. Returns the bytes read; false (and errno) when the
 // file cannot be read.
 bool each_line_of_fd(int fd, const std::function<void(std::string_view, std::uint64_t, bool)>& on_line,
-                     std::uint64_t* size, std::size_t chunk = 256 * 1024);
+                     std::uint64_t* size, std::size_t chunk = 256 * 1024,
+                     std::uint64_t limit = std::numeric_limits<std::uint64_t>::max());
 
 // A session's log text read back: its summary only (no conversation, no replay).
 LoadedSession load_text(std::string_view id, std::string_view text);

@@ -136,11 +136,24 @@ struct Loader::State {
   LineParser parser;
 
   void note(std::string msg) { warn(s, std::move(msg), opt.conversation); }
+
+  // Lines taken by their prefix, not parsed: what only the editor's replay shows (the bulk of a
+  // log: tool calls carry their output; Replay's pass reads them and reports them when corrupt),
+  // and for a summary the messages too, but for the user message the title comes from.
+  bool read_unparsed(const LinePrefix& p) const {
+    if (p.type == "tool_call" || p.type == "plan" || p.type == "subagent") return true;
+    if (opt.conversation) return false;
+    if (p.type == "assistant" || p.type == "tool_result" || p.type == "compaction") return true;
+    return p.type == "user" && (title_explicit || !s.title.empty());
+  }
 };
 
 Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<State>()) {
   st_->s.id = std::string(id);
   st_->opt = opt;
+  // A long session's conversation would otherwise grow by doubling: at its last step the old
+  // and the new array are both alive, several MiB more at the load's peak.
+  if (opt.conversation) st_->s.conversation.reserve(opt.messages);
 }
 
 Loader::~Loader() = default;
@@ -151,11 +164,13 @@ void Loader::line(std::string_view line, bool complete) {
   const LoadOptions opt = st.opt;
   const std::uint32_t line_no = ++st.line_no;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  // What only the editor's replay shows (the bulk of a log: tool calls carry their output) is
-  // not parsed here: Replay's pass reads it, and reports it when it does not parse.
-  if (auto p = line_prefix(line); p && (p->type == "tool_call" || p->type == "plan" || p->type == "subagent")) {
+  // A half-written last line is parsed, so that it is reported and skipped.
+  if (auto p = complete ? line_prefix(line) : std::nullopt; p && st.read_unparsed(*p)) {
     ++s.records;
     if (parse_iso8601(p->time)) s.updated_at = std::string(p->time);
+    if (p->type == "user") s.interrupted = true;  // as below
+    else if (p->type == "compaction") ++s.compactions;
+    if (p->type == "user" || p->type == "assistant" || p->type == "tool_result") ++s.messages;
     return;
   }
 
@@ -186,12 +201,15 @@ void Loader::line(std::string_view line, bool complete) {
           s.parent = std::move(r.parent);
           s.created_at = rec.time;
         } else if constexpr (std::is_same_v<T, UserMessage>) {
+          ++s.messages;
           s.interrupted = true;
           if (!st.title_explicit && s.title.empty()) s.title = user_title(r);
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, AssistantMessage>) {
+          ++s.messages;
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, ToolResult>) {
+          ++s.messages;
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, ModeChange>) {
           s.mode = std::move(r.mode);
@@ -255,15 +273,19 @@ void each_line(std::string_view text, const std::function<void(std::string_view,
 }
 
 bool each_line_of_fd(int fd, const std::function<void(std::string_view, std::uint64_t, bool)>& on_line,
-                     std::uint64_t* size, std::size_t chunk) {
+                     std::uint64_t* size, std::size_t chunk, std::uint64_t limit) {
   std::string buf;       // [buf_offset, buf_offset + buf.size()) of the file: a partial line, then what was read
   std::uint64_t buf_offset = 0;
   for (;;) {
     const std::size_t have = buf.size();
-    buf.resize(have + chunk);
-    ssize_t n;
-    do n = ::read(fd, buf.data() + have, chunk);
-    while (n < 0 && errno == EINTR);
+    const std::uint64_t left = limit - std::min(limit, buf_offset + have);
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, left));
+    buf.resize(have + want);
+    ssize_t n = 0;
+    if (want) {
+      do n = ::read(fd, buf.data() + have, want);
+      while (n < 0 && errno == EINTR);
+    }
     if (n < 0) return false;
     buf.resize(have + static_cast<std::size_t>(n));
     if (n == 0) break;

@@ -190,21 +190,48 @@ SessionWriter SessionStore::open(const LoadedSession& loaded) {
   return w;
 }
 
-std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
-  if (!valid_session_id(id)) return std::nullopt;
-  const fs::path file = file_of(id);
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
-  // Read in chunks, never the whole log at once: only the conversation stays in memory; the
-  // replay reads the log again as it sends it.
-  detail::Loader loader(id, {.conversation = true});
+namespace {
+// The first `limit` bytes of a log, read in chunks (never the whole log at once) into a loader;
+// `fd` stays open for the caller.
+std::optional<LoadedSession> read_log(int fd, std::string_view id, detail::LoadOptions opt,
+                                      std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
+  detail::Loader loader(id, opt);
   std::uint64_t size = 0;
   const bool read = detail::each_line_of_fd(
-      fd.get(), [&](std::string_view line, std::uint64_t, bool complete) { loader.line(line, complete); }, &size);
+      fd, [&](std::string_view line, std::uint64_t, bool complete) { loader.line(line, complete); }, &size,
+      256 * 1024, limit);
   if (!read) return std::nullopt;
   LoadedSession s = loader.finish();
-  s.replay = std::make_shared<Replay>(std::string(id), fd.release());
+  s.log_bytes = size;
   return s;
+}
+}  // namespace
+
+std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
+  if (!valid_session_id(id)) return std::nullopt;
+  Fd fd(::open(file_of(id).c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  auto s = read_log(fd.get(), id, {.conversation = true});
+  // Only the conversation stays in memory; the replay reads the log again as it sends it.
+  if (s) s->replay = std::make_shared<Replay>(std::string(id), fd.release());
+  return s;
+}
+
+std::optional<LoadedSession> SessionStore::load_summary(std::string_view id) const {
+  if (!valid_session_id(id)) return std::nullopt;
+  Fd fd(::open(file_of(id).c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  return read_log(fd.get(), id, {.conversation = false});
+}
+
+std::optional<std::vector<Message>> SessionStore::load_conversation(const LoadedSession& summary) const {
+  const std::string& id = summary.id;
+  if (!valid_session_id(id)) return std::nullopt;
+  Fd fd(::open(file_of(id).c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  auto s = read_log(fd.get(), id, {.conversation = true, .messages = summary.messages}, summary.log_bytes);
+  if (!s) return std::nullopt;
+  return std::move(s->conversation);
 }
 
 std::shared_ptr<Replay> SessionStore::open_replay(std::string_view id) const {

@@ -222,6 +222,8 @@ struct LoadedSession {
   std::string last_stop_reason;     // of the last turn_end
   bool interrupted = false;         // a user message after the last turn_end (turn cut short)
   std::size_t records = 0;          // records read
+  std::uint64_t log_bytes = 0;      // bytes of the log read
+  std::size_t messages = 0;         // message records (user, assistant, tool result) read
   std::vector<std::string> warnings;  // skipped lines and repairs (also logged with spdlog)
 };
 
@@ -277,6 +279,12 @@ class SessionStore {
 
   // nullopt: no such session (or an invalid id).  Never throws for bad content.
   std::optional<LoadedSession> load(std::string_view id) const;
+  // The same without the conversation and the replay, quickly (the messages are not parsed): what
+  // session/load answers with. `log_bytes` of the result says how much of the log it read.
+  std::optional<LoadedSession> load_summary(std::string_view id) const;
+  // The conversation of the first `summary.log_bytes` of a session's log, as `load` builds it
+  // (what the next prompt sends the model); nullopt when the log cannot be read.
+  std::optional<std::vector<Message>> load_conversation(const LoadedSession& summary) const;
   // The replay of a saved session on its own (what `load` also gives), for reading it while
   // the session loads; null when there is no such session.
   std::shared_ptr<Replay> open_replay(std::string_view id) const;

@@ -1100,6 +1100,79 @@ TEST_F(SessionStoreTest, ReplayIsTheSameWhateverTheBatchSize) {
   EXPECT_EQ(whole->warnings.size(), 2u) << "the corrupt line and the interrupted tool call";
 }
 
+TEST_F(SessionStoreTest, ASummaryIsTheLoadWithoutItsConversationWhichIsReadLaterUpToWhereTheSummaryStopped) {
+  // Promise: session/load answers from load_summary (the messages not parsed) and reads the
+  // conversation after its answer, up to where the summary read: the same session as a whole
+  // load, whatever was appended meanwhile.
+  SessionStore store(root_);
+  write_varied_session(store, "ses_s", store.file_of("ses_s"), 40);
+  {
+    SessionWriter w = store.open("ses_s");
+    w.append(TitleChange{"Named by hand"});
+    w.append(UserMessage{user("the last question"), {}});  // cut short: interrupted
+  }
+  auto whole = store.load("ses_s");
+  auto summary = store.load_summary("ses_s");
+  ASSERT_TRUE(whole && summary);
+  EXPECT_TRUE(summary->conversation.empty());
+  EXPECT_FALSE(summary->replay);
+  EXPECT_EQ(summary->title, "Named by hand");
+  EXPECT_EQ(summary->title, whole->title);
+  EXPECT_EQ(summary->mode, whole->mode);
+  EXPECT_EQ(summary->cwd, whole->cwd);
+  EXPECT_EQ(summary->updated_at, whole->updated_at);
+  EXPECT_EQ(summary->turns, whole->turns);
+  EXPECT_EQ(summary->compactions, whole->compactions);
+  // The corrupt user line in the middle starts like a record: the summary, which does not parse
+  // it, counts it; a half-written last line is parsed (and skipped) by both.
+  EXPECT_EQ(summary->records, whole->records + 1);
+  EXPECT_EQ(summary->usage_total.input_tokens, whole->usage_total.input_tokens);
+  EXPECT_TRUE(summary->interrupted) << "a prompt after the last turn end is read by its prefix";
+  EXPECT_EQ(summary->interrupted, whole->interrupted);
+  EXPECT_EQ(summary->log_bytes, fs::file_size(store.file_of("ses_s")));
+
+  {
+    SessionWriter w = store.open("ses_s");
+    w.append(UserMessage{user("written after the answer"), {}});
+  }
+  EXPECT_EQ(summary->messages, whole->messages + 1);  // the corrupt user line again
+  EXPECT_GE(summary->messages, whole->conversation.size()) << "room for the conversation, compactions aside";
+  auto conversation = store.load_conversation(*summary);
+  ASSERT_TRUE(conversation);
+  ASSERT_EQ(conversation->size(), whole->conversation.size()) << "the conversation stops where the summary did";
+  for (std::size_t i = 0; i < conversation->size(); ++i) {
+    EXPECT_EQ((*conversation)[i].text, whole->conversation[i].text) << i;
+    EXPECT_EQ((*conversation)[i].tool_call_id, whole->conversation[i].tool_call_id) << i;
+  }
+  LoadedSession gone;
+  gone.id = "ses_gone";
+  gone.log_bytes = 100;
+  EXPECT_FALSE(store.load_conversation(gone));
+}
+
+TEST_F(SessionStoreTest, TheTitleOfASummaryComesFromTheFirstPromptThatGivesOne) {
+  // Promise: load_summary skips the messages unparsed, but parses user messages until one gives
+  // the title (an image-only first prompt gives none).
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("ses_t"));
+    Message image_only = user("");
+    image_only.images.push_back({"image/png", "AAAA"});
+    w.append(UserMessage{image_only, {}});
+    w.append(AssistantMessage{assistant("a picture")});
+    w.append(TurnEnd{"end_turn"});
+    w.append(UserMessage{user("What is in it?\nsecond line"), {}});
+    w.append(TurnEnd{"end_turn"});
+    w.append(UserMessage{user("Later question"), {}});
+    w.append(TurnEnd{"end_turn"});
+  }
+  auto summary = store.load_summary("ses_t");
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->title, "What is in it?");
+  EXPECT_FALSE(summary->interrupted);
+  EXPECT_EQ(summary->turns, 3);
+}
+
 TEST_F(SessionStoreTest, ReplayReadsWhatLoadReadEvenIfTheLogChangesAfter) {
   SessionStore store(root_);
   SessionWriter w = store.create(header("ses_r"));
