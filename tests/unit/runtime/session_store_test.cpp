@@ -409,9 +409,13 @@ TEST_F(SessionStoreTest, ImageOnlyFirstMessageTakesTheTitleFromTheNext) {
   img.images.push_back({"image/png", "AA"});
   w.append(UserMessage{img, {}});
   w.append(UserMessage{user("what is in it?"), {}});
+  w.append(TurnEnd{"end_turn"});
+  w.append(UserMessage{user("a later question"), {}});
   w.turn_boundary();
   EXPECT_EQ(store.load("ses_i")->title, "what is in it?");
   EXPECT_EQ(store.list().sessions.at(0).title, "what is in it?");
+  // load_summary reads user messages by their prefix once the title is known, not before.
+  EXPECT_EQ(store.load_summary("ses_i")->title, "what is in it?");
 }
 
 // A kill -9 while a line is being written leaves part of it: load keeps everything before it.
@@ -1148,29 +1152,6 @@ TEST_F(SessionStoreTest, ASummaryIsTheLoadWithoutItsConversationWhichIsReadLater
   gone.id = "ses_gone";
   gone.log_bytes = 100;
   EXPECT_FALSE(store.load_conversation(gone));
-}
-
-TEST_F(SessionStoreTest, TheTitleOfASummaryComesFromTheFirstPromptThatGivesOne) {
-  // Promise: load_summary skips the messages unparsed, but parses user messages until one gives
-  // the title (an image-only first prompt gives none).
-  SessionStore store(root_);
-  {
-    SessionWriter w = store.create(header("ses_t"));
-    Message image_only = user("");
-    image_only.images.push_back({"image/png", "AAAA"});
-    w.append(UserMessage{image_only, {}});
-    w.append(AssistantMessage{assistant("a picture")});
-    w.append(TurnEnd{"end_turn"});
-    w.append(UserMessage{user("What is in it?\nsecond line"), {}});
-    w.append(TurnEnd{"end_turn"});
-    w.append(UserMessage{user("Later question"), {}});
-    w.append(TurnEnd{"end_turn"});
-  }
-  auto summary = store.load_summary("ses_t");
-  ASSERT_TRUE(summary);
-  EXPECT_EQ(summary->title, "What is in it?");
-  EXPECT_FALSE(summary->interrupted);
-  EXPECT_EQ(summary->turns, 3);
 }
 
 TEST_F(SessionStoreTest, ReplayReadsWhatLoadReadEvenIfTheLogChangesAfter) {
