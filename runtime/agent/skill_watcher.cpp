@@ -1,6 +1,7 @@
 // inotify watches on the skill places: one instance per watch() (added on the pool, then read on
 // the io executor), so replacing the watched set never mixes descriptors of two sets.
 #include "runtime/agent/skill_watcher.hpp"
+#include "runtime/engine/skill_search.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/inotify.h>
@@ -51,18 +52,6 @@ struct Armed {
 
 bool is_hidden(std::string_view name) { return !name.empty() && name[0] == '.'; }
 
-// The folders the skill search would enter below `dir` now (its rule: not hidden, symlinks followed).
-std::size_t searched_subfolders(const fs::path& dir) {
-  std::size_t n = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
-    std::error_code ec2;
-    if (!name.empty() && !is_hidden(name) && it->is_directory(ec2)) ++n;
-  }
-  return n;
-}
-
 // What changed between the load and this folder's watch (its events start only now): the
 // watch is added first, then the folder is compared with what the search saw.
 void check_since_load(const engine::SkillFolder& folder, Armed& a) {
@@ -70,15 +59,14 @@ void check_since_load(const engine::SkillFolder& folder, Armed& a) {
   const fs::path skill_file = folder.dir / "SKILL.md";
   const bool has_skill_file = ::stat(skill_file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   if (!folder.holds_skill_file) {
-    if (has_skill_file || searched_subfolders(folder.dir) != folder.subfolders) a.stale = true;
+    if (has_skill_file || engine::skill_search_subfolders(folder.dir).size() != folder.subfolders) a.stale = true;
     return;
   }
   if (!has_skill_file) {
     a.stale = true;
     return;
   }
-  const auto mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  if (mtime_ns != folder.skill_file_mtime_ns) a.changed.push_back(folder.dir);
+  if (engine::modified_ns(st) != folder.skill_file_mtime_ns) a.changed.push_back(folder.dir);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "runtime/engine/loaders.hpp"
 #include "runtime/engine/names.hpp"
+#include "runtime/engine/skill_search.hpp"
 #include "support/text.hpp"
 
 namespace runtime::engine::detail {
@@ -280,15 +281,7 @@ struct Walker {
       out->push_back(std::move(*skill));
     }
     if (holds_skill_file) return;
-    std::error_code ec;
-    std::vector<fs::path> children;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      auto name = it->path().filename().string();
-      if (name.empty() || name[0] == '.') continue;
-      std::error_code ec2;
-      if (it->is_directory(ec2)) children.push_back(it->path());
-    }
-    std::sort(children.begin(), children.end());
+    const std::vector<fs::path> children = skill_search_subfolders(dir);
     if (folders) (*folders)[at].subfolders = children.size();
     for (const auto& c : children) walk(c, depth + 1);
   }
@@ -307,7 +300,7 @@ bool read_skill_folder(const fs::path& dir, SkillSource source, const std::strin
     ::close(fd);
     return false;
   }
-  if (mtime_ns) *mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (mtime_ns) *mtime_ns = modified_ns(st);
   if (auto text = read_skill_fd(fd, st, file, severity, diags))
     skill = skill_from_text(dir, file, *text, source, plugin, severity, diags);
   return true;
@@ -361,3 +354,20 @@ void find_skills_in(const std::map<fs::path, std::string>& files, const fs::path
 }
 
 }  // namespace runtime::engine::detail
+
+namespace runtime::engine {
+
+std::vector<fs::path> skill_search_subfolders(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> children;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    std::error_code ec2;
+    if (it->is_directory(ec2)) children.push_back(it->path());
+  }
+  std::sort(children.begin(), children.end());
+  return children;
+}
+
+}  // namespace runtime::engine
