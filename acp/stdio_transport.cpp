@@ -125,6 +125,10 @@ StdioTransport::StdioTransport(asio::any_io_executor executor, int in_fd, int ou
   if (::fstat(out_fd_, &st) == 0 && S_ISSOCK(st.st_mode)) {
     output_kind_ = Output::Socket;
   } else if (S_ISFIFO(st.st_mode)) {
+    // A pipe holds 64 KiB unless asked for more: a bulk send (a session/load replay) then wakes
+    // the writer and the editor's reader once per 64 KiB. Ask for the writer's whole batch; a
+    // system that refuses (its pipe-max-size or the user's pipe quota) keeps what it gave.
+    ::fcntl(out_fd_, F_SETPIPE_SZ, static_cast<int>(kThrottleBytes));
     const int capacity = ::fcntl(out_fd_, F_GETPIPE_SZ);
     if (capacity > 0) {
       output_kind_ = Output::Pipe;

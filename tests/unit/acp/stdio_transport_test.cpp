@@ -90,6 +90,16 @@ TEST_F(StdioTransportTest, AnOutputWhoseReaderIsGoneIsADisconnectEvenWhenIdle) {
   EXPECT_EQ(disconnects, 1) << "reported once, even when stdin closes as well";
 }
 
+// Zed launches agents with pipes, which hold 64 KiB by default: a session/load replay of many
+// MiB would wake the writer and the editor once per 64 KiB (a 20,000-message load: 316 -> 242 ms
+// from a native client when the pipe holds 1 MiB).
+TEST_F(StdioTransportTest, AnOutputPipeIsGrownToHoldAWholeWriterBatch) {
+  ASSERT_EQ(::fcntl(out.write_end(), F_GETPIPE_SZ), 64 * 1024) << "the test assumes the system's default pipe";
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  EXPECT_GE(::fcntl(out.write_end(), F_GETPIPE_SZ), 1024 * 1024) << "stdout's pipe must be grown to 1 MiB";
+  in.close_write();
+}
+
 TEST_F(StdioTransportTest, ABulkProducerWaitsWhileThePeerDoesNotReadAndResumesWhenItDoes) {
   auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
   t->start(handlers());
