@@ -39,6 +39,18 @@ void ClientApi::session_update(const std::string& session_id, json::object updat
   conn_.notify(methods::kSessionUpdate, json::object{{"sessionId", session_id}, {"update", std::move(update)}});
 }
 
+void ClientApi::session_update_json(const std::string& session_id, std::size_t size,
+                                    const std::function<void(std::string&)>& write_update) {
+  // What session_update's object serialises to.
+  conn_.notify_json(methods::kSessionUpdate, size + session_id.size() + 32, [&](std::string& out) {
+    out += R"({"sessionId":)";
+    out += json::serialize(json::string_view(session_id));
+    out += R"(,"update":)";
+    write_update(out);
+    out += '}';
+  });
+}
+
 awaitable<std::optional<std::string>> ClientApi::request_permission(
     const std::string& session_id, json::object tool_call, const std::vector<PermissionOption>& options,
     CancelSource* cancel) {

@@ -42,6 +42,10 @@ class ClientApi {
   const ClientCapabilities& capabilities() const { return caps_; }
 
   void session_update(const std::string& session_id, boost::json::object update);
+  // The same with the update as JSON text that `write_update` appends (about `size` bytes), sent
+  // as it is: the caller checked it.
+  void session_update_json(const std::string& session_id, std::size_t size,
+                           const std::function<void(std::string&)>& write_update);
 
   // Returns the chosen optionId, or nullopt when the outcome was "cancelled".
   awaitable<std::optional<std::string>> request_permission(const std::string& session_id,

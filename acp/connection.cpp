@@ -43,7 +43,10 @@ void Connection::on_notification(std::string method, NotificationHandler handler
 
 void Connection::send_object(const json::object& msg) {
   if (closed_) return;
-  std::string line = json::serialize(msg);
+  send_line(json::serialize(msg));
+}
+
+void Connection::send_line(std::string line) {
   // Boost.JSON writes strings byte for byte; a file or command output that is not UTF-8 would
   // make the line unreadable to a strict peer. Outside strings the line is ASCII.
   support::repair_utf8(line);
@@ -63,6 +66,20 @@ void Connection::send_result(const json::value& id, json::value result) {
 
 void Connection::notify(std::string_view method, json::object params) {
   send_object(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+}
+
+void Connection::notify_json(std::string_view method, std::size_t size,
+                             const std::function<void(std::string&)>& write_params) {
+  if (closed_) return;
+  // What notify's object serialises to.
+  std::string line;
+  line.reserve(size + method.size() + 48);
+  line += R"({"jsonrpc":"2.0","method":)";
+  line += json::serialize(json::string_view(method));
+  line += R"(,"params":)";
+  write_params(line);
+  line += '}';
+  send_line(std::move(line));
 }
 
 void Connection::handle_message(IncomingMessage&& message) {

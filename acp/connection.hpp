@@ -52,6 +52,9 @@ class Connection {
   void handle_line(std::string_view line) { handle_message(MessageReader::parse_line(line)); }
 
   void notify(std::string_view method, boost::json::object params);
+  // The same with the params as JSON text (an object) that `write_params` appends (about `size`
+  // bytes), sent as it is: the caller checked it.
+  void notify_json(std::string_view method, std::size_t size, const std::function<void(std::string&)>& write_params);
   // Sends a request and waits for its reply. Throws RpcError for an error reply, and
   // RpcError(kRequestCancelled) when `cancel` fires first (the peer is told with $/cancel_request).
   awaitable<boost::json::value> call(std::string method, boost::json::object params,
@@ -59,6 +62,18 @@ class Connection {
 
   // Resumes once the peer has read most of what was sent (Transport::wait_until_writable).
   awaitable<void> wait_until_writable(CancelSource* cancel) { return transport_.wait_until_writable(cancel); }
+  // What is sent while one lives is written in batches (Transport::hold_output): for bursts.
+  class OutputBurst {
+   public:
+    explicit OutputBurst(Transport& t) : transport_(t) { transport_.hold_output(); }
+    ~OutputBurst() { transport_.release_output(); }
+    OutputBurst(const OutputBurst&) = delete;
+    OutputBurst& operator=(const OutputBurst&) = delete;
+
+   private:
+    Transport& transport_;
+  };
+  OutputBurst output_burst() { return OutputBurst(transport_); }
 
   // The peer is gone: every outgoing call fails, every running request is cancelled.
   void close();
@@ -76,6 +91,7 @@ class Connection {
                   const boost::json::value& data = nullptr);
   void send_result(const boost::json::value& id, boost::json::value result);
   void send_object(const boost::json::object& msg);
+  void send_line(std::string line);  // one whole message, repaired to UTF-8
 
   boost::asio::any_io_executor executor_;
   Transport& transport_;

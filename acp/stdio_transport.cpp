@@ -25,7 +25,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <algorithm>
+#include <climits>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 #include "acp/message_reader.hpp"
@@ -37,12 +41,14 @@ namespace asio = boost::asio;
 
 namespace {
 
-// 1 MiB is far more than a pipe holds (64 KiB), so the writer always has a full write ready, and
+// 1 MiB is what the output pipe is grown to hold, so the writer always has a full write ready, and
 // it bounds what a bulk producer (a model stream, a session/load replay) keeps in memory: the
-// queue plus the writer's coalesced copy of it (4 MiB made a 20,000-message replay peak ~6 MiB higher).
+// queue and the batch being written (4 MiB made a 20,000-message replay peak ~6 MiB higher).
 constexpr std::size_t kThrottleBytes = 1u << 20;
 constexpr std::size_t kResumeBytes = 256u << 10;
 constexpr std::size_t kHardLimitBytes = 64u << 20;
+// In a burst (hold_output), what is queued before an idle writer is woken for it.
+constexpr std::size_t kBurstBatchBytes = 64u << 10;
 // How often an idle writer checks that the output still has a reader.
 constexpr auto kOutputCheckInterval = std::chrono::milliseconds(500);
 constexpr auto kFlushTimeout = std::chrono::seconds(3);
@@ -61,6 +67,8 @@ class StdioTransport : public Transport {
 
   void start(Handlers handlers) override;
   void send(std::string line) override;
+  void hold_output() override;
+  void release_output() override;
   asio::awaitable<void> wait_until_writable(support::CancelSource* cancel) override;
   void flush_and_stop() override;
 
@@ -70,6 +78,7 @@ class StdioTransport : public Transport {
   void input_ended();
   void writer_loop();
   bool write_all(const std::string& batch);
+  bool write_all(const std::deque<std::string>& lines);
   std::ptrdiff_t write_now(const std::string& line);
   void output_failed(const char* why);
   void report_disconnect();
@@ -113,6 +122,7 @@ class StdioTransport : public Transport {
   bool stopping_ = false;
   bool write_failed_ = false;
   bool input_closed_ = false;
+  int holds_ = 0;  // hold_output() calls not yet released: send() leaves lines to the writer
   bool disconnect_reported_ = false;
 };
 
@@ -266,7 +276,7 @@ void StdioTransport::send(std::string line) {
     if (stopping_ || write_failed_ || queued_bytes_ >= kHardLimitBytes) return;
     // Nothing queued and nothing being written (queued_bytes_ counts the writer's batch too), so
     // a line written here cannot overtake an earlier one.
-    if (queued_bytes_ == 0) {
+    if (queued_bytes_ == 0 && holds_ == 0) {
       const std::ptrdiff_t written = write_now(line);
       if (written < 0) {
         lock.unlock();
@@ -278,6 +288,22 @@ void StdioTransport::send(std::string line) {
     }
     queued_bytes_ += line.size();
     queue_.push_back(std::move(line));
+    // In a burst an idle writer is woken once a batch is worth a write (or at the release).
+    if (holds_ > 0 && queued_bytes_ < kBurstBatchBytes) return;
+  }
+  work_cv_.notify_one();
+}
+
+void StdioTransport::hold_output() {
+  std::lock_guard lock(mu_);
+  ++holds_;
+}
+
+void StdioTransport::release_output() {
+  {
+    std::lock_guard lock(mu_);
+    if (holds_ > 0) --holds_;
+    if (holds_ > 0 || queue_.empty()) return;
   }
   work_cv_.notify_one();
 }
@@ -352,8 +378,35 @@ std::ptrdiff_t StdioTransport::write_now(const std::string& line) {
   return 0;
 }
 
+// The lines with one writev per IOV_MAX of them, not copied into one buffer first (a replay's
+// megabytes would be copied once more, into fresh pages).
+bool StdioTransport::write_all(const std::deque<std::string>& lines) {
+  std::vector<iovec> iov;
+  iov.reserve(std::min<std::size_t>(lines.size(), IOV_MAX));
+  for (std::size_t next = 0; next < lines.size();) {
+    iov.clear();
+    for (; next < lines.size() && iov.size() < IOV_MAX; ++next)
+      iov.push_back(iovec{const_cast<char*>(lines[next].data()), lines[next].size()});
+    for (std::size_t first = 0; first < iov.size();) {
+      const ssize_t n = ::writev(out_fd_, iov.data() + first, static_cast<int>(iov.size() - first));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      // Past what was written: whole lines, then into the line it stopped in.
+      for (auto left = static_cast<std::size_t>(n); left > 0;) {
+        const std::size_t take = std::min(left, iov[first].iov_len);
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
+        iov[first].iov_len -= take;
+        left -= take;
+        if (iov[first].iov_len == 0) ++first;
+      }
+      while (first < iov.size() && iov[first].iov_len == 0) ++first;
+    }
+  }
+  return true;
+}
+
 void StdioTransport::writer_loop() {
-  std::string batch;
+  std::deque<std::string> batch;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -366,20 +419,18 @@ void StdioTransport::writer_loop() {
         }
       }
       if (queue_.empty()) return;  // stopping and drained
-      // Coalesce everything queued into one write: streaming chunks arrive in bursts.
+      // Everything queued goes in one writev: streaming chunks arrive in bursts.
       batch.clear();
-      while (!queue_.empty()) {
-        if (batch.empty()) batch = std::move(queue_.front());
-        else batch += queue_.front();
-        queue_.pop_front();
-      }
+      batch.swap(queue_);
     }
+    std::size_t bytes = 0;
+    for (const auto& line : batch) bytes += line.size();
     if (!write_all(batch)) {
       output_failed("write failed");
       continue;
     }
     std::unique_lock lock(mu_);
-    queued_bytes_ = queued_bytes_ >= batch.size() ? queued_bytes_ - batch.size() : 0;
+    queued_bytes_ = queued_bytes_ >= bytes ? queued_bytes_ - bytes : 0;
     wake_producers(lock);
   }
 }

@@ -31,6 +31,12 @@ class Transport {
   // faster than the peer reads and the queue stays bounded. On the transport's executor only;
   // `cancel` (optional) ends the wait early.
   virtual boost::asio::awaitable<void> wait_until_writable(support::CancelSource* /*cancel*/) { co_return; }
+  // Between hold_output() and release_output() (they nest), lines are left to the writer, which
+  // writes them coalesced: a burst (a session/load replay) then costs a write per batch, where
+  // sending each line at once, as send() does for a lone reply, would cost a system call or two
+  // per line. Safe from any thread.
+  virtual void hold_output() {}
+  virtual void release_output() {}
   // Starts reading: the handlers run on the transport's executor. A transport fed by hand (tests,
   // the fuzzer: they call Connection::handle_line themselves) needs neither start nor stop.
   virtual void start(Handlers) {}

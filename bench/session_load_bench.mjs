@@ -18,6 +18,10 @@
 //       also runs, in turn with the binaries, the floor: a stand-in agent that answers initialize
 //       and session/load with the very bytes the first binary sent (recorded once), from a file,
 //       with no parsing and no encoding: what the pipe and this client cost alone.
+//   node bench/session_load_bench.mjs --native [--floor] [--messages N] [--runs N] [--bin ...]
+//       the same runs from a native client (bench/session_load_client.cpp: posix_spawn and pipes,
+//       as Zed launches agents) instead of this Node one, whose own reading of the updates is most
+//       of the floor here. Build it first: cmake --build build --target session_load_client.
 //   node bench/session_load_bench.mjs --check [--messages N] --bin A=PATH --bin B=PATH
 //       loads the session once with each binary and compares every replayed notification, byte
 //       for byte (exit 1 on a difference).
@@ -26,7 +30,7 @@
 //   node bench/session_load_bench.mjs --once --home DIR [--bin PATH]
 //       one fresh process, one load, one line of figures, exit: for timing the whole command from
 //       outside (e.g. /usr/bin/time -v).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { agentBinary, agentEnv, makeConfigHome, makeWorkspace, removeTempDirs } from "../tests/integration/harness.mjs";
@@ -230,6 +234,15 @@ async function once(bin, home, { keep = false, caps = {}, record = null } = {}) 
   return { loadMs, peakMiB, rssBeforeMiB, cpu, cpuIdle, outMiB, updates: replayed, kept: kept.slice(0, replayed) };
 }
 
+// The same load from the native client (see --native above).
+const NATIVE = argv.includes("--native");
+const nativeClient = path.join(path.dirname(agentBinary()), "bench", "session_load_client");
+function onceNative(bin, home) {
+  if (!fs.existsSync(nativeClient)) throw new Error(`--native needs ${nativeClient}: cmake --build build --target session_load_client`);
+  const out = execFileSync(nativeClient, [bin, home.ws, SESSION_ID, METHOD], { env: agentEnv(home.env), encoding: "utf8" });
+  return JSON.parse(out);
+}
+
 // The floor: records what `bin` writes for initialize and for the load, and returns a stand-in
 // agent (a shell script) that writes those bytes back, read from files, at the same requests.
 async function makeFloor(bin, home) {
@@ -297,10 +310,10 @@ if (argv.includes("--prepare")) {
   process.exit(same ? 0 : 1);
 } else {
   const home = prepare();
-  console.log(`${MESSAGES} messages (${Math.ceil(MESSAGES / 4)} turns), log ${(home.logBytes / 1048576).toFixed(1)} MiB; ${RUNS} runs each, binaries in turn; medians (min–max)`);
+  console.log(`${MESSAGES} messages (${Math.ceil(MESSAGES / 4)} turns), log ${(home.logBytes / 1048576).toFixed(1)} MiB; ${RUNS} runs each, binaries in turn; ${NATIVE ? "native client (pipes)" : "Node client"}; medians (min–max)`);
   if (argv.includes("--floor")) bins.push({ label: "floor (the recorded bytes, from a file)", bin: await makeFloor(bins[0].bin, home) });
   const results = new Map(bins.map((b) => [b.label, []]));
-  for (let r = 0; r < RUNS; r++) for (const b of bins) results.get(b.label).push(await once(b.bin, home));
+  for (let r = 0; r < RUNS; r++) for (const b of bins) results.get(b.label).push(NATIVE ? onceNative(b.bin, home) : await once(b.bin, home));
   removeTempDirs();
   console.log(`| binary | ${METHOD} ms | agent CPU ms (user + sys) until the answer | … until idle | peak RSS MiB (until idle) | RSS after initialize MiB | updates (MiB) |`);
   console.log("|---|---|---|---|---|---|---|");

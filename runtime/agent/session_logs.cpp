@@ -118,11 +118,9 @@ boost::asio::awaitable<void> SessionManager::stream_replay(std::string id, std::
       auto batch = std::move(reading->events);
       if (batch.empty() || run->stop) break;
       reading = read_batch(pool(), deps_.executor, source);
-      for (auto& event : batch) {
-        // An editor that does not show sub-agent sessions must not be told about them.
-        if (std::holds_alternative<SubagentChanged>(event) && !subagents) continue;
-        deps_.host->emit(id, std::move(event));
-      }
+      // An editor that does not show sub-agent sessions must not be told about them.
+      if (!subagents) std::erase_if(batch, [](const SessionEvent& e) { return std::holds_alternative<SubagentChanged>(e); });
+      deps_.host->emit_all(id, std::move(batch));
       // Once the editor has read most of what is queued (the transport's bound), the next batch.
       co_await deps_.host->wait_for_editor(nullptr);
     }

@@ -46,6 +46,10 @@ class EditorHost {
   virtual ~EditorHost() = default;
 
   virtual void emit(const std::string& session_id, SessionEvent event) = 0;
+  // Events emitted together (a session/load replay's batch): the host may send them as one burst.
+  virtual void emit_all(const std::string& session_id, std::vector<SessionEvent> events) {
+    for (auto& event : events) emit(session_id, std::move(event));
+  }
   // Resumes once the editor has read most of what was emitted (at once while it keeps up, or
   // when `cancel` fires). The turn waits here before reading more of the model's stream.
   virtual boost::asio::awaitable<void> wait_for_editor(support::CancelSource* /*cancel*/) { co_return; }

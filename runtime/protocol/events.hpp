@@ -4,6 +4,7 @@
 // (live, and again for session/load replay from the journal), so no engine code knows a wire
 // format (Codex's EventMsg, clangd's ClangdServer::Callbacks).
 #include <boost/json.hpp>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -162,8 +163,27 @@ struct SubagentChanged {
   std::string error;        // Idle with "error": what failed
 };
 
+// Replayed events that keep the session log's own JSON text instead of decoded values: session/load
+// of a long session passes its text through rather than decoding and re-encoding every string.
+// Each text was checked as JSON where it was read (support::raw_json); it is copied as it is.
+struct JournalChunk {  // what UserContent, TextDelta and ThoughtDelta show
+  enum class Kind { User, Agent, Thought };
+  Kind kind = Kind::Agent;
+  std::string json;        // User: the prompt's content block (an object); else the text (a JSON string)
+  std::string message_id;  // a JSON string
+};
+struct JournalToolCall {  // what ToolCallBegin (or, with `update`, ToolCallUpdate) shows
+  // The fields, by the names the log and the editor's protocol share, in the order they are sent.
+  static constexpr std::array<std::string_view, 8> kFields = {"title",     "name",     "kind",      "status",
+                                                              "locations", "rawInput", "rawOutput", "content"};
+  static constexpr std::size_t kStatus = 3;
+  std::string id;                                // decoded (an id the log wrote without escapes)
+  std::array<std::string, kFields.size()> json;  // each field's JSON text; empty: not set
+  bool update = false;
+};
+
 using SessionEvent = std::variant<UserContent, TextDelta, ThoughtDelta, ToolCallBegin, ToolCallUpdate, PlanShown,
                                   ContextUsage, Notice, CompactionProgress, CompactionSummaryDelta, ModeChanged,
-                                  CommandsChanged, TitleChanged, SubagentChanged>;
+                                  CommandsChanged, TitleChanged, SubagentChanged, JournalChunk, JournalToolCall>;
 
 }  // namespace runtime

@@ -19,7 +19,20 @@ auto editor_call(F& call) -> decltype(call()) {
 }  // namespace
 
 void AcpEditorHost::emit(const std::string& session_id, SessionEvent event) {
+  // A replayed event that kept the log's text goes out as text (no parse, no serialisation),
+  // written straight into the line that is sent.
+  const auto send_journal = [&](const auto& journal) {
+    client_.session_update_json(session_id, journal_update_size(journal),
+                                [&](std::string& out) { append_journal_update(out, journal); });
+  };
+  if (const auto* chunk = std::get_if<JournalChunk>(&event)) return send_journal(*chunk);
+  if (const auto* call = std::get_if<JournalToolCall>(&event)) return send_journal(*call);
   if (auto update = encode_update(event, client_.capabilities())) client_.session_update(session_id, std::move(*update));
+}
+
+void AcpEditorHost::emit_all(const std::string& session_id, std::vector<SessionEvent> events) {
+  const auto burst = client_.connection().output_burst();
+  for (auto& event : events) emit(session_id, std::move(event));
 }
 
 boost::asio::awaitable<PermissionAnswer> AcpEditorHost::ask_permission(const std::string& session_id,

@@ -12,6 +12,7 @@ class AcpEditorHost : public EditorHost {
   explicit AcpEditorHost(acp::ClientApi& client) : client_(client) {}
 
   void emit(const std::string& session_id, SessionEvent event) override;
+  void emit_all(const std::string& session_id, std::vector<SessionEvent> events) override;
   boost::asio::awaitable<void> wait_for_editor(support::CancelSource* cancel) override {
     return client_.connection().wait_until_writable(cancel);
   }

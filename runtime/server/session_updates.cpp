@@ -144,6 +144,57 @@ json::object encode_tool_call(const std::string& id, const ToolCallFields& f) {
   return o;
 }
 
+void append_journal_update(std::string& out, const JournalChunk& c) {
+  using Kind = JournalChunk::Kind;
+  // chunk()'s members, in its order.
+  out += c.kind == Kind::User    ? R"({"sessionUpdate":"user_message_chunk","content":)"
+         : c.kind == Kind::Agent ? R"({"sessionUpdate":"agent_message_chunk","content":)"
+                                 : R"({"sessionUpdate":"agent_thought_chunk","content":)";
+  if (c.kind == Kind::User) {
+    out += c.json;
+  } else {
+    out += R"({"type":"text","text":)";  // text_block()
+    out += c.json;
+    out += '}';
+  }
+  out += R"(,"messageId":)";
+  out += c.message_id;
+  out += '}';
+}
+
+void append_journal_update(std::string& out, const JournalToolCall& c) {
+  // encode_tool_call()'s members in its order, then with_kind()'s, then the title a new call needs.
+  out += R"({"toolCallId":)";
+  out += json::serialize(json::string_view(c.id));
+  for (std::size_t i = 0; i < c.json.size(); ++i) {
+    if (c.json[i].empty()) continue;
+    out += ",\"";
+    out += JournalToolCall::kFields[i];
+    out += "\":";
+    out += c.json[i];
+  }
+  out += c.update ? R"(,"sessionUpdate":"tool_call_update")" : R"(,"sessionUpdate":"tool_call")";
+  if (!c.update && c.json[0].empty()) out += R"(,"title":"")";
+  out += '}';
+}
+
+std::size_t journal_update_size(const JournalChunk& c) { return c.json.size() + c.message_id.size() + 96; }
+
+std::size_t journal_update_size(const JournalToolCall& c) {
+  std::size_t n = c.id.size() + 96;
+  for (const auto& field : c.json) n += field.size() + 16;
+  return n;
+}
+
+namespace {
+template <class Journal>
+json::object parsed_journal_update(const Journal& event) {
+  std::string text;
+  append_journal_update(text, event);
+  return json::parse(text).as_object();
+}
+}  // namespace
+
 std::optional<json::object> encode_update(const SessionEvent& event, const acp::ClientCapabilities& client) {
   return std::visit(
       overloaded{
@@ -193,6 +244,9 @@ std::optional<json::object> encode_update(const SessionEvent& event, const acp::
             return o;
           },
           [](const SubagentChanged& c) -> std::optional<json::object> { return subagent_update(c); },
+          // The editor's connection sends these as text (AcpEditorHost::emit); parsed for anyone else.
+          [](const JournalChunk& c) -> std::optional<json::object> { return parsed_journal_update(c); },
+          [](const JournalToolCall& c) -> std::optional<json::object> { return parsed_journal_update(c); },
       },
       event);
 }

@@ -4,6 +4,7 @@
 // compactions as their own updates, or as agent message text).
 #include <boost/json.hpp>
 #include <optional>
+#include <string>
 
 #include "acp/client_api.hpp"
 
@@ -13,6 +14,15 @@ namespace runtime::server {
 
 // nullopt: nothing for this client (a compaction summary delta for a client without compaction view).
 std::optional<boost::json::object> encode_update(const SessionEvent& event, const acp::ClientCapabilities& client);
+
+// The `update` of a replayed event that kept the log's JSON text (JournalChunk, JournalToolCall),
+// appended to `out` as JSON text: that text spliced in, unparsed, where encode_update would have
+// put the decoded values; the same update, byte for byte, as encode_update of the decoded event.
+void append_journal_update(std::string& out, const JournalChunk& chunk);
+void append_journal_update(std::string& out, const JournalToolCall& call);
+// What append_journal_update appends, about (for reserving room).
+std::size_t journal_update_size(const JournalChunk& chunk);
+std::size_t journal_update_size(const JournalToolCall& call);
 
 // ACP ToolCall fields (toolCallId plus what is set), for tool_call, tool_call_update and the
 // tool call of a permission request.

@@ -45,6 +45,15 @@ struct LinePrefix {
 };
 std::optional<LinePrefix> line_prefix(std::string_view line);
 
+// The replay's reading of a user, assistant or tool_call line as JSON text, checked and not
+// decoded (journal_text.cpp): what it shows is appended to `out` (or written to it). False when
+// the line is not in the form the server writes (nothing appended): the record parser reads it.
+bool journal_user(std::string_view line, std::uint32_t line_no, std::vector<JournalChunk>& out);
+bool journal_assistant(std::string_view line, std::uint32_t line_no, std::vector<JournalChunk>& out);
+bool journal_tool_call(std::string_view line, JournalToolCall& out);
+// A journal tool call's fields decoded, to merge a state the record parser read into it.
+ToolCallFields decoded_fields(const JournalToolCall& call, LineParser& parser);
+
 struct LoadOptions {
   bool conversation = true;  // build the conversation (false: only the summary)
   std::size_t messages = 0;  // the message records a summary counted: room for them up front

@@ -37,6 +37,17 @@ std::string message_id(const Message& m, std::uint32_t line_no) {
 bool is_final(const ToolCallFields& f) {
   return f.status && (*f.status == ToolStatus::Completed || *f.status == ToolStatus::Failed);
 }
+bool is_final(const JournalToolCall& c) {
+  const std::string& status = c.json[JournalToolCall::kStatus];
+  return status == "\"completed\"" || status == "\"failed\"";
+}
+
+// The id of the tool call `event` begins, if it begins one.
+const std::string* begun_call(const SessionEvent& event) {
+  if (const auto* b = std::get_if<ToolCallBegin>(&event)) return &b->id;
+  if (const auto* j = std::get_if<JournalToolCall>(&event); j && !j->update) return &j->id;
+  return nullptr;
+}
 
 // What a line written by the server shows, from its first bytes (detail::line_prefix): records
 // the editor is not shown are skipped without being parsed. `ParseAndReport`: the records only
@@ -59,6 +70,7 @@ Seen seen_from_prefix(std::string_view line) {
 struct Replay::Impl {
   std::string id;
   int fd = -1;
+  Replay::Form form = Replay::Form::Decoded;
   std::uint64_t size = 0;  // what is replayed: the file's size when the replay was opened
   // The log read so far: [read_offset - window.size() + window_pos, read_offset) is not yet used.
   std::string window;
@@ -122,20 +134,24 @@ struct Replay::Impl {
   }
 
   // A tool call that will not finish any more is shown as failed: no call runs once loaded.
-  static void fail_unfinished(ToolCallFields& f) {
-    if (!is_final(f)) f.status = ToolStatus::Failed;
+  static void fail_unfinished(SessionEvent& call) {
+    if (auto* b = std::get_if<ToolCallBegin>(&call); b && !is_final(b->fields)) b->fields.status = ToolStatus::Failed;
+    if (auto* j = std::get_if<JournalToolCall>(&call); j && !is_final(*j)) j->json[JournalToolCall::kStatus] = "\"failed\"";
   }
 
   void close_open_calls() {
     for (auto& [_, h] : calls)
       if (h->open) {
-        fail_unfinished(std::get<ToolCallBegin>(h->event).fields);
+        fail_unfinished(h->event);
         h->open = false;
       }
   }
 
   void tool_call_state(ToolCallState&& state, std::size_t bytes) {
     if (auto it = calls.find(state.tool_call_id); it != calls.end()) {
+      // Begun as the log's text, now a state parsed from a line in another form: decode it first.
+      if (auto* j = std::get_if<JournalToolCall>(&it->second->event))
+        it->second->event = ToolCallBegin{j->id, detail::decoded_fields(*j, parser)};
       auto& fields = std::get<ToolCallBegin>(it->second->event).fields;
       fields.merge(state.fields);
       if (is_final(fields)) it->second->open = false;
@@ -151,6 +167,48 @@ struct Replay::Impl {
     std::string id = state.tool_call_id;
     push(ToolCallBegin{std::move(state.tool_call_id), std::move(state.fields)}, bytes, open);
     calls.emplace(std::move(id), &held.back());
+  }
+
+  // A tool call's state as the log's text (JournalText form); false when the call is held
+  // decoded (a line in another form began it): then the line is parsed as well.
+  bool journal_tool_call_state(JournalToolCall&& state, std::size_t bytes) {
+    if (auto it = calls.find(state.id); it != calls.end()) {
+      auto* held_call = std::get_if<JournalToolCall>(&it->second->event);
+      if (!held_call) return false;
+      for (std::size_t i = 0; i < state.json.size(); ++i)
+        if (!state.json[i].empty()) held_call->json[i] = std::move(state.json[i]);
+      if (is_final(*held_call)) it->second->open = false;
+      return true;
+    }
+    if (auto it = shown_open.find(state.id); it != shown_open.end()) {
+      if (is_final(state)) shown_open.erase(it);
+      state.update = true;
+      push(std::move(state), bytes);
+      return true;
+    }
+    const bool open = !is_final(state);
+    std::string call_id = state.id;
+    push(std::move(state), bytes, open);
+    calls.emplace(std::move(call_id), &held.back());
+    return true;
+  }
+
+  // The prompts, answers and tool calls the server wrote, read as the log's text (JournalText
+  // form); false when the line must be parsed instead.
+  bool journal_line(std::string_view type, std::string_view text, std::size_t bytes) {
+    if (type == "tool_call") {
+      JournalToolCall call;
+      return detail::journal_tool_call(text, call) && journal_tool_call_state(std::move(call), bytes);
+    }
+    std::vector<JournalChunk> chunks;
+    if (type == "user") {
+      if (!detail::journal_user(text, line_no, chunks)) return false;
+      close_open_calls();  // a new prompt: the turn before it ended, or the server died in it
+    } else if (type != "assistant" || !detail::journal_assistant(text, line_no, chunks)) {
+      return false;
+    }
+    for (auto& c : chunks) push(std::move(c), bytes);
+    return true;
   }
 
   void show(Record&& rec, std::size_t bytes) {
@@ -203,6 +261,9 @@ struct Replay::Impl {
       close_open_calls();
       return;
     }
+    if (form == Replay::Form::JournalText)
+      if (const auto prefix = detail::line_prefix(text); prefix && journal_line(prefix->type, text, text.size() + 1))
+        return;
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
     Record rec;
     try {
@@ -219,9 +280,9 @@ struct Replay::Impl {
     while (!held.empty()) {
       Held& h = held.front();
       if (h.open && held_bytes <= kHeldBytes) return;
-      if (auto* call = std::get_if<ToolCallBegin>(&h.event)) {
-        calls.erase(call->id);
-        if (h.open) shown_open.insert(call->id);
+      if (const std::string* call = begun_call(h.event)) {
+        if (h.open) shown_open.insert(*call);
+        calls.erase(*call);
       }
       held_bytes -= h.bytes;
       out.push_back(std::move(h.event));
@@ -252,9 +313,10 @@ struct Replay::Impl {
   }
 };
 
-Replay::Replay(std::string id, int fd) : impl_(std::make_unique<Impl>()) {
+Replay::Replay(std::string id, int fd, Form form) : impl_(std::make_unique<Impl>()) {
   impl_->id = std::move(id);
   impl_->fd = fd;
+  impl_->form = form;
   struct stat st{};
   impl_->size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }

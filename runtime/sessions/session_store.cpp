@@ -234,11 +234,11 @@ std::optional<std::vector<Message>> SessionStore::load_conversation(const Loaded
   return std::move(s->conversation);
 }
 
-std::shared_ptr<Replay> SessionStore::open_replay(std::string_view id) const {
+std::shared_ptr<Replay> SessionStore::open_replay(std::string_view id, Replay::Form form) const {
   if (!valid_session_id(id)) return nullptr;
   const int fd = ::open(file_of(id).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
-  return std::make_shared<Replay>(std::string(id), fd);
+  return std::make_shared<Replay>(std::string(id), fd, form);
 }
 
 ListPage SessionStore::list(const std::optional<std::string>& cwd, const std::optional<std::string>& cursor,

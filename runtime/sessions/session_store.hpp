@@ -175,9 +175,15 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 // the file it was given (a session deleted or renamed meanwhile still replays), up to the size
 // the file had then; corrupt lines show nothing (`load` reports them). Not thread-safe: one
 // caller at a time (any thread).
+//
+// In `JournalText` form the prompts, answers and tool calls the server wrote come out as
+// JournalChunk and JournalToolCall, their text kept as the log's JSON (what session/load sends,
+// spliced unparsed); `Decoded` gives UserContent, TextDelta, ThoughtDelta, ToolCallBegin and
+// ToolCallUpdate for them. Both show the same.
 class Replay {
  public:
-  Replay(std::string id, int fd);  // takes the descriptor
+  enum class Form { Decoded, JournalText };
+  Replay(std::string id, int fd, Form form = Form::Decoded);  // takes the descriptor
   ~Replay();
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
@@ -285,9 +291,9 @@ class SessionStore {
   // The conversation of the first `summary.log_bytes` of a session's log, as `load` builds it
   // (what the next prompt sends the model); nullopt when the log cannot be read.
   std::optional<std::vector<Message>> load_conversation(const LoadedSession& summary) const;
-  // The replay of a saved session on its own (what `load` also gives), for reading it while
-  // the session loads; null when there is no such session.
-  std::shared_ptr<Replay> open_replay(std::string_view id) const;
+  // The replay of a saved session on its own (what `load` also gives, decoded), for reading it
+  // while the session loads; null when there is no such session.
+  std::shared_ptr<Replay> open_replay(std::string_view id, Replay::Form form = Replay::Form::JournalText) const;
 
   // Newest first; `cwd` (compared after lexical normalisation) filters; `cursor` is a previous
   // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".

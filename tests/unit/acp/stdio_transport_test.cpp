@@ -7,9 +7,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -97,6 +100,36 @@ TEST_F(StdioTransportTest, AnOutputPipeIsGrownToHoldAWholeWriterBatch) {
   ASSERT_EQ(::fcntl(out.write_end(), F_GETPIPE_SZ), 64 * 1024) << "the test assumes the system's default pipe";
   auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
   EXPECT_GE(::fcntl(out.write_end(), F_GETPIPE_SZ), 1024 * 1024) << "stdout's pipe must be grown to 1 MiB";
+  in.close_write();
+}
+
+// A replay sends thousands of lines in a row. Written one by one as they come (a lone reply's
+// path) each costs a system call or two; held, they are left to the writer and leave in batches.
+TEST_F(StdioTransportTest, LinesSentWhileTheOutputIsHeldLeaveTogetherAtTheRelease) {
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  t->start(handlers());
+  t->hold_output();
+  t->hold_output();  // holds nest
+  for (int i = 0; i < 100; ++i) t->send(R"({"jsonrpc":"2.0","method":"n","params":{"i":)" + std::to_string(i) + "}}");
+  t->release_output();
+  int unread = -1;
+  ASSERT_EQ(::ioctl(out.read_end(), FIONREAD, &unread), 0);
+  EXPECT_EQ(unread, 0) << "a line sent while the output is held must be left to the writer, not written at once";
+  t->release_output();
+  std::string got;
+  char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (std::count(got.begin(), got.end(), '\n') < 100 && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{out.read_end(), POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      const ssize_t n = ::read(out.read_end(), buf, sizeof buf);
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += R"({"jsonrpc":"2.0","method":"n","params":{"i":)" + std::to_string(i) + "}}\n";
+  EXPECT_TRUE(got == expected) << "once released, every held line must reach the peer, whole and in order; got "
+                               << std::count(got.begin(), got.end(), '\n') << " lines";
   in.close_write();
 }
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -1194,4 +1195,115 @@ TEST_F(SessionStoreTest, OpenAfterLoadTakesTheSummaryAndEndsAHalfWrittenLine) {
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].title, "the first prompt") << "the sidecar has the loaded title";
   EXPECT_TRUE(listed[0].archived);
+}
+
+// ---- the replay as the log's text (Replay::Form::JournalText, what session/load sends) ----
+
+namespace {
+
+// Every event as the editor gets it; the log's text spliced as the server sends it.
+std::vector<std::string> sent(const std::vector<SessionEvent>& events) {
+  acp::ClientCapabilities caps;
+  caps.subagents = caps.notices = caps.compaction = true;
+  std::vector<std::string> out;
+  for (const auto& e : events) {
+    std::string text;
+    if (const auto* c = std::get_if<runtime::JournalChunk>(&e)) runtime::server::append_journal_update(text, *c);
+    else if (const auto* t = std::get_if<runtime::JournalToolCall>(&e)) runtime::server::append_journal_update(text, *t);
+    else if (auto update = runtime::server::encode_update(e, caps)) text = json::serialize(*update);
+    else text = "(none)";
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+std::vector<SessionEvent> all_of(Replay& replay, std::size_t batch_bytes) {
+  std::vector<SessionEvent> out;
+  for (auto batch = replay.next(batch_bytes); !batch.empty(); batch = replay.next(batch_bytes))
+    for (auto& e : batch) out.push_back(std::move(e));
+  return out;
+}
+
+std::size_t journal_events(const std::vector<SessionEvent>& events) {
+  return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [](const SessionEvent& e) {
+    return std::holds_alternative<runtime::JournalChunk>(e) || std::holds_alternative<runtime::JournalToolCall>(e);
+  }));
+}
+
+}  // namespace
+
+TEST_F(SessionStoreTest, TheLogsTextReplaysExactlyWhatItsDecodedRecordsShow) {
+  // Promise: session/load sends prompts, answers and tool calls as the log's own JSON text, and
+  // the editor gets the very bytes decoding and encoding them gave: same updates, same order,
+  // tool calls merged, held, bounded and failed the same, whatever the batch size.
+  SessionStore store(root_);
+  write_varied_session(store, "ses_v", store.file_of("ses_v"), 40);
+  {
+    SessionWriter w = store.create(header("ses_long"));
+    w.append(UserMessage{user("watch it"), {}});
+    runtime::ToolCallFields slow;
+    slow.title = "tail -f";
+    slow.status = runtime::ToolStatus::InProgress;
+    w.append(ToolCallState{"slow", slow});
+    for (int i = 0; i < 40; ++i) {  // 1.6 MB of log before slow's end: over the bound
+      runtime::ToolCallFields quick;
+      quick.status = runtime::ToolStatus::Completed;  // and no title: a new call gets ""
+      quick.content = std::vector<runtime::ToolContent>{runtime::TextContent{std::string(40'000, 'q')}};
+      w.append(ToolCallState{"quick" + std::to_string(i), quick});
+    }
+    runtime::ToolCallFields done;
+    done.status = runtime::ToolStatus::Completed;
+    w.append(ToolCallState{"slow", done});
+    runtime::ToolCallFields cut;
+    cut.title = "cut";
+    cut.status = runtime::ToolStatus::Pending;
+    w.append(ToolCallState{"cut", cut});
+    const std::string odd = "after the crash: \"quoted\"\n\ttabbed, caf\xC3\xA9, \x01 \xF0\x9F\x98\x80";
+    w.append(UserMessage{user(odd), json::array{json::object{{"type", "text"}, {"text", odd}}}});
+    w.append(AssistantMessage{assistant("answered \\ \"here\"", {}, "thought\nover")});
+    runtime::ToolCallFields never;
+    never.status = runtime::ToolStatus::InProgress;
+    w.append(ToolCallState{"never", never});
+  }
+  for (const char* id : {"ses_v", "ses_long"}) {
+    SCOPED_TRACE(id);
+    const auto decoded = sent(all_of(*store.load(id)->replay, std::size_t(1) << 40));
+    for (std::size_t batch : {std::size_t(1), Replay::kBatchBytes}) {
+      auto replay = store.open_replay(id, Replay::Form::JournalText);
+      ASSERT_TRUE(replay);
+      const auto events = all_of(*replay, batch);
+      EXPECT_GT(journal_events(events), events.size() / 2) << "most of it must come out as the log's text";
+      const auto as_text = sent(events);
+      ASSERT_EQ(as_text.size(), decoded.size()) << "batches of " << batch << " bytes";
+      for (std::size_t i = 0; i < decoded.size(); ++i)
+        EXPECT_EQ(as_text[i], decoded[i]) << "update " << i << ", batches of " << batch << " bytes";
+    }
+  }
+}
+
+TEST_F(SessionStoreTest, LinesNotInTheServersFormReplayAsTheirDecodedRecordsDo) {
+  // Promise: a log the server did not write itself (edited by hand, another version) shows what
+  // its records mean: each line the text reading does not take is decoded instead, a tool call
+  // begun in one form and ended in the other included. Compared as JSON values: a hand-written
+  // line may spell a string differently (\u00e9, \/) from how the encoder writes it.
+  SessionStore store(root_);
+  { SessionWriter w = store.create(header("ses_hand")); }
+  append_raw(store.file_of("ses_hand"),
+             R"({"type":"user","t":"2026-01-02T03:04:05.000Z","message":{"role":"user","id":"msg_1","text":"caf\u00e9 \/ok"},"prompt":[{"type":"text","text":"caf\u00e9 \/ok"},7]})" "\n"
+             R"({"type":"user","t":"2026-01-02T03:04:05.000Z","message":{"role":"user","text":"no prompt blocks"}})" "\n"
+             R"({"type":"assistant","t":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","text":"plain","reasoning":""}})" "\n"
+             R"({"type":"tool_call","t":"2026-01-02T03:04:05.000Z","toolCallId":"c1","title":"Read","kind":"read","status":"pending"})" "\n"
+             R"({"type":"tool_call","t":"2026-01-02T03:04:05.000Z","toolCallId":"c\u0031","status":"completed","rawOutput":{"n":1}})" "\n"
+             R"({"type":"tool_call","t":"2026-01-02T03:04:05.000Z","toolCallId":"c2","kind":"no such kind","status":"pending"})" "\n"
+             R"({"type":"tool_call","t":"2026-01-02T03:04:05.000Z","toolCallId":"c2","title":"Two","status":"failed"})" "\n"
+             R"({"type":"assistant","t":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","text":"cut"})" "\n"
+             R"({"type":"assistant","t":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","text":"last"}})" "\n");
+  const auto decoded = sent(all_of(*store.load("ses_hand")->replay, 1));
+  const auto events = all_of(*store.open_replay("ses_hand", Replay::Form::JournalText), 1);
+  const auto as_text = sent(events);
+  ASSERT_EQ(as_text.size(), decoded.size());
+  ASSERT_GE(decoded.size(), 5u) << "the test's log must show something";
+  for (std::size_t i = 0; i < decoded.size(); ++i)
+    EXPECT_EQ(json::parse(as_text[i]), json::parse(decoded[i])) << "update " << i << ": " << as_text[i];
+  EXPECT_GT(journal_events(events), 0u);
 }

@@ -49,6 +49,21 @@ TEST(RepairUtf8, EachIllFormedByteBecomesOneReplacementCharacter) {
   }
 }
 
+// ASCII is skipped a word at a time: a bad byte or a valid character anywhere in or after a run of
+// ASCII, at every offset within a word, is still seen.
+TEST(RepairUtf8, ABadByteOrACharacterIsSeenAtEveryOffsetAfterARunOfAscii) {
+  for (std::size_t at = 0; at < 24; ++at) {
+    const std::string ascii(at, 'a');
+    std::string bad = ascii + "\xE9" + std::string(9, 'b');
+    EXPECT_TRUE(support::repair_utf8(bad)) << "a bad byte after " << at << " ASCII bytes must be repaired";
+    EXPECT_EQ(bad, ascii + kReplacement + std::string(9, 'b')) << "offset " << at;
+    std::string good = ascii + "\xC3\xA9" + std::string(9, 'b');
+    const std::string before = good;
+    EXPECT_FALSE(support::repair_utf8(good)) << "a valid character after " << at << " ASCII bytes is valid";
+    EXPECT_EQ(good, before);
+  }
+}
+
 TEST(RepairUtf8, ASerializedMessageWithBinaryBytesBecomesJsonAStrictParserAccepts) {
   boost::json::object msg{{"output", std::string("\x89PNG\r\n\x1A\n\xFF\xD8 binary")}};
   std::string line = boost::json::serialize(msg);

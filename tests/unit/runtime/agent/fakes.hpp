@@ -32,7 +32,19 @@ class FakeEditor : public runtime::EditorHost {
   std::map<std::string, std::string> files;
 
   void emit(const std::string& session_id, runtime::SessionEvent event) override {
+    // A replay's text kept as the log's JSON is kept here as what it means (the editor is sent the
+    // same either way: SessionStoreTest.TheLogsTextReplaysExactlyWhatItsDecodedRecordsShow).
+    if (const auto* chunk = std::get_if<runtime::JournalChunk>(&event)) event = decoded(*chunk);
     events.push_back({session_id, std::move(event)});
+  }
+  static runtime::SessionEvent decoded(const runtime::JournalChunk& c) {
+    const std::string id(boost::json::parse(c.message_id).as_string());
+    const auto content = boost::json::parse(c.json);
+    using Kind = runtime::JournalChunk::Kind;
+    if (c.kind == Kind::User) return runtime::UserContent{content.as_object(), id};
+    const std::string text(content.as_string());
+    if (c.kind == Kind::Agent) return runtime::TextDelta{text, id};
+    return runtime::ThoughtDelta{text, id};
   }
   bool can_read_files() const override { return true; }
   bool can_write_files() const override { return true; }
