@@ -203,7 +203,7 @@ struct Replay::Impl {
     std::vector<JournalChunk> chunks;
     if (type == "user") {
       if (!detail::journal_user(text, line_no, chunks)) return false;
-      close_open_calls();  // a new prompt: the turn before it ended, or the server died in it
+      close_open_calls();  // a new prompt read as text: as show() does for a decoded one
     } else if (type != "assistant" || !detail::journal_assistant(text, line_no, chunks)) {
       return false;
     }

@@ -991,14 +991,19 @@ TEST_F(SessionStoreTest, SubAgentSessionsAreReplayedAndOneTheServerLeftRunningEn
 
 namespace {
 
-// Every event as the editor gets it (the session/update encoder, every capability on).
+// Every event as the editor gets it (the session/update encoder, every capability on; the log's
+// text of a Journal* event spliced as the server sends it).
 std::vector<std::string> encoded(const std::vector<SessionEvent>& events) {
   acp::ClientCapabilities caps;
   caps.subagents = caps.notices = caps.compaction = true;
   std::vector<std::string> out;
   for (const auto& e : events) {
-    auto update = runtime::server::encode_update(e, caps);
-    out.push_back(update ? json::serialize(*update) : "(none)");
+    std::string text;
+    if (const auto* c = std::get_if<runtime::JournalChunk>(&e)) runtime::server::append_journal_update(text, *c);
+    else if (const auto* t = std::get_if<runtime::JournalToolCall>(&e)) runtime::server::append_journal_update(text, *t);
+    else if (auto update = runtime::server::encode_update(e, caps)) text = json::serialize(*update);
+    else text = "(none)";
+    out.push_back(std::move(text));
   }
   return out;
 }
@@ -1201,26 +1206,15 @@ TEST_F(SessionStoreTest, OpenAfterLoadTakesTheSummaryAndEndsAHalfWrittenLine) {
 
 namespace {
 
-// Every event as the editor gets it; the log's text spliced as the server sends it.
-std::vector<std::string> sent(const std::vector<SessionEvent>& events) {
-  acp::ClientCapabilities caps;
-  caps.subagents = caps.notices = caps.compaction = true;
-  std::vector<std::string> out;
-  for (const auto& e : events) {
-    std::string text;
-    if (const auto* c = std::get_if<runtime::JournalChunk>(&e)) runtime::server::append_journal_update(text, *c);
-    else if (const auto* t = std::get_if<runtime::JournalToolCall>(&e)) runtime::server::append_journal_update(text, *t);
-    else if (auto update = runtime::server::encode_update(e, caps)) text = json::serialize(*update);
-    else text = "(none)";
-    out.push_back(std::move(text));
-  }
-  return out;
-}
-
-std::vector<SessionEvent> all_of(Replay& replay, std::size_t batch_bytes) {
+// `batch_of` (when given) gets the batch each event came in: what was held back, and how long.
+std::vector<SessionEvent> all_of(Replay& replay, std::size_t batch_bytes, std::vector<std::size_t>* batch_of = nullptr) {
   std::vector<SessionEvent> out;
-  for (auto batch = replay.next(batch_bytes); !batch.empty(); batch = replay.next(batch_bytes))
-    for (auto& e : batch) out.push_back(std::move(e));
+  std::size_t batches = 0;
+  for (auto batch = replay.next(batch_bytes); !batch.empty(); batch = replay.next(batch_bytes), ++batches)
+    for (auto& e : batch) {
+      out.push_back(std::move(e));
+      if (batch_of) batch_of->push_back(batches);
+    }
   return out;
 }
 
@@ -1267,13 +1261,19 @@ TEST_F(SessionStoreTest, TheLogsTextReplaysExactlyWhatItsDecodedRecordsShow) {
   }
   for (const char* id : {"ses_v", "ses_long"}) {
     SCOPED_TRACE(id);
-    const auto decoded = sent(all_of(*store.load(id)->replay, std::size_t(1) << 40));
+    const auto decoded = encoded(all_of(*store.load(id)->replay, std::size_t(1) << 40));
+    std::vector<std::size_t> decoded_batches;
+    all_of(*store.load(id)->replay, 1, &decoded_batches);
     for (std::size_t batch : {std::size_t(1), Replay::kBatchBytes}) {
       auto replay = store.open_replay(id, Replay::Form::JournalText);
       ASSERT_TRUE(replay);
-      const auto events = all_of(*replay, batch);
+      std::vector<std::size_t> batches;
+      const auto events = all_of(*replay, batch, &batches);
+      if (batch == 1)
+        EXPECT_EQ(batches, decoded_batches) << "a line a batch: each update must be held back exactly as long as "
+                                               "when decoded (a call a prompt cut off is released at that prompt)";
       EXPECT_GT(journal_events(events), events.size() / 2) << "most of it must come out as the log's text";
-      const auto as_text = sent(events);
+      const auto as_text = encoded(events);
       ASSERT_EQ(as_text.size(), decoded.size()) << "batches of " << batch << " bytes";
       for (std::size_t i = 0; i < decoded.size(); ++i)
         EXPECT_EQ(as_text[i], decoded[i]) << "update " << i << ", batches of " << batch << " bytes";
@@ -1298,9 +1298,9 @@ TEST_F(SessionStoreTest, LinesNotInTheServersFormReplayAsTheirDecodedRecordsDo) 
              R"({"type":"tool_call","t":"2026-01-02T03:04:05.000Z","toolCallId":"c2","title":"Two","status":"failed"})" "\n"
              R"({"type":"assistant","t":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","text":"cut"})" "\n"
              R"({"type":"assistant","t":"2026-01-02T03:04:05.000Z","message":{"role":"assistant","text":"last"}})" "\n");
-  const auto decoded = sent(all_of(*store.load("ses_hand")->replay, 1));
+  const auto decoded = encoded(all_of(*store.load("ses_hand")->replay, 1));
   const auto events = all_of(*store.open_replay("ses_hand", Replay::Form::JournalText), 1);
-  const auto as_text = sent(events);
+  const auto as_text = encoded(events);
   ASSERT_EQ(as_text.size(), decoded.size());
   ASSERT_GE(decoded.size(), 5u) << "the test's log must show something";
   for (std::size_t i = 0; i < decoded.size(); ++i)

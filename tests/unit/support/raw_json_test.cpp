@@ -53,6 +53,9 @@ TEST(RawJson, WhatIsNotOneValidValueIsRefused) {
     EXPECT_FALSE(boost_accepts(bad)) << "the test's own case is valid JSON: " << bad;
   }
   EXPECT_FALSE(raw::for_each_member("[1]", [](auto, auto) { return true; })) << "an array is not an object";
+  EXPECT_FALSE(raw::for_each_member(R"({"a":1} {"b":2})", [](auto, auto) { return true; }))
+      << "an object read member by member must be the whole text: a journal line with more after it is not the server's";
+  EXPECT_FALSE(raw::for_each_element("[1] 2", [](auto) { return true; })) << "the same for an array";
   EXPECT_FALSE(raw::for_each_element(R"({"a":1})", [](auto) { return true; })) << "an object is not an array";
   std::string deep(raw::kMaxDepth + 1, '[');
   deep += std::string(raw::kMaxDepth + 1, ']');
