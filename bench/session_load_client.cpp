@@ -2,7 +2,7 @@
 // (posix_spawn, plain pipes) and reads their stdout natively, so the client's own share is small
 // and what is left is the agent. session_load_bench.mjs --native runs this once per run.
 //
-//   session_load_client <agent> <cwd> <sessionId> [method]
+//   session_load_client <agent> <cwd> <sessionId> [method] [--answer-only]
 //
 // Spawns `<agent> acp` in <cwd> (environment inherited, stderr to /dev/null) with pipes for
 // stdin and stdout, sends `initialize`, then `<method>` (default session/load) for <sessionId>,
@@ -10,6 +10,8 @@
 // CPU for 200 ms it reads the agent's peak RSS, closes its stdin and waits for it. Prints one
 // JSON object: loadMs (request written -> response read), cpuMs (agent user+sys CPU over the
 // same span), cpuIdleMs (… until idle), peakMiB, rssBeforeMiB (after initialize), updates, outMiB.
+// --answer-only: no wait for idleness, stdin closed right after the answer (for timing the whole
+// process from outside: spawn, initialize, load, exit).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -133,7 +135,12 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const std::string agent = argv[1], cwd = argv[2], session_id = argv[3];
-  const std::string method = argc > 4 ? argv[4] : "session/load";
+  std::string method = "session/load";
+  bool answer_only = false;
+  for (int i = 4; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--answer-only") answer_only = true;
+    else method = argv[i];
+  }
 
   int to_agent[2], from_agent[2];
   if (::pipe2(to_agent, O_CLOEXEC) != 0 || ::pipe2(from_agent, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
@@ -170,7 +177,7 @@ int main(int argc, char** argv) try {
   // What the agent does after its answer (reading the conversation the next prompt needs)
   // counts for memory: the peak is read once it has used no CPU for 200 ms.
   double last = cpu_ms(pid);
-  for (int idle = 0, waited = 0; idle < 200 && waited < 5000; waited += 50) {
+  for (int idle = 0, waited = 0; !answer_only && idle < 200 && waited < 5000; waited += 50) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const double now = cpu_ms(pid);
     idle = now == last ? idle + 50 : 0;
