@@ -20,8 +20,9 @@ boost::asio::awaitable<std::optional<sessions::LoadedSession>> SessionManager::l
   if (request.kind == OpenRequest::Kind::New) co_return std::nullopt;
   const std::string id = request.session_id;
   if (sessions_.count(id)) throw AgentError(AgentError::Kind::InvalidRequest, "Session " + id + " is already open");
-  // session/load answers with the summary; the conversation is read after the answer (load_history).
-  const bool summary = request.kind == OpenRequest::Kind::Load;
+  // session/load and session/resume answer with the summary; the conversation is read after the
+  // answer, before the first turn (load_history). A fork's log is new: read whole.
+  const bool summary = request.kind == OpenRequest::Kind::Load || request.kind == OpenRequest::Kind::Resume;
   auto job = [this, id, summary] { return summary ? store_.load_summary(id) : store_.load(id); };
   auto loaded = co_await support::run_blocking(journal_pool(), std::move(job));
   if (!loaded) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);

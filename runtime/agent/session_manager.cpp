@@ -133,9 +133,9 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenReques
   // After the reply, so the editor knows the session when the commands arrive, and so that
   // starting MCP servers (a process each), reaching their executors and the rest of the engine's
   // load never delay the reply.
-  // session/load answered from the summary: what set_up needs to read the conversation.
+  // session/load or session/resume answered from the summary: what set_up needs to read the conversation.
   std::optional<sessions::LoadedSession> history;
-  if (request.kind == OpenRequest::Kind::Load) {
+  if (request.kind == OpenRequest::Kind::Load || request.kind == OpenRequest::Kind::Resume) {
     history.emplace();
     history->id = loaded->id;
     history->log_bytes = loaded->log_bytes;
