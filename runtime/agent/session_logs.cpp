@@ -46,7 +46,7 @@ boost::asio::awaitable<void> SessionManager::load_history(Session& s, const sess
   if (!conversation) {
     spdlog::error("session {}: its conversation could not be read back from its log: {}", s.id, why);
     notify(s, {NoticeSeverity::Error, "The conversation could not be read",
-               "Its log could not be read again after session/load: the next prompt starts without it.", {}});
+               "Its log could not be read again once the session was opened: the next prompt starts without it.", {}});
     co_return;
   }
   s.history = std::move(*conversation);

@@ -161,8 +161,8 @@ class SessionManager {
   boost::asio::awaitable<std::shared_ptr<const engine::Engine>> complete_engine(support::CancelSource* cancel);
   // After the answer: complete_set_up, then the SessionStart hooks; `started` is set at the end.
   // A configuration that does not load is shown as an error notice.
-  // `history`: session/load answered from the summary of the log (`history` says how much of it
-  // it read); the conversation is read first, before the first turn can start.
+  // `history`: session/load or session/resume answered from the summary of the log (`history`
+  // says how much of it it read); the conversation is read first, before the first turn can start.
   boost::asio::awaitable<void> set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind,
                                       std::optional<sessions::LoadedSession> history = std::nullopt);
   boost::asio::awaitable<void> load_history(Session& s, const sessions::LoadedSession& summary);

@@ -176,7 +176,7 @@ struct JournalToolCall {  // what ToolCallBegin (or, with `update`, ToolCallUpda
   // The fields, by the names the log and the editor's protocol share, in the order they are sent.
   static constexpr std::array<std::string_view, 8> kFields = {"title",     "name",     "kind",      "status",
                                                               "locations", "rawInput", "rawOutput", "content"};
-  static constexpr std::size_t kStatus = 3;
+  static constexpr std::size_t kTitle = 0, kStatus = 3;
   std::string id;                                // decoded (an id the log wrote without escapes)
   std::array<std::string, kFields.size()> json;  // each field's JSON text; empty: not set
   bool update = false;

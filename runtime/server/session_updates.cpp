@@ -174,7 +174,7 @@ void append_journal_update(std::string& out, const JournalToolCall& c) {
     out += c.json[i];
   }
   out += c.update ? R"(,"sessionUpdate":"tool_call_update")" : R"(,"sessionUpdate":"tool_call")";
-  if (!c.update && c.json[0].empty()) out += R"(,"title":"")";
+  if (!c.update && c.json[JournalToolCall::kTitle].empty()) out += R"(,"title":"")";
   out += '}';
 }
 

@@ -53,8 +53,7 @@ const std::string* begun_call(const SessionEvent& event) {
 // the editor is not shown are skipped without being parsed. `ParseAndReport`: the records only
 // this pass reads (load skips them), so a corrupt one is reported here.
 enum class Seen { Parse, ParseAndReport, Skip, TurnEnd };
-Seen seen_from_prefix(std::string_view line) {
-  const auto prefix = detail::line_prefix(line);
+Seen seen_from_prefix(const std::optional<detail::LinePrefix>& prefix) {
   if (!prefix) return Seen::Parse;
   const std::string_view type = prefix->type;
   static constexpr std::array<std::string_view, 10> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
@@ -255,15 +254,14 @@ struct Replay::Impl {
   // One line of the log into what it shows (corrupt lines: `load` reports them, here they show nothing).
   void line(std::string_view text) {
     ++line_no;
-    const Seen seen = seen_from_prefix(text);
+    const auto prefix = detail::line_prefix(text);
+    const Seen seen = seen_from_prefix(prefix);
     if (seen == Seen::Skip) return;
     if (seen == Seen::TurnEnd) {
       close_open_calls();
       return;
     }
-    if (form == Replay::Form::JournalText)
-      if (const auto prefix = detail::line_prefix(text); prefix && journal_line(prefix->type, text, text.size() + 1))
-        return;
+    if (form == Replay::Form::JournalText && prefix && journal_line(prefix->type, text, text.size() + 1)) return;
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
     Record rec;
     try {

@@ -213,7 +213,7 @@ std::optional<LoadedSession> SessionStore::load(std::string_view id) const {
   if (fd.get() < 0) return std::nullopt;
   auto s = read_log(fd.get(), id, {.conversation = true});
   // Only the conversation stays in memory; the replay reads the log again as it sends it.
-  if (s) s->replay = std::make_shared<Replay>(std::string(id), fd.release());
+  if (s) s->replay = std::make_shared<Replay>(std::string(id), fd.release(), Replay::Form::Decoded);
   return s;
 }
 

@@ -183,7 +183,7 @@ std::string title_from_text(std::string_view text, std::size_t max_chars = 80);
 class Replay {
  public:
   enum class Form { Decoded, JournalText };
-  Replay(std::string id, int fd, Form form = Form::Decoded);  // takes the descriptor
+  Replay(std::string id, int fd, Form form);  // takes the descriptor
   ~Replay();
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;

@@ -82,7 +82,6 @@ TEST(RawJson, AcceptsExactlyWhatBoostJsonAcceptsOverCorruptedSamples) {
   };
   const std::string alphabet = "{}[]\":,\\/ \t\n0123456789-+.eEtrufalsn\x01u";
   std::mt19937 rng(1234);
-  int cases = 0;
   for (const auto& s : samples) {
     ASSERT_TRUE(raw::is_value(s)) << s;
     for (int i = 0; i < 4000; ++i) {
@@ -97,10 +96,8 @@ TEST(RawJson, AcceptsExactlyWhatBoostJsonAcceptsOverCorruptedSamples) {
         }
       }
       ASSERT_EQ(raw::is_value(m), boost_accepts(m)) << "disagrees with Boost.JSON on: " << m;
-      ++cases;
     }
   }
-  EXPECT_EQ(cases, 12000);
 }
 
 }  // namespace
