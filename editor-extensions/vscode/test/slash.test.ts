@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { slashQuery, completeSlash, parseSlash, promptTextFor } from "../src/core/slash.js";
+import { slashQuery, completeSlash, parseSlash, promptTextFor, enterCompletes } from "../src/core/slash.js";
 
 const CMDS = [
   { name: "review", description: "Review the current changes", input: { hint: "what to focus on" } },
@@ -70,4 +70,15 @@ test("slash command text", () => {
   assert.equal(parseSlash("/", []), undefined, "a lone / is not a command");
   assert.equal(parseSlash("/x", [{ name: "x", description: "d" }])?.command?.description, "d", "a known command carries the agent's entry");
   assert.equal(promptTextFor("/unknown thing"), "/unknown thing", "a message is sent as typed");
+});
+
+test("Enter completes only what completing changes: an exact command is sent as typed", () => {
+  const first = (q: string) => completeSlash(CMDS, q)[0];
+  assert.equal(enterCompletes("/rev", first("rev")), true, "a partly typed command is completed");
+  assert.equal(enterCompletes("/review", first("review")), false, "a fully typed command is sent, not completed");
+  assert.equal(enterCompletes("/review", completeSlash(CMDS, "review")[1]), true, "another suggestion picked with the arrows is taken");
+  assert.equal(enterCompletes("/Review", first("Review")), true, "a command in other case is completed to the agent's spelling");
+  assert.equal(enterCompletes("/review now", first("review")), false, "a command with text after it is sent");
+  assert.equal(enterCompletes("/rev", undefined), false, "nothing to complete: sent");
+  assert.equal(enterCompletes("hello", first("")), false, "not a command: sent");
 });

@@ -407,6 +407,18 @@ test("slash commands: typing / offers the agent's commands; arrows, Tab, Enter a
   w.type("/plan now");
   w.key("Enter");
   assert.deepEqual(w.posted, [{ type: "send", text: "/plan now" }], "Enter on a complete command line sends it");
+  w.posted.length = 0;
+  w.type("/review");
+  assert.equal(box.hidden, false, "a fully typed command still shows the completion");
+  assert.equal(w.key("Enter"), true);
+  assert.deepEqual(w.posted, [{ type: "send", text: "/review" }], "Enter on an exact command sends it (completing would add nothing)");
+  assert.equal(w.input.value, "", "and clears the input");
+  w.posted.length = 0;
+  w.type("/review");
+  w.key("ArrowDown");
+  w.key("Enter");
+  assert.equal(w.input.value, "/pr-review ", "Enter on another suggestion picked with the arrows completes it");
+  assert.deepEqual(w.posted, [], "instead of sending");
 
   w.type("/re");
   w.key("Escape");

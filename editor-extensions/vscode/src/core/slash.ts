@@ -66,6 +66,15 @@ export function completeSlash(commands: readonly acp.AvailableCommand[], query: 
   return scored.map((x) => x.s);
 }
 
+/**
+ * Whether Enter takes `suggestion` instead of sending: only when taking it changes the command word
+ * ("/rev" -> "/review "). A fully typed command ("/review") is sent as typed; Tab still completes.
+ */
+export function enterCompletes(text: string, suggestion: SlashSuggestion | undefined): boolean {
+  const q = slashQuery(text);
+  return q !== undefined && suggestion !== undefined && suggestion.name !== q;
+}
+
 export interface ParsedSlash {
   name: string;
   rest: string;

@@ -4,7 +4,7 @@ import { marked } from "marked";
 import hljs from "highlight.js/lib/common";
 import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
 import type { ChatItem, ToolCallState } from "../core/chatState.js";
-import { completeSlash, slashQuery, type SlashSuggestion } from "../core/slash.js";
+import { completeSlash, enterCompletes, slashQuery, type SlashSuggestion } from "../core/slash.js";
 import { lineDiff } from "../core/lineDiff.js";
 import { historyEntries } from "../core/history.js";
 import { atTyped, imageFromDataUrl, type Attachment } from "../core/attachments.js";
@@ -216,7 +216,7 @@ input.addEventListener("keydown", (e) => {
       e.preventDefault();
       return;
     }
-    if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && slashQuery(input.value) !== undefined && !input.value.startsWith(suggestions[selected]!.insertText))) {
+    if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && enterCompletes(input.value, suggestions[selected]))) {
       accept(selected);
       e.preventDefault();
       return;
