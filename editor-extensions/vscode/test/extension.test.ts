@@ -475,3 +475,19 @@ test("when VS Code disposes the extension's subscriptions the servers stop; afte
     for (const d of ctx.subscriptions) d.dispose();
   });
 });
+
+test("a window reload as VS Code does it (deactivate, then the subscriptions disposed) writes nothing to a closed output channel", async () => {
+  const dir = tmp();
+  await withExtension([folder(dir)], async (api, ctx) => {
+    const a = api.agentFor(folder(dir));
+    await a.prompt("hi");
+    const child = a.connection!.child;
+    // VS Code calls deactivate() and, without waiting for it, disposes the subscriptions
+    const deactivated = deactivate();
+    for (const d of ctx.subscriptions) d.dispose();
+    await deactivated;
+    await waitUntil(() => child.exitCode !== null || child.signalCode !== null, 5000, "the server to stop");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(__test.state.closedChannelUses, [], 'no "Channel has been closed": the server\'s exit is not logged to a disposed channel');
+  });
+});

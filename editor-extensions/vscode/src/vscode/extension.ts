@@ -11,6 +11,7 @@ import { readTextFile } from "./fsHost.js";
 import { configCheck } from "./configCheckCommand.js";
 import { serverBinary, serverEnv } from "./serverSettings.js";
 import { parsePersistedChat, worthRestoring } from "../core/chatPersist.js";
+import { createOutputChannel } from "./outputChannel.js";
 
 export const COMMANDS = {
   newChat: "openvaala.newChat",
@@ -67,8 +68,8 @@ export interface ExtensionApi {
 let api: ExtensionApi | undefined;
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
-  const log = vscode.window.createOutputChannel("OpenVaala Server");
-  const traffic = vscode.window.createOutputChannel("OpenVaala ACP Traffic");
+  const log = createOutputChannel("OpenVaala Server");
+  const traffic = createOutputChannel("OpenVaala ACP Traffic");
   const diagnostics = vscode.languages.createDiagnosticCollection("openvaala");
   const mcpProvider = new acp.McpOverAcpProvider();
   const diffs = new DiffContentProvider();

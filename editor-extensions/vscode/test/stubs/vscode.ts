@@ -173,6 +173,8 @@ const state = {
   webviewProviderOptions: new Map<string, any>(),
   panelSerializers: new Map<string, any>(),
   outputs: new Map<string, string[]>(),
+  /** the names of output channels used after they were disposed ("Channel has been closed") */
+  closedChannelUses: [] as string[],
   diagnostics: new Map<string, Map<string, Diagnostic[]>>(),
   appliedEdits: [] as WorkspaceEdit[],
   folderEvents: new EventEmitter<{ added: any[]; removed: any[] }>(),
@@ -223,6 +225,7 @@ export const __test = {
     state.webviewProviderOptions.clear();
     state.panelSerializers.clear();
     state.outputs.clear();
+    state.closedChannelUses.length = 0;
     state.diagnostics.clear();
     state.appliedEdits.length = 0;
     workspace.workspaceFolders = undefined;
@@ -304,16 +307,28 @@ export const workspace = {
 function outputChannel(name: string) {
   const lines: string[] = [];
   state.outputs.set(name, lines);
+  let closed = false;
+  // as VS Code's channel: any use after dispose throws (and the extension host logs the error)
+  const open = () => {
+    if (!closed) return;
+    state.closedChannelUses.push(name);
+    throw new Error("Channel has been closed");
+  };
   return {
     name,
-    append: (s: string) => lines.push(s),
-    appendLine: (s: string) => lines.push(s + "\n"),
+    append: (s: string) => (open(), lines.push(s)),
+    appendLine: (s: string) => (open(), lines.push(s + "\n")),
+    replace: (s: string) => (open(), lines.splice(0, lines.length, s)),
     show: (preserveFocus?: boolean) => {
+      open();
       state.shownOutputs.push(name);
       state.outputShows.push({ name, preserveFocus });
     },
-    clear: () => (lines.length = 0),
-    dispose: () => {},
+    hide: () => open(),
+    clear: () => (open(), (lines.length = 0)),
+    dispose: () => {
+      closed = true;
+    },
   };
 }
 
