@@ -263,3 +263,13 @@ test("a window reload: a session that cannot be reopened leaves a notice and an 
   assert.equal(a.main.state.sessionId, undefined, "no session is shown");
   assert.deepEqual(a.main.persisted(), { queue: [] }, "nothing is kept of it");
 });
+
+test("a model the server cannot reach: the chat's error names the folder server's config file and the setting", async () => {
+  const a = makeAgent(tmp(), scriptedArgs(), { env: { ...process.env, OPENVAALA_CONFIG_DIR: "/cfg/ov" } });
+  await a.main.send(script({ fail: "cannot reach the model at http://127.0.0.1:9/v1: connection refused" }));
+  const notice = a.state.items.find((i) => i.kind === "notice") as { text: string; severity: string };
+  assert.equal(notice.severity, "error");
+  assert.match(notice.text, /^cannot reach the model at http:\/\/127\.0\.0\.1:9\/v1: connection refused\. Is the model server running\?/, "the server's error first");
+  assert.match(notice.text, /base_url in \/cfg\/ov\/config\.yaml \(OpenVaala: Open Config Folder\)/, "then the config file the folder's server reads");
+  assert.match(notice.text, /OPENVAALA_CONFIG_DIR in the "openvaala\.env" setting/, "and the setting that moves it");
+});

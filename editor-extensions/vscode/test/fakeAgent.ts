@@ -67,6 +67,7 @@ export class FakeHost implements ChatSessionHost {
   mcpServers: acp.McpServer[] = [];
   sessions: acp.SessionInfo[] = [];
   cwd = "/work/folder";
+  configFile = "/home/u/.config/openvaala/config.yaml";
   fires = 0;
   edits: Diff[] = [];
   turnsStarted = 0;

@@ -9,6 +9,7 @@ import { newlyCompletedDiffs, type Diff } from "../core/editHighlight.js";
 import { PromptQueue, type QueuedPrompt } from "../core/promptQueue.js";
 import { promptBlocks, type Attachment, type ResolvedAttachment } from "../core/attachments.js";
 import { persistedChat, type PersistedChat } from "../core/chatPersist.js";
+import { turnErrorText } from "../core/errorHints.js";
 import { readTextFile, undoFile } from "./fsHost.js";
 
 export interface ChatSessionHost {
@@ -17,6 +18,8 @@ export interface ChatSessionHost {
   readonly mcpServers: acp.McpServer[];
   readonly sessions: acp.SessionInfo[];
   readonly cwd: string;
+  /** the server's config.yaml (named in errors whose fix is there) */
+  readonly configFile: string;
   ensureStarted(): Promise<AgentConnection>;
   /** something to redraw */
   fire(): void;
@@ -150,7 +153,7 @@ export class ChatSession {
     } catch (e) {
       const serverGone = await exitsSoon(this.host.conn);
       // when the server died, onExit has ended the turn with SERVER_STOPPED already
-      if (this.state.busy) this.emit({ type: "turnEnded", error: serverGone ? SERVER_STOPPED : (e as Error).message });
+      if (this.state.busy) this.emit({ type: "turnEnded", error: serverGone ? SERVER_STOPPED : turnErrorText((e as Error).message, this.host.configFile) });
     }
     const next = this.closed ? undefined : this.queue.next({ stopReason: r?.stopReason, error: !r });
     if (next) {

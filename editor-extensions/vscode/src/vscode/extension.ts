@@ -9,9 +9,11 @@ import { ChatPanel, ChatViewProvider, type ChatViewDeps } from "./chatView.js";
 import { DiffContentProvider, EditHighlighter } from "./diff.js";
 import { readTextFile } from "./fsHost.js";
 import { configCheck } from "./configCheckCommand.js";
-import { serverBinary, serverEnv } from "./serverSettings.js";
+import { configRoot, serverBinary, serverEnv } from "./serverSettings.js";
 import { parsePersistedChat, worthRestoring } from "../core/chatPersist.js";
 import { createOutputChannel } from "./outputChannel.js";
+
+export { configRoot };
 
 export const COMMANDS = {
   newChat: "openvaala.newChat",
@@ -23,13 +25,6 @@ export const COMMANDS = {
   configCheck: "openvaala.configCheck",
   restart: "openvaala.restartServer",
 } as const;
-
-/** The config root as the server computes it ($OPENVAALA_CONFIG_DIR, $XDG_CONFIG_HOME/openvaala, ~/.config/openvaala). */
-export function configRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.OPENVAALA_CONFIG_DIR) return env.OPENVAALA_CONFIG_DIR;
-  if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, "openvaala");
-  return path.join(os.homedir(), ".config", "openvaala");
-}
 
 /**
  * Opens config.yaml of the config root (a new, unsaved one when there is none yet) and, in a local

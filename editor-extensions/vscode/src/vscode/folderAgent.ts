@@ -1,5 +1,6 @@
 // One `openvaala acp` per workspace folder (cwd = the folder), started on demand, stopped with the
 // folder or the window, restarted with a notice when it dies. Owns the folder's chat state.
+import path from "node:path";
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { AgentConnection, type AgentExit, type ClientHost } from "../core/acpClient.js";
@@ -12,7 +13,7 @@ import type { FileChange } from "../core/turnChanges.js";
 import type { Attachment } from "../core/attachments.js";
 import { ChatSession, type ChatSessionHost } from "./chatSession.js";
 import { collectMcpServers } from "./mcpSources.js";
-import { serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
+import { configRoot, serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
 
 export interface TerminalView {
   id: string;
@@ -117,6 +118,9 @@ export class FolderAgent implements vscode.Disposable {
       ensureStarted: () => this.ensureStarted(),
       fire: () => this.fire(),
       cwd: this.folder.uri.fsPath,
+      get configFile() {
+        return path.join(configRoot(agent.agentEnv()), "config.yaml");
+      },
       onEdit: (d) => this.deps.onEdit?.(d),
       onTurnStarted: () => this.deps.onTurnStarted?.(),
     };

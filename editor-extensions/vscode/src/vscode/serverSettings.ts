@@ -1,6 +1,8 @@
 // Where the server comes from and what environment it gets, for a folder (or for no folder):
 // `openvaala.path`, `openvaala.args`, `openvaala.env`. One place for the chat, Check Configuration
 // and Open Config Folder, so they all see the server the user configured.
+import os from "node:os";
+import path from "node:path";
 import * as vscode from "vscode";
 import { findBinary } from "../core/binary.js";
 
@@ -11,6 +13,13 @@ function settings(folder: vscode.WorkspaceFolder | undefined) {
 /** VS Code's environment plus `openvaala.env` */
 export function serverEnv(base: NodeJS.ProcessEnv, folder?: vscode.WorkspaceFolder): NodeJS.ProcessEnv {
   return { ...base, ...(settings(folder).get<Record<string, string>>("env") ?? {}) };
+}
+
+/** The config root as the server computes it ($OPENVAALA_CONFIG_DIR, $XDG_CONFIG_HOME/openvaala, ~/.config/openvaala). */
+export function configRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OPENVAALA_CONFIG_DIR) return env.OPENVAALA_CONFIG_DIR;
+  if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, "openvaala");
+  return path.join(os.homedir(), ".config", "openvaala");
 }
 
 export function serverArgs(folder?: vscode.WorkspaceFolder): string[] {
