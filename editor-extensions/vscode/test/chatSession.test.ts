@@ -260,3 +260,15 @@ test("after a window reload: the queue comes back and is shown; a chat with a se
   assert.equal(chat.state.sessionId, "s1", "a chat that has a session keeps it");
   assert.deepEqual(conn.of("loadSession"), []);
 });
+
+test("a turn's tokens from the prompt's answer are shown under it, with its cost", async () => {
+  const { chat, conn } = setup();
+  conn.answers.prompt = async () => {
+    chat.onUpdate({ sessionUpdate: "usage_update", used: 1234, size: 200_000, cost: { amount: 0.0123, currency: "USD" } });
+    return { stopReason: "end_turn", usage: { inputTokens: 1200, outputTokens: 34, totalTokens: 1234 } };
+  };
+  await chat.prompt("hello");
+  const last = chat.state.items.at(-1) as { kind: string; tokens?: unknown; cost?: unknown };
+  assert.deepEqual({ ...last, id: undefined, rev: undefined }, { kind: "usage", id: undefined, rev: undefined, tokens: { input: 1200, output: 34, total: 1234 }, cost: { amount: 0.0123, currency: "USD" } });
+  assert.deepEqual(chat.state.sessionTokens, { input: 1200, output: 34 });
+});

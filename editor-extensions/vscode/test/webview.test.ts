@@ -123,9 +123,29 @@ test("sending: Enter or Send posts the trimmed text and clears the input, during
   w.show({ chat: chat({ type: "update", update: { sessionUpdate: "usage_update", used: 1200, size: 200000 } }) });
   assert.equal(w.$("#stop").hidden, true, "Stop is hidden when idle");
   assert.equal(w.$("#send").textContent, "Send", "Send sends when idle");
-  assert.equal(w.$("#status").textContent, "1200/200000 tokens", "the status shows the context usage when idle");
-  w.show({ chat: chat() });
-  assert.equal(w.$("#status").textContent, "", "no status without usage");
+  assert.equal(w.$("#status").textContent, "", "no status when idle (the usage is in the header)");
+});
+
+test("usage: the header shows the context and the session's cost; each turn its tokens and cost", async () => {
+  const w = await loadWebview();
+  w.show({});
+  assert.equal(w.$("#bar .usage"), null, "nothing known: no usage in the header");
+  const usage = (used: number, amount: number): ChatEvent => ({ type: "update", update: { sessionUpdate: "usage_update", used, size: 200_000, cost: { amount, currency: "USD" } } });
+  const state = chat(
+    { type: "userPrompt", text: "one" },
+    { type: "turnStarted" },
+    usage(5000, 0.0061),
+    { type: "turnEnded", stopReason: "end_turn", usage: { inputTokens: 4900, outputTokens: 100, totalTokens: 5000 } },
+    { type: "userPrompt", text: "two" },
+    { type: "turnStarted" },
+    usage(12_345, 1.7999999999999998),
+    { type: "turnEnded", stopReason: "end_turn", usage: { inputTokens: 12_000, outputTokens: 345, totalTokens: 12_345 } },
+  );
+  w.show({ chat: state });
+  const head = w.$("#bar .usage");
+  assert.equal(text(head), "12.3k / 200k tokens · $1.80 this session", "context used of the window, and the session's cost to the cent");
+  assert.match(head.getAttribute("title")!, /^Context: 12,345 tokens of 200,000 \(6 %\)\nThis session: 16,900 tokens in, 445 out\nCost this session: \$1\.80\nLast turn: 12\.3k tokens \(12k in, 345 out\) · \$1\.79$/, "the tooltip has the figures in full and the last turn");
+  assert.deepEqual(w.$$("#log .turn-usage").map(text), ["5k tokens (4.9k in, 100 out) · $0.0061", "12.3k tokens (12k in, 345 out) · $1.79"], "each turn its tokens and what it cost");
 });
 
 test("messages: the user's text as typed, the agent's Markdown rendered, raw HTML never rendered", async () => {

@@ -2,6 +2,7 @@
 // renders this state; the extension host owns it. No `vscode` import.
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js";
+import { costSince, type SessionUsage, type TurnUsage } from "./usage.js";
 
 export type ChatItem =
   | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined; messageId?: string | undefined }
@@ -12,7 +13,9 @@ export type ChatItem =
   | { kind: "notice"; id: string; rev: number; severity: "info" | "warning" | "error"; text: string; detail?: string | undefined }
   | { kind: "compaction"; id: string; rev: number; compactionId: string; status: string; summary: string; error?: string | undefined }
   | { kind: "plan"; id: string; rev: number }
-  | { kind: "changes"; id: string; rev: number; files: FileChange[]; undo?: UndoOutcome[] | undefined };
+  | { kind: "changes"; id: string; rev: number; files: FileChange[]; undo?: UndoOutcome[] | undefined }
+  /** a turn's tokens and cost, under the turn */
+  | ({ kind: "usage"; id: string; rev: number } & TurnUsage);
 
 export interface ToolCallState {
   toolCallId: string;
@@ -46,7 +49,12 @@ export interface ChatState {
   commands: acp.AvailableCommand[];
   busy: boolean;
   lastStopReason?: string | undefined;
-  usage?: { used: number; size: number } | undefined;
+  /** the context (tokens used of the window) and the session's cost so far, from usage_update */
+  usage?: { used: number; size: number; cost?: acp.Cost | undefined } | undefined;
+  /** the tokens of this chat's turns (the prompts' answers), added up */
+  sessionTokens?: { input: number; output: number } | undefined;
+  /** the session's cost when the running turn began (amount 0 of any currency: a new session); undefined: unknown */
+  costAtTurnStart?: { amount: number; currency?: string | undefined } | undefined;
   /** index in `items` where the running turn began */
   turnStart?: number | undefined;
   nextId: number;
@@ -61,7 +69,7 @@ export type ChatEvent =
   | { type: "permissionRequested"; requestId: string; request: acp.RequestPermissionRequest }
   | { type: "permissionResolved"; requestId: string; outcome: string }
   | { type: "turnStarted" }
-  | { type: "turnEnded"; stopReason?: string; error?: string }
+  | { type: "turnEnded"; stopReason?: string; error?: string; usage?: acp.Usage | null | undefined }
   | { type: "modeSet"; modeId: string }
   | { type: "configOptions"; configOptions: acp.SessionConfigOption[] }
   | { type: "notice"; severity: "info" | "warning" | "error"; text: string }
@@ -196,7 +204,7 @@ export function applyUpdate(s: ChatState, u: acp.SessionUpdate): ChatState {
     case "session_info_update":
       return u.title !== undefined ? { ...s, title: u.title ?? undefined, rev: s.rev + 1 } : s;
     case "usage_update":
-      return { ...s, usage: { used: u.used, size: u.size }, rev: s.rev + 1 };
+      return { ...s, usage: { used: u.used, size: u.size, ...(u.cost ? { cost: u.cost } : {}) }, rev: s.rev + 1 };
     case "notice": {
       const sev = u.severity === "error" ? "error" : u.severity === "warning" ? "warning" : "info";
       return push(s, { kind: "notice", severity: sev, text: u.title, detail: u.description ?? undefined });
@@ -251,7 +259,7 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return bumpItem(st, (i) => i.kind === "permission" && i.requestId === e.requestId);
     }
     case "turnStarted":
-      return { ...s, busy: true, lastStopReason: undefined, turnStart: s.items.length, rev: s.rev + 1 };
+      return { ...s, busy: true, lastStopReason: undefined, turnStart: s.items.length, costAtTurnStart: costNow(s), rev: s.rev + 1 };
     case "turnEnded": {
       let st: ChatState = { ...s, busy: false, lastStopReason: e.stopReason, turnStart: undefined, rev: s.rev + 1 };
       const files = turnChanges(turnToolCalls(s));
@@ -270,7 +278,7 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
         };
         st = push(st, { kind: "notice", severity: e.stopReason === "cancelled" ? "info" : "warning", text: why[e.stopReason] ?? `Stopped: ${e.stopReason}` });
       }
-      return st;
+      return withTurnUsage(st, e.usage);
     }
     case "modeSet":
       return s.modes ? { ...s, modes: { ...s.modes, currentModeId: e.modeId }, rev: s.rev + 1 } : s;
@@ -283,6 +291,32 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
       return { ...s, rev, items: s.items.map((i) => (i.kind === "changes" && i.id === e.itemId ? { ...i, undo: e.outcomes, rev } : i)) };
     }
   }
+}
+
+/**
+ * The session's cost before a turn: the last one the server sent; none sent and nothing answered
+ * yet (a new session): zero. A loaded session's cost is unknown until the server sends it.
+ */
+function costNow(s: ChatState): ChatState["costAtTurnStart"] {
+  if (s.usage?.cost) return s.usage.cost;
+  return s.items.some((i) => i.kind === "agent" || i.kind === "tool" || i.kind === "thought") ? undefined : { amount: 0 };
+}
+
+/** the ended turn's tokens and cost as an item under it, its tokens added to the session's */
+function withTurnUsage(s: ChatState, usage: acp.Usage | null | undefined): ChatState {
+  const tokens = usage ? { input: usage.inputTokens, output: usage.outputTokens, total: usage.totalTokens, ...(usage.cachedReadTokens ? { cachedRead: usage.cachedReadTokens } : {}) } : undefined;
+  const spent = costSince(s.costAtTurnStart, s.usage?.cost);
+  const cost = spent && spent.amount > 0 ? spent : undefined;
+  let st: ChatState = { ...s, costAtTurnStart: undefined };
+  if (tokens) st.sessionTokens = { input: (s.sessionTokens?.input ?? 0) + tokens.input, output: (s.sessionTokens?.output ?? 0) + tokens.output };
+  if (tokens || cost) st = push(st, { kind: "usage", ...(tokens ? { tokens } : {}), ...(cost ? { cost } : {}) });
+  return st;
+}
+
+/** what the chat's header shows of the session's tokens and cost */
+export function sessionUsage(s: ChatState): SessionUsage {
+  const last = s.items.filter((i) => i.kind === "usage").at(-1) as TurnUsage | undefined;
+  return { context: s.usage && { used: s.usage.used, size: s.usage.size }, cost: s.usage?.cost, tokens: s.sessionTokens, last };
 }
 
 /** the tool calls shown since the running turn began */

@@ -149,7 +149,7 @@ export class ChatSession {
     let r: acp.PromptResponse | undefined;
     try {
       r = await conn.prompt(sessionId, attachments.length ? blocks : text);
-      this.emit({ type: "turnEnded", stopReason: r.stopReason });
+      this.emit({ type: "turnEnded", stopReason: r.stopReason, usage: r.usage });
     } catch (e) {
       const serverGone = await exitsSoon(this.host.conn);
       // when the server died, onExit has ended the turn with SERVER_STOPPED already

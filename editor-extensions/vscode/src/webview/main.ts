@@ -3,7 +3,8 @@
 import { marked } from "marked";
 import hljs from "highlight.js/lib/common";
 import type { FromWebview, ToWebview, ViewModel } from "../core/webviewProtocol.js";
-import type { ChatItem, ToolCallState } from "../core/chatState.js";
+import { sessionUsage, type ChatItem, type ToolCallState } from "../core/chatState.js";
+import { sessionUsageText, turnUsageText } from "../core/usage.js";
 import { completeSlash, enterCompletes, slashQuery, type SlashSuggestion } from "../core/slash.js";
 import { lineDiff } from "../core/lineDiff.js";
 import { historyEntries } from "../core/history.js";
@@ -304,6 +305,8 @@ function renderBar(m: ViewModel) {
     });
     bar.appendChild(b);
   }
+  const usage = sessionUsageText(sessionUsage(m.chat));
+  if (usage) bar.appendChild(h("span", { class: "usage", title: usage.title }, esc(usage.text)));
   const nb = h("button", { title: "New chat" }, "New");
   nb.addEventListener("click", () => post({ type: "newChat" }));
   bar.appendChild(nb);
@@ -474,6 +477,8 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
     }
     case "changes":
       return renderChanges(item);
+    case "usage":
+      return h("div", { class: "turn-usage", title: "This turn's tokens and cost" }, esc(turnUsageText(item)));
     case "permission": {
       const p = m.chat.permissions[item.requestId]!;
       const el = h("div", { class: "perm" }, `<div>Allow <b>${esc(p.toolCall.title ?? "this tool call")}</b>?</div>`);
@@ -529,7 +534,7 @@ function render(m: ViewModel) {
   sendBtn.textContent = m.chat.busy ? "Queue" : "Send";
   sendBtn.title = m.chat.busy ? "Queue the message: it is sent when the turn ends" : "Send (Enter)";
   renderQueue(m);
-  statusEl.textContent = m.chat.busy ? "Working…" : m.chat.usage ? `${m.chat.usage.used}/${m.chat.usage.size} tokens` : "";
+  statusEl.textContent = m.chat.busy ? "Working…" : "";
   if (suggestions.length || slashQuery(input.value) !== undefined) updateCompletion();
 }
 
