@@ -23,7 +23,7 @@ export function formatTokens(n: number): string {
  * ISO 4217 code ("credits") follows the amount.
  */
 export function formatCost(c: acp.Cost): string {
-  const small = c.amount !== 0 && Math.abs(c.amount) < 1;
+  const small = Math.abs(c.amount) < 1;
   const amount = small ? Number(c.amount.toPrecision(4)) : c.amount;
   const digits = { minimumFractionDigits: 2, maximumFractionDigits: small ? 20 : 2 };
   // any three capitals are a well-formed ISO 4217 code to Intl (an unknown one is written as given)
