@@ -66,9 +66,9 @@ test("the header: context of the window and the session's cost; details in its t
   assert.equal(sessionUsageText({}), undefined, "nothing known: no line");
   const h = sessionUsageText({ context: { used: 12_345, size: 200_000 }, cost: usd(0.0123), tokens: { input: 30_000, output: 1_500 }, last: { tokens: { input: 12_000, output: 345, total: 12_345 }, cost: usd(0.0061) } })!;
   assert.equal(h.text, "12.3k / 200k tokens · $0.0123 this session");
-  assert.equal(h.title, "Context: 12,345 tokens of 200,000 (6 %)\nThis session: 30,000 tokens in, 1,500 out\nCost this session: $0.0123\nLast turn: 12.3k tokens (12k in, 345 out) · $0.0061");
+  assert.equal(h.title, "Context: 12,345 tokens of 200,000 (6 %)\nTurns in this chat: 30,000 tokens in, 1,500 out\nCost this session: $0.0123\nLast turn: 12.3k tokens (12k in, 345 out) · $0.0061");
   assert.equal(sessionUsageText({ context: { used: 500, size: 0 } })!.text, "500 tokens", "no window size: the context alone");
-  assert.equal(sessionUsageText({ tokens: { input: 1000, output: 234 } })!.text, "1.2k tokens this session", "no context figures: the session's tokens");
+  assert.equal(sessionUsageText({ tokens: { input: 1000, output: 234 } })!.text, "1.2k tokens", "no context figures: the tokens of the chat's turns");
   assert.equal(sessionUsageText({ cost: usd(1.7999999999999998) })!.text, "$1.80 this session");
 });
 

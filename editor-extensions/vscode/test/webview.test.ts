@@ -144,7 +144,7 @@ test("usage: the header shows the context and the session's cost; each turn its 
   w.show({ chat: state });
   const head = w.$("#bar .usage");
   assert.equal(text(head), "12.3k / 200k tokens · $1.80 this session", "context used of the window, and the session's cost to the cent");
-  assert.match(head.getAttribute("title")!, /^Context: 12,345 tokens of 200,000 \(6 %\)\nThis session: 16,900 tokens in, 445 out\nCost this session: \$1\.80\nLast turn: 12\.3k tokens \(12k in, 345 out\) · \$1\.79$/, "the tooltip has the figures in full and the last turn");
+  assert.match(head.getAttribute("title")!, /^Context: 12,345 tokens of 200,000 \(6 %\)\nTurns in this chat: 16,900 tokens in, 445 out\nCost this session: \$1\.80\nLast turn: 12\.3k tokens \(12k in, 345 out\) · \$1\.79$/, "the tooltip has the figures in full and the last turn");
   assert.deepEqual(w.$$("#log .turn-usage").map(text), ["5k tokens (4.9k in, 100 out) · $0.0061", "12.3k tokens (12k in, 345 out) · $1.79"], "each turn its tokens and what it cost");
 });
 

@@ -52,7 +52,7 @@ export interface SessionUsage {
   context?: { used: number; size: number } | undefined;
   /** the session's cost so far */
   cost?: acp.Cost | undefined;
-  /** the tokens of this chat's turns, added up */
+  /** the tokens of this chat's turns, added up (a loaded session's earlier turns are not counted) */
   tokens?: { input: number; output: number } | undefined;
   last?: TurnUsage | undefined;
 }
@@ -66,8 +66,8 @@ export function sessionUsageText(s: SessionUsage): { text: string; title: string
     text.push(context.size > 0 ? `${formatTokens(context.used)} / ${formatTokens(context.size)} tokens` : `${formatTokens(context.used)} tokens`);
     const share = context.size > 0 ? ` of ${context.size.toLocaleString("en-US")} (${Math.round((100 * context.used) / context.size)} %)` : "";
     title.push(`Context: ${context.used.toLocaleString("en-US")} tokens${share}`);
-  } else if (tokens) text.push(`${formatTokens(tokens.input + tokens.output)} tokens this session`);
-  if (tokens) title.push(`This session: ${tokens.input.toLocaleString("en-US")} tokens in, ${tokens.output.toLocaleString("en-US")} out`);
+  } else if (tokens) text.push(`${formatTokens(tokens.input + tokens.output)} tokens`);
+  if (tokens) title.push(`Turns in this chat: ${tokens.input.toLocaleString("en-US")} tokens in, ${tokens.output.toLocaleString("en-US")} out`);
   if (cost) {
     text.push(`${formatCost(cost)} this session`);
     title.push(`Cost this session: ${formatCost(cost)}`);
