@@ -22,6 +22,8 @@ ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
   }
   c.terminal = bool_at(o, "terminal");
   if (auto* auth = obj_at(o, "auth")) c.auth_terminal = bool_at(*auth, "terminal");
+  // Before auth.terminal: `_meta["terminal-auth"]: true` (Zed then, the ACP Registry's checks now).
+  if (auto* meta = obj_at(o, "_meta"); meta && bool_at(*meta, "terminal-auth")) c.auth_terminal = true;
   c.subagents = obj_at(o, "subagents") != nullptr;
   // `{}` advertises the view; omitted, null or anything else does not.
   if (auto* session = obj_at(o, "session")) {

@@ -15,6 +15,8 @@ inline constexpr const char* kSessionPrompt = "session/prompt";
 inline constexpr const char* kSessionCancel = "session/cancel";
 inline constexpr const char* kSessionSetMode = "session/set_mode";
 inline constexpr const char* kSessionSetConfigOption = "session/set_config_option";
+// Dropped from the schema in ACP 2.4.0; clients built on older SDKs still send it.
+inline constexpr const char* kSessionSetModel = "session/set_model";
 // Unstable: the session list's own methods, and the auth state.
 inline constexpr const char* kSessionSetTitle = "session/set_title";
 inline constexpr const char* kSessionArchive = "session/archive";

@@ -57,6 +57,15 @@ KeyStatus key_status(const eng::Engine& e, const eng::Agent& a) {
   }
 }
 
+// No model can answer a session here: a problem, saying how to fix it, in the file the model comes
+// from (config.yaml when none is set). A warning: the files load, and `openvaala login` or a key fixes it.
+std::optional<Diagnostic> model_diagnostic(const eng::Engine& e, const std::string& model_from, const KeyStatus& key) {
+  if (key.problem.empty() || e.failed()) return std::nullopt;
+  fs::path config_file = e.main_config().file;
+  if (config_file.empty()) config_file = runtime::config::config_root() / "config.yaml";
+  return Diagnostic{Diagnostic::Severity::Warning, model_from.empty() ? config_file.string() : model_from, 0, key.problem};
+}
+
 std::string server_summary(const eng::McpServerConfig& s) {
   std::string out(eng::transport_name(s.transport));
   if (s.transport == eng::McpServerConfig::Transport::Stdio) {
@@ -208,7 +217,8 @@ int run_config_check(const std::vector<std::string>& args) {
   }
   std::string model_from;
   std::string model = model_line(*engine, view.agent, model_from);
-  const KeyStatus key = model.empty() ? KeyStatus{} : key_status(*engine, view.agent);
+  const KeyStatus key = key_status(*engine, view.agent);
+  if (auto d = model_diagnostic(*engine, model_from, key)) all.push_back(std::move(*d));
 
   if (as_json) {
     json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems, executors;

@@ -44,7 +44,7 @@ function pluginConfig(marker) {
 
 async function once({ bin }) {
   const marker = `ovscale-${crypto.randomBytes(5).toString("hex")}`;
-  const home = makeConfigHome({ provider: null });
+  const home = makeConfigHome({ modelUrl: "http://127.0.0.1:9" });  // session/new needs a model configured
   writeFiles(home.configDir, { "plugins/scale/.openvaala-plugin/plugin.yaml": pluginConfig(marker) });
   const ws = makeWorkspace({});
   const child = spawn(bin, ["acp"], { cwd: ws, env: agentEnv(home.env), stdio: ["pipe", "pipe", "ignore"] });

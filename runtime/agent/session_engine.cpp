@@ -188,6 +188,11 @@ void SessionManager::reload_config() {
   run_reloads();
 }
 
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::reload_now() {
+  co_await reload_whole();
+  co_return engine_;
+}
+
 void SessionManager::skills_changed(SkillWatcher::Change change) {
   if (change.whole) return reload_config();
   changed_skill_dirs_.insert(change.skill_dirs.begin(), change.skill_dirs.end());

@@ -68,6 +68,9 @@ class SessionManager {
   // Re-reads the configuration. One that fails to load keeps the old one; open sessions pick
   // up new skills and slash commands.
   void reload_config();
+  // Re-reads the configuration now and returns the engine in use after (the new one when it
+  // loaded): for a session/new after `openvaala login` wrote config.yaml's model meanwhile.
+  boost::asio::awaitable<std::shared_ptr<const engine::Engine>> reload_now();
   // The skill places changed on disk (SkillWatcher): SKILL.md files written in place are read
   // again alone, anything else is a reload_config.
   void skills_changed(SkillWatcher::Change change);

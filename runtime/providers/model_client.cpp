@@ -141,7 +141,9 @@ asio::awaitable<ModelResponse> ModelClient::stream(const ModelRequest& req, Stre
       throw *error;
     }
     auto delay = backoff(attempt - 1, status == 429 || status == 503 ? retry_after : "");
-    spdlog::warn("model request failed ({}); retry {}/{} in {} ms", error->what(), attempt, attempts - 1, delay.count());
+    // Info, not a warning: the editor is told of the retry (on_retry), and editors show every
+    // stderr line as an error (acp.el); the log file keeps it.
+    spdlog::info("model request failed ({}); retry {}/{} in {} ms", error->what(), attempt, attempts - 1, delay.count());
     if (cb.on_retry) cb.on_retry(attempt, attempts - 1, error->what());
     asio::steady_timer timer(co_await asio::this_coro::executor, delay);
     support::CancelSource::Registration reg;

@@ -63,19 +63,33 @@ json::object agent_capabilities() {
   };
 }
 
+constexpr const char* kCheckProvider = "check-provider";
+constexpr const char* kTerminalLogin = "openvaala-login";
+
 json::array auth_methods(const acp::ClientCapabilities& caps) {
-  json::array auth{json::object{{"id", "check-provider"},
+  json::array auth{json::object{{"id", kCheckProvider},
                                 {"name", "Use the configured model provider"},
                                 {"description", "Checks the model and API key set in config.yaml or the environment"}}};
   // Terminal auth only for clients that can run it (auth.terminal): they re-run this binary with
   // `args` in a terminal; exit 0 = logged in.
   if (caps.auth_terminal)
     auth.push_back(json::object{{"type", "terminal"},
-                                {"id", "openvaala-login"},
+                                {"id", kTerminalLogin},
                                 {"name", "Log in"},
                                 {"description", "Store a model provider API key"},
                                 {"args", json::array{"login"}}});
   return auth;
+}
+
+// session/new without a usable model: auth_required naming the methods that fix it, so that the
+// client offers them (the ACP Registry's clients do) instead of a session whose first prompt fails.
+acp::RpcError model_required(const std::string& why, const acp::ClientCapabilities& caps) {
+  std::string how = caps.auth_terminal ? std::string("Authenticate with '") + kTerminalLogin +
+                                             "' (runs `openvaala login` in a terminal), or set the key and use '" +
+                                             kCheckProvider + "'."
+                                       : std::string("Run `openvaala login`, or set the key, then authenticate with '") +
+                                             kCheckProvider + "'.";
+  return acp::RpcError(acp::error_code::kAuthRequired, why + " " + how);
 }
 
 std::filesystem::path session_cwd(const Params& p) {
@@ -146,6 +160,16 @@ void expect_one_of(const std::vector<std::string>& values, const std::string& va
   throw acp::invalid_params("unknown " + std::string(what) + " '" + value + "' (available: " + available + ")");
 }
 
+// Why no model can answer a session of `engine`'s default agent; empty: one can.
+std::string model_problem(const engine::Engine& engine) {
+  const engine::Agent* agent = engine.find_agent(engine.default_agent());
+  try {
+    providers::resolve_model(engine.main_config(), agent ? agent->model : std::nullopt);
+  } catch (const providers::ModelError& e) {
+    return e.what();
+  }
+  return {};
+}
 }  // namespace
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model,
@@ -194,6 +218,7 @@ void AcpAgent::bind_methods() {
   conn_.on_request(kSessionUnarchive, [this](json::value p, acp::RequestContext) { return set_archived(std::move(p), false); });
   bind(kSessionSetMode, &AcpAgent::set_mode);
   bind(kSessionSetConfigOption, &AcpAgent::set_config_option);
+  bind(kSessionSetModel, &AcpAgent::set_model);
   conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
   conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Load); });
   conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Resume); });
@@ -219,13 +244,10 @@ acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
 
 acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
   auto method = Params(params).required_string("methodId");
-  if (method != "check-provider") throw acp::invalid_params("unknown methodId '" + method + "' (available: check-provider)");
-  auto engine = co_await sessions_.loaded_engine();
-  try {
-    providers::resolve_model(engine->main_config());
-  } catch (const providers::ModelError& e) {
-    throw acp::RpcError(acp::error_code::kAuthRequired, e.what());
-  }
+  if (method != kCheckProvider)
+    throw acp::invalid_params("unknown methodId '" + method + "' (available: " + kCheckProvider + ")");
+  auto why = co_await missing_model();
+  if (!why.empty()) throw acp::RpcError(acp::error_code::kAuthRequired, why);
   co_await report_auth_status_if_changed();
   co_return json::object{};
 }
@@ -268,6 +290,7 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   request.editor_servers = parse_acp_mcp_servers(editor_servers ? *editor_servers : json::value(nullptr), mcp_options);
   if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
   request.executor = meta_executor(p.object());
+  if (kind == OpenRequest::Kind::New) co_await require_model();
   auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> {
     if (kind == OpenRequest::Kind::Fork) co_return co_await sessions_.fork(std::move(request));
     co_return co_await sessions_.open(std::move(request));
@@ -278,6 +301,21 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   json::object reply{{"modes", modes_state(*session)}, {"configOptions", shown_config_options(*session)}};
   if (kind == OpenRequest::Kind::New || kind == OpenRequest::Kind::Fork) reply["sessionId"] = session->id;
   co_return reply;
+}
+
+acp::awaitable<std::string> AcpAgent::missing_model() {
+  auto engine = co_await sessions_.loaded_engine();
+  if (auto why = model_problem(*engine); why.empty()) co_return why;
+  // The terminal login writes config.yaml while this server runs: read it again before refusing.
+  engine = co_await sessions_.reload_now();
+  co_return model_problem(*engine);
+}
+
+acp::awaitable<void> AcpAgent::require_model() {
+  auto engine = co_await sessions_.loaded_engine();
+  if (engine->failed()) co_return;  // a broken config: opening the session says what is wrong
+  auto why = co_await missing_model();
+  if (!why.empty()) throw model_required(why, client_.capabilities());
 }
 
 // session/close, and session/delete (`forget`: the saved session goes too).
@@ -341,8 +379,19 @@ acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
   Params p(params);
   auto session = find_session(p);
   sessions_.set_mode(*session, mode_named(p.required_string("modeId"), "modeId"));
-  client_.session_update(session->id,
-                         json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", shown_config_options(*session)}});
+  send_config_options(*session);
+  co_return json::object{};
+}
+
+// session/set_model, dropped from the schema in ACP 2.4.0 but still sent by clients built on older
+// SDKs (acp-ai-provider, acp.el): the `model` config option under its old name, told to the
+// editor as config_option_update since the answer carries no options.
+acp::awaitable<json::value> AcpAgent::set_model(json::value params) {
+  Params p(params);
+  auto session = find_session(p);
+  const std::string config_id = "model", model = p.required_string("modelId");
+  co_await apply_config_option(*session, config_id, model);
+  send_config_options(*session);
   co_return json::object{};
 }
 
@@ -352,30 +401,39 @@ acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
   auto config_id = p.required_string("configId");
   const auto& value = p.required("value");
   if (!value.is_string()) throw acp::invalid_params("'value' must be a string for '" + config_id + "'");
-  std::string v(value.as_string());
+  const std::string v(value.as_string());
+  co_await apply_config_option(*session, config_id, v);
+  co_return json::object{{"configOptions", shown_config_options(*session)}};
+}
+
+// One config option set to `v`, validated (-32602 naming the valid values).
+acp::awaitable<void> AcpAgent::apply_config_option(Session& session, const std::string& config_id, const std::string& v) {
   if (config_id == "mode") {
-    sessions_.set_mode(*session, mode_named(v, "mode"));
+    sessions_.set_mode(session, mode_named(v, "mode"));
   } else if (config_id == "agent") {
     auto body = [&]() -> acp::awaitable<void> {
-      sessions_.set_agent(*session, v);
+      sessions_.set_agent(session, v);
       co_return;
     };
     co_await mapping_errors(body);
   } else if (config_id == "model") {
-    expect_one_of(model_values(*session, models_), v, "model");
-    sessions_.set_model(*session, v);
+    expect_one_of(model_values(session, models_), v, "model");
+    sessions_.set_model(session, v);
   } else if (config_id == "executor") {
     auto body = [&]() -> acp::awaitable<void> {
-      co_await sessions_.set_executor(*session, v);
+      co_await sessions_.set_executor(session, v);
     };
     co_await mapping_errors(body);
   } else if (config_id == "thought_level") {
-    expect_one_of(thought_level_values(*session), v, "thought_level");
-    sessions_.set_reasoning_effort(*session, v == kDefaultThoughtLevel ? "" : v);
+    expect_one_of(thought_level_values(session), v, "thought_level");
+    sessions_.set_reasoning_effort(session, v == kDefaultThoughtLevel ? "" : v);
   } else {
     throw acp::invalid_params("unknown configId '" + config_id + "' (available: mode, model, thought_level, agent, executor)");
   }
-  co_return json::object{{"configOptions", shown_config_options(*session)}};
+}
+
+void AcpAgent::send_config_options(Session& s) {
+  client_.session_update(s.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", shown_config_options(s)}});
 }
 
 json::array AcpAgent::shown_config_options(Session& s) {

@@ -51,6 +51,11 @@ class AcpAgent {
   acp::awaitable<boost::json::value> authenticate(boost::json::value params);
   acp::awaitable<boost::json::value> logout(boost::json::value params);
   acp::awaitable<boost::json::value> open_session(boost::json::value params, OpenRequest::Kind kind);
+  // auth_required (-32000) naming the auth methods when no model can answer a new session.
+  acp::awaitable<void> require_model();
+  // Why no model can answer a new session ("": one can), the configuration read again first
+  // when the one in use has none.
+  acp::awaitable<std::string> missing_model();
   acp::awaitable<boost::json::value> end_session(boost::json::value params, bool forget);
   acp::awaitable<boost::json::value> list_sessions(boost::json::value params);
   // The session list's own methods (acp_agent_catalog.cpp): set_title, archive/unarchive, status,
@@ -64,10 +69,14 @@ class AcpAgent {
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
+  acp::awaitable<boost::json::value> set_model(boost::json::value params);  // legacy alias of the model option
+  acp::awaitable<void> apply_config_option(Session& session, const std::string& config_id, const std::string& value);
   void cancel(const boost::json::value& params);
   std::shared_ptr<Session> find_session(const acp::Params& p);  // -32002 when unknown
   // The session's config options, remembered as what the editor shows.
   boost::json::array shown_config_options(Session& s);
+  // A config_option_update with them (set_mode, set_model: answers without the options).
+  void send_config_options(Session& s);
   // A config_option_update when they differ from what the editor shows (a model list arrived).
   void send_config_options_if_changed(Session& s);
 

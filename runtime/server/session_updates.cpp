@@ -1,11 +1,24 @@
 #include "runtime/server/session_updates.hpp"
 
+#include <charconv>
+#include <cmath>
+
 #include "support/overloaded.hpp"
 #include "support/random_id.hpp"
 
 namespace runtime::server {
 
 namespace json = boost::json;
+
+double shown_cost(double amount) {
+  if (!std::isfinite(amount) || amount == 0) return amount;
+  // Through text: to_chars/from_chars round exactly and do not depend on the locale.
+  char buf[32];
+  auto written = std::to_chars(buf, buf + sizeof buf, amount, std::chars_format::general, 6);
+  double out = amount;
+  std::from_chars(buf, written.ptr, out);
+  return out;
+}
 
 namespace {
 
@@ -229,7 +242,7 @@ std::optional<json::object> encode_update(const SessionEvent& event, const acp::
           },
           [](const ContextUsage& u) -> std::optional<json::object> {
             json::object o{{"sessionUpdate", "usage_update"}, {"used", u.used}, {"size", u.size}};
-            if (u.cost) o["cost"] = json::object{{"amount", u.cost->amount}, {"currency", u.cost->currency}};
+            if (u.cost) o["cost"] = json::object{{"amount", shown_cost(u.cost->amount)}, {"currency", u.cost->currency}};
             return o;
           },
           [](const ModeChanged& m) -> std::optional<json::object> {

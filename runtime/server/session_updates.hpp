@@ -24,6 +24,10 @@ void append_journal_update(std::string& out, const JournalToolCall& call);
 std::size_t journal_update_size(const JournalChunk& chunk);
 std::size_t journal_update_size(const JournalToolCall& call);
 
+// A cost as the editor is shown it: 6 significant digits, so that a sum of prices reads 1.8 and not
+// 1.7999999999999998 (the session log keeps the exact sums).
+double shown_cost(double amount);
+
 // ACP ToolCall fields (toolCallId plus what is set), for tool_call, tool_call_update and the
 // tool call of a permission request.
 boost::json::object encode_tool_call(const std::string& id, const ToolCallFields& fields);

@@ -346,6 +346,8 @@ bool SessionStore::fork(std::string_view source, Header header, std::optional<st
     w.title_explicit_ = !copied.title.empty();
     source_archived = copied.archived;
   }
+  // Titled as a fork until it gets a title of its own: the session list tells the two apart.
+  if (!w.title_.empty()) w.append(TitleChange{w.title_ + " (fork)"});
   if (source_archived) w.append(ArchiveChange{false});  // a fork of an archived session is new work, listed
   for (const auto& r : tail) w.append(r);
   w.turn_boundary();

@@ -18,15 +18,17 @@ scenario("initialize: protocol version 1, agent info, capabilities", async (ctx)
   }
 });
 
-scenario("no model configured: session/prompt fails with a message naming OPENVAALA_MODEL and config.yaml", async (ctx) => {
+scenario("no model configured: session/new is auth_required (-32000) with a message naming OPENVAALA_MODEL, config.yaml and the auth method", async (ctx) => {
   const home = ctx.configHome({ provider: null }); // empty config dir, no OPENAI_/ANTHROPIC_/OPENVAALA_MODEL in env
   const ws = ctx.workspace({ "a.txt": "x\n" });
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();
-  const { sessionId } = await h.newSession(ws);
-  const err = await expectRpcError(h.prompt(sessionId, "hello"), "session/prompt");
+  const err = await expectRpcError(h.newSession(ws), "session/new");
+  assert.equal(err.code, -32000, "auth_required: the client offers its auth methods");
   assert.match(err.message, /OPENVAALA_MODEL/);
   assert.match(err.message, /config\.yaml/);
+  assert.match(err.message, /openvaala login/);
+  assert.match(err.message, /'check-provider'/, "a client without terminal auth is pointed at the method it has");
   // still alive
   const again = await h.initialize();
   assert.equal(again.protocolVersion, 1);
@@ -63,7 +65,7 @@ scenario("two sessions in one process prompt concurrently and each gets its own 
 });
 
 scenario("stdin EOF: the process exits within 2 s", async (ctx) => {
-  const home = ctx.configHome({ provider: null });
+  const home = ctx.configHome({ modelUrl: "http://127.0.0.1:9" });  // a model nobody needs to answer
   const ws = ctx.workspace({});
   const h = await ctx.agent({ env: home.env, cwd: ws });
   await h.initialize();

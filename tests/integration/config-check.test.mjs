@@ -87,6 +87,11 @@ scenario("config check: the model a session would use ($OPENVAALA_MODEL over con
   assert.match(d.model_problem, /ANTHROPIC_API_KEY/);
   assert.match(d.model_problem, /openvaala login --provider anthropic/);
   assert.equal(r.status, 0, "a missing key is reported, not a configuration error");
+  const keyProblem = d.problems.find((p) => /ANTHROPIC_API_KEY/.test(p.message));
+  assert.ok(keyProblem, `the unusable model is one of the problems: ${JSON.stringify(d.problems)}`);
+  assert.equal(keyProblem.severity, "warning");
+  assert.equal(keyProblem.path, "$OPENVAALA_MODEL", "the problem names where the model comes from");
+  assert.equal(d.ok, true);
   const text = check(home, [], { ...noKeys, OPENVAALA_MODEL: "anthropic/claude-x" }).stdout;
   assert.match(text, /^ {2}Cannot be used: The provider 'anthropic' needs an API key/m);
 });
@@ -113,4 +118,30 @@ scenario("config check: usage errors exit 2 and say what is wrong", async () => 
   const notDir = check(home, ["--cwd", "/nonexistent/ov-dir"]);
   assert.equal(notDir.status, 2);
   assert.match(notDir.stderr, /--cwd: not a directory: \/nonexistent\/ov-dir/);
+});
+
+scenario("config check: no model configured is a problem whose message says how to set one (not \"0 problems\")", async () => {
+  const home = makeConfigHome({ provider: null });
+  const noModel = { OPENVAALA_MODEL: "", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" };
+  const r = check(home, [], noModel);
+  assert.equal(r.status, 0, "a missing model is a warning: the files themselves load");
+  assert.match(r.stdout, /^Problems: 0 error\(s\), 1 warning\(s\)$/m, r.stdout);
+  const line = r.stdout.split("\n").find((l) => l.startsWith(`${home.configPath}: warning: `));
+  assert.ok(line, `the warning names config.yaml:\n${r.stdout}`);
+  assert.match(line, /No model is configured/);
+  assert.match(line, /model: <provider>\/<model>/, "the fix: the model line");
+  assert.match(line, /openvaala login/, "or the login");
+
+  const d = JSON.parse(check(home, ["--json"], noModel).stdout);
+  assert.equal(d.model, null);
+  assert.match(d.model_problem, /No model is configured/);
+  assert.deepEqual(d.problems.map((p) => [p.severity, p.path]), [["warning", home.configPath]]);
+
+  // A model naming a provider that is not defined is already a configuration error (path:line),
+  // and is not counted twice.
+  fs.writeFileSync(home.configPath, "model: nowhere/m\n");
+  const bad = check(home, [], noModel);
+  assert.equal(bad.status, 1);
+  assert.match(bad.stdout, /^Problems: 1 error\(s\), 0 warning\(s\)$/m, bad.stdout);
+  assert.match(bad.stdout, new RegExp(`^${home.configPath}:1: model 'nowhere/m' names provider 'nowhere'`, "m"));
 });

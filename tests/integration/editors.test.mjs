@@ -180,6 +180,10 @@ test("the vendored registry schema is the real one: it rejects what the registry
   assert.notDeepEqual(bad((c) => { c.distribution.binary["freebsd-x86_64"] = { ...t }; }), [], "an unknown platform is refused");
   assert.notDeepEqual(bad((c) => { delete c.name; }), [], "a missing name is refused");
   assert.deepEqual(bad((c, x) => { x.sha256 = "a".repeat(64); }), [], "a 64-hex sha256 is accepted");
+  // The registry's current schema (August 2026) also takes a website and a license URL.
+  assert.deepEqual(bad((c) => { c.website = "https://example.org/openvaala"; c.license_url = "https://example.org/license"; }), [],
+    "website and license_url are accepted (the vendored schema is the current one)");
+  assert.notDeepEqual(bad((c) => { c.license_url = "not a url"; }), [], "a license_url that is not a URI is refused");
 });
 
 test("VS Code package.json: entry point source, contributed views/commands and their icons exist", () => {

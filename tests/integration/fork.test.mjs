@@ -46,7 +46,8 @@ scenario("session/fork copies the history: source and fork load with the same st
   const info = listed.sessions.find((s) => s.sessionId === fork);
   assert.ok(info, "session/list lists the fork");
   assert.equal(info.cwd, forkWs);
-  assert.ok(listed.sessions.some((s) => s.sessionId === source));
+  assert.equal(info.title, "First question (fork)", "the fork's title says it is a fork (history would show two identical entries)");
+  assert.equal(listed.sessions.find((s) => s.sessionId === source)?.title, "First question", "the source keeps its title");
   h.assertSchemaClean();
   await h.close();
 
@@ -60,6 +61,11 @@ scenario("session/fork copies the history: source and fork load with the same st
   const frk = conversationOf(h2, fork);
   assert.deepEqual(src, ["user: First question", "agent: Answer one.", "user: Source question", "agent: Source answer."]);
   assert.deepEqual(frk, ["user: First question", "agent: Answer one.", "user: Fork question", "agent: Fork answer."]);
+
+  // Until it gets a title of its own.
+  await h2.request("session/set_title", { sessionId: fork, title: "My experiment" });
+  const relisted = await h2.request("session/list", {});
+  assert.equal(relisted.sessions.find((s) => s.sessionId === fork)?.title, "My experiment", "a title given later replaces it");
 
   // Resumable like any other session.
   await h2.request("session/close", { sessionId: fork });

@@ -313,7 +313,11 @@ export class AcpSchemaValidator {
     }
     const def = this.lookup(method, "response");
     if (!def) {
-      if (!method.startsWith("_")) problems.push(`no schema for the response of "${method}"`);
+      const legacy = LEGACY_RESPONSES[method];
+      if (legacy) {
+        const err = legacy(msg.result);
+        if (err) problems.push(`response to legacy ${method}: ${err}`);
+      } else if (!method.startsWith("_")) problems.push(`no schema for the response of "${method}"`);
       return problems;
     }
     const err = this.validateDef(def.schemaId, def.name, msg.result);
@@ -321,6 +325,16 @@ export class AcpSchemaValidator {
     return problems;
   }
 }
+
+// Methods the current schema dropped that the agent still answers for clients built on older
+// SDKs, with the check of their response as those schemas had it.
+const LEGACY_RESPONSES = {
+  // SetSessionModelResponse (ACP before 2.4.0): an object, at most `_meta`.
+  "session/set_model": (r) =>
+    r && typeof r === "object" && !Array.isArray(r) && Object.keys(r).every((k) => k === "_meta")
+      ? null
+      : `SetSessionModelResponse must be an object with at most _meta, got ${JSON.stringify(r)}`,
+};
 
 export function schemaValidator() {
   validatorSingleton ??= new AcpSchemaValidator();

@@ -55,3 +55,14 @@ scenario("acp mode: OPENVAALA_LOG_STDERR=info brings info lines back to stderr",
   await h.close();
   assert.match(h.stderr, new RegExp(`\\[info\\] session ${sessionId} in `), "asked-for info lines are on stderr");
 });
+
+scenario("acp mode: a model retry is info (the editor gets a notice), not a stderr warning; the log file keeps it", async (ctx) => {
+  const { ws, home, h } = await ctx.setup({ script: [{ status: 500, errorMessage: "overloaded" }, { text: "recovered" }] });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "hi")).stopReason, "end_turn");
+  assert.match(h.textOf(sessionId), /recovered/);
+  await h.close();
+  assert.doesNotMatch(h.stderr, /retry/, `the retry is not on stderr (editors show stderr as errors):\n${h.stderr}`);
+  const log = fs.readFileSync(path.join(home.dataDir, "logs", "openvaala.log"), "utf8");
+  assert.match(log, /\[info\] model request failed .*; retry 1\/2 in \d+ ms/, "the retry is in the log file, at info");
+});

@@ -6,7 +6,7 @@ import { scenario } from "./harness.mjs";
 const INIT = { protocolVersion: 1, clientCapabilities: {} };
 
 scenario("requests before initialize get a clear error and nothing runs; after initialize they are served", async (ctx) => {
-  const home = ctx.configHome({ provider: null });
+  const home = ctx.configHome({ modelUrl: "http://127.0.0.1:9" });  // a model nobody needs to answer
   const ws = ctx.workspace({});
   const r = await ctx.rawAgent({ env: home.env, cwd: ws });
   const early = await r.request("session/new", { cwd: ws, mcpServers: [] }, 1);

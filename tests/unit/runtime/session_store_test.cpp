@@ -909,14 +909,29 @@ TEST_F(SessionStoreTest, AForkCopiesTheSourcesRecordsUnderItsOwnHeaderAndLeavesT
   EXPECT_EQ(fork->conversation[0].text, "first question");
   EXPECT_EQ(fork->conversation[1].text, "first answer");
   EXPECT_EQ(fork->turns, 1);
-  EXPECT_EQ(fork->title, "first question");
+  EXPECT_EQ(fork->title, "first question (fork)") << "the fork says it is one, apart from its source in the list";
+  EXPECT_EQ(store.load("src")->title, "first question") << "the source keeps its title";
   auto listed = store.list();
   ASSERT_EQ(listed.sessions.size(), 2u);
   EXPECT_EQ(listed.sessions[0].id, "frk") << "the fork is the newest";
-  EXPECT_EQ(listed.sessions[0].title, "first question");
+  EXPECT_EQ(listed.sessions[0].title, "first question (fork)");
+  EXPECT_EQ(listed.sessions[1].title, "first question");
 
   EXPECT_FALSE(store.fork("nobody", Header{"frk2", "/p", "", ""}, std::nullopt, {}));
   EXPECT_FALSE(store.exists("frk2"));
+}
+
+TEST_F(SessionStoreTest, AForkOfAnUntitledSessionIsUntitledAndTakesItsFirstMessageAsTitle) {
+  SessionStore store(root_);
+  { SessionWriter w = store.create(Header{"src", "/p/a", "build", "default"}); w.turn_boundary(); }
+  ASSERT_TRUE(store.fork("src", Header{"frk", "/p/b", "", ""}, std::nullopt, {}));
+  EXPECT_EQ(store.load("frk")->title, "") << "no \" (fork)\" title without a source title";
+  {
+    SessionWriter w = store.open("frk");
+    w.append(UserMessage{user("own question"), {}});
+    w.turn_boundary();
+  }
+  EXPECT_EQ(store.load("frk")->title, "own question");
 }
 
 TEST_F(SessionStoreTest, AForkWithALimitCopiesOnlyTheWholeLinesBeforeItThenTheTail) {

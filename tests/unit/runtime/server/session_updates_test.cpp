@@ -160,6 +160,9 @@ TEST(SessionUpdates, SessionLevelUpdates) {
   EXPECT_EQ(usage, (json::object{{"sessionUpdate", "usage_update"}, {"used", 10}, {"size", 100}}));
   auto priced = encode(ContextUsage{10, 100, Cost{0.5, "USD"}});
   EXPECT_EQ(priced.at("cost"), (json::object{{"amount", 0.5}, {"currency", "USD"}}));
+  auto summed = encode(ContextUsage{10, 100, Cost{0.6 + 0.6 + 0.6, "USD"}});
+  EXPECT_EQ(json::serialize(summed.at("cost").at("amount")), json::serialize(json::value(1.8)))
+      << "a sum of prices is shown rounded, not as 1.7999999999999998";
   EXPECT_EQ(encode(ModeChanged{"read_only"}).at("currentModeId"), "read_only");
   auto cmds = encode(CommandsChanged{{{"review", "Reviews", "what to review"}, {"compact", "Compacts", ""}}});
   EXPECT_EQ(cmds.at("sessionUpdate"), "available_commands_update");
@@ -198,4 +201,13 @@ TEST(SessionUpdates, ASubAgentSessionIsAnnouncedAndEndedAsTheUnstableSchemaSays)
       << "only what changed, and the failure as a JSON-RPC error";
   const SubagentChanged lost{.session_id = "ses_child", .state = SubagentChanged::State::Unknown};
   EXPECT_EQ(encode(lost).at("state"), (json::object{{"state", "unknown"}}));
+}
+
+TEST(SessionUpdates, CostsAreShownToSixSignificantDigits) {
+  using runtime::server::shown_cost;
+  EXPECT_EQ(shown_cost(1.7999999999999998), 1.8);
+  EXPECT_EQ(shown_cost(0.1 + 0.2), 0.3);
+  EXPECT_EQ(shown_cost(0.000123456789), 0.000123457) << "small amounts keep 6 significant digits, not cents";
+  EXPECT_EQ(shown_cost(1234.5678), 1234.57);
+  EXPECT_EQ(shown_cost(0), 0);
 }
