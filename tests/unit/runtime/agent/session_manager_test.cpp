@@ -163,8 +163,10 @@ TEST_F(SessionManagerTest, ARequiredMcpServerOnAnUnreachableExecutorFailsTheTurn
                                                   "\nuser: nobody\nssh_options: [UserKnownHostsFile=/dev/null]\n");
   tree.write("config/mcp_servers/far.yaml", "id: far\ntype: stdio\ncommand: node\nexecutors: [deadbox]\nrequired: true\n");
   start();
+  ASSERT_TRUE(fakes::run(ioc, sessions->skills_loaded(nullptr))) << "the whole configuration is in";
   auto s = open(OpenRequest::Kind::New);
   ASSERT_TRUE(fakes::run(ioc, sessions->complete_set_up(s, nullptr)));
+  ASSERT_EQ(s->view.mcp_servers.size(), 1u);
   for (int turn = 0; turn < 2; ++turn) {
     try {
       fakes::run(ioc, sessions->place_required_mcp_servers(s));
