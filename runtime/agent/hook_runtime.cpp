@@ -34,10 +34,24 @@ boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& sess
   // A hook's systemMessage is free text for the user: the notice names the event, the text is the detail.
   for (const auto& m : outcome.system_messages)
     notify(host_, session, NoticeSeverity::Info, "Message from a " + std::string(hooks::to_string(event)) + " hook", m);
-  for (const auto& e : outcome.errors)
-    notify(host_, session, NoticeSeverity::Warning, "A " + std::string(hooks::to_string(event)) + " hook failed",
-           e.to_string());
+  for (const auto& e : outcome.errors) notify_error(session, event, outcome, e);
   co_return outcome;
+}
+
+// A hook that could not run at all is an error the user must see (a guard that never looked);
+// whether it blocked is said in the title. Other hook errors are warnings.
+void HookRuntime::notify_error(const Session& session, hooks::HookEvent event, const hooks::HookOutcome& outcome,
+                               const hooks::HookError& e) {
+  const std::string ev(hooks::to_string(event));
+  if (!e.could_not_run) {
+    notify(host_, session, NoticeSeverity::Warning, "A " + ev + " hook failed", e.to_string());
+    return;
+  }
+  const bool blocked = outcome.blocked && outcome.decided_by == e.hook;
+  const std::string what = event == hooks::HookEvent::PreToolUse ? "the tool call" : "the prompt";
+  notify(host_, session, NoticeSeverity::Error,
+         "A " + ev + " hook could not run" + (blocked ? ", so " + what + " was blocked" : std::string()),
+         e.to_string());
 }
 
 }  // namespace runtime

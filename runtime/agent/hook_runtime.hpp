@@ -54,6 +54,9 @@ class HookRuntime {
   EditorHost& host() { return host_; }
 
  private:
+  void notify_error(const Session& session, hooks::HookEvent event, const hooks::HookOutcome& outcome,
+                    const hooks::HookError& e);
+
   boost::asio::thread_pool& pool_;
   EditorHost& host_;
 };

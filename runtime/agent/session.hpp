@@ -97,6 +97,14 @@ struct Session {
   // a turn (its SessionStart hooks), which would otherwise run on until their own timeout.
   support::CancelSourcePtr closing = std::make_shared<support::CancelSource>();
   std::shared_ptr<mcp::McpManager> mcp;
+  // Required configured MCP servers that could not be placed on their executor (make_mcp): each
+  // fails every turn until it can (SessionManager::place_required_mcp_servers).
+  struct LeftOutServer {
+    std::string executor;
+    bool unreachable = false;  // that executor did not answer: each turn tries it again
+    std::string error;         // the turn's error (mcp::required_unreachable_message)
+  };
+  std::map<std::string, LeftOutServer> required_mcp_left_out;  // by server id
   // True once the session has an engine with its extensions (plugins, hooks, MCP servers) that
   // loaded, and its MCP manager: set up after the session/new|load answer (see
   // SessionManager::complete_set_up). Until then the editor's servers wait in editor_servers.

@@ -35,14 +35,34 @@ boost::asio::awaitable<void> SessionManager::move_mcp_servers(Session& session, 
   });
   auto it = sessions_.find(session.id);
   if (!moves || !session.mcp || it == sessions_.end()) co_return;
-  auto keep = it->second;  // the session may close while we wait
   spdlog::info("session {}: executor {} -> {}: restarting its MCP servers", session.id, before, session.executor);
+  co_await restart_mcp_servers(it->second);  // (a copy: the session may close while we wait)
+}
+
+// The session's servers stopped and placed again (the editor's own with them: one manager).
+boost::asio::awaitable<void> SessionManager::restart_mcp_servers(std::shared_ptr<Session> keep) {
+  Session& session = *keep;
   auto old = std::exchange(session.mcp, nullptr);
   auto editor_servers = old->editor_specs();
   co_await old->close();
   if (!co_await make_session_mcp(keep, std::move(editor_servers))) co_return;  // closed or switched again meanwhile
   send_commands_if_changed(session);
   session.mcp->start_all();
+}
+
+// A required server left out because its executor did not answer: before each turn that
+// executor is tried again, and the servers are placed again once it answers; while a required
+// server is still out, the turn fails as for a required server that cannot be reached.
+boost::asio::awaitable<void> SessionManager::place_required_mcp_servers(std::shared_ptr<Session> session) {
+  Session& s = *session;
+  if (s.required_mcp_left_out.empty() || !s.mcp) co_return;
+  auto links = co_await connect_mcp_executors(s);
+  const bool back = std::any_of(s.required_mcp_left_out.begin(), s.required_mcp_left_out.end(), [&](const auto& kv) {
+    return kv.second.unreachable && !links.unreachable.count(kv.second.executor);
+  });
+  if (back && s.mcp && sessions_.count(s.id)) co_await restart_mcp_servers(session);
+  if (!s.required_mcp_left_out.empty())
+    throw mcp::RequiredServerUnavailable(s.required_mcp_left_out.begin()->second.error);
 }
 
 boost::asio::awaitable<void> SessionManager::read_view(Session& s) {

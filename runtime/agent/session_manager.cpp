@@ -210,15 +210,22 @@ void SessionManager::make_mcp(const std::shared_ptr<Session>& session, std::vect
                               const McpExecutorLinks& links) {
   Session& s = *session;
   std::vector<bridge::mcp::ServerSpec> configured;
+  s.required_mcp_left_out.clear();
   for (const auto& c : s.view.mcp_servers) {
-    // On its executor (DESIGN §10); one that cannot run there is left out, and the user told why.
+    // On its executor (DESIGN §10); one that cannot run there is left out, and the user told why;
+    // a required one also fails the turns until it can run there.
     const auto where = mcp_executor(c, s.executor);
+    auto spec = mcp::spec_from_config(c, s.cwd);
+    const auto down = links.unreachable.find(where);
     try {
-      if (auto down = links.unreachable.find(where); down != links.unreachable.end()) throw ExecutorError(down->second);
-      configured.push_back(place_mcp_server(mcp::spec_from_config(c, s.cwd), c, s, links));
+      if (down != links.unreachable.end()) throw ExecutorError(down->second);
+      configured.push_back(place_mcp_server(spec, c, s, links));
     } catch (const ExecutorError& e) {
       spdlog::warn("MCP server {}: not started on executor {}: {}", c.id, where, e.what());
       notify(s, {NoticeSeverity::Error, "MCP server `" + c.id + "` could not start", e.what()});
+      if (c.required)
+        s.required_mcp_left_out[c.id] = {where, down != links.unreachable.end(),
+                                         mcp::required_unreachable_message(spec, e.what())};
     }
   }
   for (auto& e : editor_servers) {

@@ -136,6 +136,9 @@ class SessionManager {
   void end_child(Session& child, const char* stop_reason);
   // Then reads the skills and AGENTS.md on it (session_executor.cpp). Throws AgentError(InvalidParams).
   boost::asio::awaitable<void> set_executor(Session& session, const std::string& executor);
+  // Before a turn: a required MCP server left out because its executor did not answer is placed
+  // once that executor answers; throws mcp::RequiredServerUnavailable while one is still out.
+  boost::asio::awaitable<void> place_required_mcp_servers(std::shared_ptr<Session> session);
   // The session's view: skills and AGENTS.md read on its default executor (DESIGN §10); when that
   // cannot be reached, a notice says so and the view has the local-side skills only.
   boost::asio::awaitable<void> read_view(Session& session);
@@ -182,6 +185,7 @@ class SessionManager {
   // session_start_hooks after the answer, then `started` is set.
   boost::asio::awaitable<void> run_session_start_hooks(std::shared_ptr<Session> session, OpenRequest::Kind kind);
   boost::asio::awaitable<void> move_mcp_servers(Session& session, const std::string& before);
+  boost::asio::awaitable<void> restart_mcp_servers(std::shared_ptr<Session> session);
   void refresh_view(Session& session);
   void rebuild_view(Session& session);  // refresh_view without announcing the commands
   // The open sessions (and the executors) switch to `engine`; their views and commands follow.

@@ -197,6 +197,7 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   auto& loop = sessions_.loop();
   std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
   mcp::SessionSignIn sign_in(loop.host(), session.id);
+  co_await sessions_.place_required_mcp_servers(p.session);
   if (auto mcp = session.mcp) {  // (the copy keeps the manager alive)
     boost::asio::steady_timer slow_start(co_await boost::asio::this_coro::executor);
     notice_slow_mcp_start(slow_start, loop.host(), session, mcp);

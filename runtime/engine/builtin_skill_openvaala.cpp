@@ -212,7 +212,12 @@ event's fields). Exit 2 blocks (stderr is the reason); exit 0 with empty output 
 text adds context (SessionStart, SubagentStart, UserPromptSubmit); JSON output may carry
 `decision: "block"` + `reason`, `hookSpecificOutput.permissionDecision: "deny"` +
 `permissionDecisionReason`, `hookSpecificOutput.updatedInput`, `hookSpecificOutput.additionalContext`,
-`continue: false` + `stopReason`, `systemMessage`. Other exit codes and timeouts are hook errors.
+`continue: false` + `stopReason`, `systemMessage`. Other exit codes and timeouts are hook errors:
+shown to the user, the call or prompt goes on (`on_failure: block` makes them block). A PreToolUse
+hook that could not run at all (its command, script or interpreter not found: exit 127; not
+executable: 126; not started; its executor unreachable or one that runs no hooks) blocks the tool
+call, and the user gets an error notice naming the hook and why: a guard that never ran is not a
+pass. Only a written `on_failure: allow` lets the call go on then (a hook that only logs).
 Changing a script takes effect at its next run; changing YAML needs `openvaala serve reload`.
 
 ## Agents (`agents/<name>.yaml`)

@@ -127,6 +127,26 @@ PluginRead read_plugin(const fs::path& dir, const std::set<std::string>& disable
   return r;
 }
 
+// Two enabled plugin folders whose manifests claim one name (a copy "p12" that says "p2" beside
+// "p2"): the folder named so keeps the name, else the first folder; for each other one, the
+// folder that keeps its name (empty: none).
+std::vector<fs::path> names_taken(const std::vector<fs::path>& dirs, const std::vector<PluginRead>& reads) {
+  std::map<std::string, std::size_t> keeper;
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    if (!reads[i].has_manifest || reads[i].disabled) continue;
+    const std::string& name = reads[i].lp.info.name;
+    auto [it, first] = keeper.emplace(name, i);
+    if (!first && dirs[i].filename() == name && dirs[it->second].filename() != name) it->second = i;
+  }
+  std::vector<fs::path> taken(dirs.size());
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    if (!reads[i].has_manifest || reads[i].disabled) continue;
+    const std::size_t k = keeper.at(reads[i].lp.info.name);
+    if (k != i) taken[i] = dirs[k];
+  }
+  return taken;
+}
+
 }  // namespace
 
 std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& out_diags) {
@@ -216,10 +236,20 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   std::vector<McpServerConfig> plugin_servers;
   std::map<std::string, std::string> plugin_server_owner;
   std::vector<PluginRead*> with_hooks;
+  const std::vector<fs::path> taken = names_taken(plugin_dirs, plugin_reads);
   for (std::size_t i = 0; i < plugin_dirs.size(); ++i) {
     PluginRead& r = plugin_reads[i];
     if (!r.has_manifest) continue;  // no manifest: skipped
     detail::LoadedPlugin& lp = r.lp;
+    if (!taken[i].empty()) {
+      // Refused: one name must mean one plugin (its skills, hooks, `plugin disable`, its copy on an executor).
+      diags.push_back({Severity::Error, lp.info.manifest.string(), 0,
+                       "plugin name '" + lp.info.name + "' is taken by the plugin in " + taken[i].string() +
+                           "; the plugin in " + plugin_dirs[i].string() +
+                           " is not loaded (give it another name, or remove or disable one)"});
+      e->failed_ = true;
+      continue;
+    }
     if (r.disabled) {
       PluginInfo info = lp.info;
       info.enabled = false;

@@ -24,6 +24,30 @@ bool reserved_ssh_option(std::string key) {
   return key == "batchmode" || key == "controlmaster" || key == "controlpath" || key == "controlpersist";
 }
 
+// The keyword of an `ssh -o` option as ssh reads it (readconf.c): blanks before it skipped, a
+// quoted keyword without its quotes, the keyword ending at a blank or '=' ("BatchMode=no",
+// " BatchMode =no", "batchmode\tno" all set BatchMode). Empty when no value follows it.
+std::string ssh_option_keyword(std::string_view o) {
+  constexpr std::string_view kBlank = " \t\r\n";
+  const auto start = o.find_first_not_of(kBlank);
+  if (start == std::string_view::npos) return {};
+  o.remove_prefix(start);
+  std::size_t end = 0;
+  std::string keyword;
+  if (o.front() == '"') {
+    end = o.find('"', 1);
+    if (end == std::string_view::npos) return {};
+    keyword = std::string(o.substr(1, end - 1));
+    ++end;
+  } else {
+    end = std::min(o.find_first_of(" \t\r\n="), o.size());
+    keyword = std::string(o.substr(0, end));
+  }
+  const auto rest = o.substr(end);
+  if (keyword.empty() || rest.empty() || (kBlank.find(rest.front()) == std::string_view::npos && rest.front() != '=')) return {};
+  return keyword;
+}
+
 void read_ssh(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, const fs::path& home) {
   for (const char* k : {"root", "read_only"})
     if (root[k]) r.error(root[k], std::string("'") + k + "' is for virtual executors, not ssh");
@@ -45,13 +69,13 @@ void read_ssh(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, 
     std::size_t i = 0;
     for (const auto& o : *opts) {
       const auto& at = root["ssh_options"][i++];
-      auto eq = o.find('=');
-      if (eq == std::string::npos || eq == 0) {
+      const std::string keyword = ssh_option_keyword(o);
+      if (keyword.empty()) {
         r.error(at, "each ssh_options entry must be 'Option=value' (as ssh -o takes it), got '" + o + "'");
         continue;
       }
-      if (reserved_ssh_option(o.substr(0, eq))) {
-        r.error(at, "'" + o.substr(0, eq) + "' is set by openvaala (BatchMode and one shared connection per executor)");
+      if (reserved_ssh_option(keyword)) {
+        r.error(at, "'" + keyword + "' is set by openvaala (BatchMode and one shared connection per executor)");
         continue;
       }
       x.ssh_options.push_back(o);

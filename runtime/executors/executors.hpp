@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,10 @@ class Registry {
 
 // Single-quoted for a POSIX shell.
 std::string shell_quote(const std::string& s);
+
+// What the ssh executor's install_file script answered: its last line is "OVSAME <absolute path>"
+// (an identical file was there) or "OVNEW <absolute path>" (written); nullopt for anything else.
+std::optional<InstallResult> parse_install_answer(const std::string& stdout_text);
 
 }  // namespace runtime::executors
 

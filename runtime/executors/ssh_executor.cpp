@@ -205,8 +205,9 @@ class SshExecutor : public Executor {
         "else mv -f -- \"$t\" \"$f\" && echo \"OVNEW $f\"; fi";
     auto out = co_await ssh("sh -c " + shell_quote(script), content, 64 * 1024, cancel);
     check(out, "cannot copy " + path + " there");
-    const std::string line = last_line(out.p.stdout_data);
-    co_return InstallResult{line.size() > 6 ? line.substr(6) : path, line.rfind("OVNEW ", 0) == 0};
+    auto answer = parse_install_answer(out.p.stdout_data);
+    if (!answer) throw error("cannot copy " + path + " there: unexpected answer '" + last_line(out.p.stdout_data) + "'");
+    co_return std::move(*answer);
   }
 
   boost::asio::awaitable<std::string> copy_tree(const std::string& from, const std::string& to,
@@ -410,6 +411,14 @@ class SshExecutor : public Executor {
 };
 
 }  // namespace
+
+std::optional<InstallResult> parse_install_answer(const std::string& stdout_text) {
+  const std::string line = last_line(stdout_text);
+  using Answer = std::pair<std::string_view, bool>;  // prefix, written
+  for (const auto& [prefix, written] : {Answer{"OVSAME ", false}, Answer{"OVNEW ", true}})
+    if (line.starts_with(prefix) && line.size() > prefix.size()) return InstallResult{line.substr(prefix.size()), written};
+  return std::nullopt;
+}
 
 std::shared_ptr<Executor> make_ssh_executor(Deps deps, config::ExecutorConfig config, fs::path control_dir) {
   return std::make_shared<SshExecutor>(std::move(deps), std::move(config), std::move(control_dir));

@@ -31,6 +31,7 @@ struct HookProcessResult {
 struct HookAnswer {
   bool error = false;
   std::string error_message;
+  bool could_not_run = false;  // an error before the hook ran: not started, exit 127 or 126
   bool block = false;
   std::string block_reason;  // may be empty: the caller supplies a default
   PermissionDecision permission = PermissionDecision::None;

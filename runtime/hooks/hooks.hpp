@@ -11,8 +11,9 @@
 // How several matching hooks combine (the seed is silent; Claude Code's rules, made
 // deterministic because ours run one after another, in order: hooks/*.yaml sorted by file name,
 // then plugin hooks sorted by plugin name, each file in its written order):
-//  - the first hook that blocks (exit 2, decision "block", permissionDecision "deny", or a
-//    hook error with on_failure: block) decides; the hooks after it do not run;
+//  - the first hook that blocks (exit 2, decision "block", permissionDecision "deny", a hook
+//    error with on_failure: block, or a PreToolUse hook that could not run at all, unless its
+//    on_failure is written allow) decides; the hooks after it do not run;
 //  - `continue: false` ends the turn; the hooks after it do not run;
 //  - updatedInput: each later PreToolUse hook receives the updated tool_input; the last one wins;
 //  - permissionDecision "allow" from any hook is reported unless a later hook denies;
@@ -96,7 +97,11 @@ class HookMatcher {
   std::shared_ptr<const re2::RE2> regex_;
 };
 
-enum class OnFailure { Allow, Block };
+// What a hook error does (a failure, a timeout, invalid output; or the hook could not run at all:
+// not started, not found, not executable). Default: the call or prompt goes on, except that a
+// PreToolUse hook that could not run at all blocks its tool call (a guard that never ran must not
+// pass). Allow (written): every error lets it go on. Block (written): every error blocks.
+enum class OnFailure { Default, Allow, Block };
 
 // One configured hook (an entry of a matcher group's `hooks:` list).
 struct Hook {
@@ -106,7 +111,7 @@ struct Hook {
   std::optional<fs::path> script;      // absolute path of the source script
   std::vector<std::string> args;       // after the script, each shell-escaped
   std::chrono::milliseconds timeout{60000};  // `timeout` seconds, fractions allowed (1.5)
-  OnFailure on_failure = OnFailure::Allow;
+  OnFailure on_failure = OnFailure::Default;
   fs::path source_file;     // the hooks/*.yaml file or the plugin manifest
   int line = 0;             // line of this hook entry in source_file
   std::string plugin_name;  // empty for hooks/*.yaml
@@ -169,6 +174,7 @@ enum class PermissionDecision { None, Allow, Deny };
 struct HookError {
   std::string hook;  // Hook::location(): "path:line"
   std::string message;
+  bool could_not_run = false;  // not started, not found (127), not executable (126): it never ran
   std::string to_string() const { return hook + ": " + message; }
 };
 

@@ -114,11 +114,21 @@ HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, st
     e.error_message = std::move(msg);
     return e;
   };
+  // bash's own codes for a command it could not run: 127 not found (the script, its interpreter),
+  // 126 found but not executable. The hook never ran; a guard must not count that as a pass.
+  auto not_run = [&](std::string msg) {
+    HookAnswer e = error(std::move(msg));
+    e.could_not_run = true;
+    return e;
+  };
   const std::string ev(to_string(event));
-  if (!r.spawn_error.empty()) return error("could not start: " + r.spawn_error);
+  if (!r.spawn_error.empty()) return not_run("could not start: " + r.spawn_error);
   if (r.timed_out) return error("timed out after " + seconds_text(timeout) + " s");
   if (!r.exit_code) return error("was killed by signal " + std::to_string(r.term_signal.value_or(0)));
   const int code = *r.exit_code;
+  if (code == 127 || code == 126)
+    return not_run("could not run (exit " + std::to_string(code) + ": " + (code == 127 ? "not found" : "not executable") +
+                   ")" + (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
   if (code == 2) {
     if (!event_can_block(event))
       return error("exited with code 2, but " + ev + " hooks cannot block" +
@@ -280,6 +290,14 @@ bridge::process::ProcessSpec remote_spec(const Hook& hook, const HookPlace& plac
   return spec;
 }
 
+// Whether a hook error blocks (hooks.hpp, OnFailure): a written on_failure: block always; by
+// default, a PreToolUse hook that could not run at all (fail closed: the guard never looked).
+bool error_blocks(const Hook& hook, HookEvent event, const HookAnswer& a) {
+  if (!event_allows_on_failure(event)) return false;
+  if (hook.on_failure == OnFailure::Block) return true;
+  return hook.on_failure == OnFailure::Default && a.could_not_run && event == HookEvent::PreToolUse;
+}
+
 }  // namespace
 
 HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel,
@@ -328,13 +346,15 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
     HookAnswer a = interpret_hook_result(event, pr, hook.timeout);
     if (a.error) {
       spdlog::warn("hook {} ({}) failed: {}", rec.hook, to_string(event), a.error_message);
-      out.errors.push_back({rec.hook, a.error_message});
+      out.errors.push_back({rec.hook, a.error_message, a.could_not_run});
       rec.status = HookRunRecord::Status::Error;
       rec.message = a.error_message;
       out.runs.push_back(rec);
-      if (hook.on_failure == OnFailure::Block && event_allows_on_failure(event)) {
+      if (error_blocks(hook, event, a)) {
         out.blocked = true;
-        out.reason = "hook " + rec.label + " failed (" + a.error_message + "), and its on_failure is block";
+        out.reason = hook.on_failure == OnFailure::Block
+                         ? "hook " + rec.label + " failed (" + a.error_message + "), and its on_failure is block"
+                         : "hook " + rec.label + " " + a.error_message + ", so the tool call is blocked";
         if (event == HookEvent::PreToolUse) {
           out.permission = PermissionDecision::Deny;
           out.permission_reason = out.reason;

@@ -23,6 +23,11 @@ namespace json = boost::json;
 using bridge::mcp::McpError;
 using bridge::mcp::ServerSpec;
 
+std::string required_unreachable_message(const ServerSpec& spec, const std::string& why) {
+  return "The required MCP server '" + spec.id + "'" + (spec.origin.empty() ? "" : " (" + spec.origin + ")") +
+         " could not be reached: " + why;
+}
+
 McpManager::McpManager(Deps deps, std::vector<ServerSpec> servers, std::vector<ServerSpec> private_servers)
     : impl_(std::make_shared<Impl>(std::move(deps), std::move(servers), std::move(private_servers))) {}
 
@@ -83,9 +88,8 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
                                       spec.id + "`, then send the prompt again.");
     if (s.state() != ServerState::Ready) {
       if (spec.required && !(cancel && cancel->cancelled()))
-        throw RequiredServerUnavailable("The required MCP server '" + spec.id + "'" +
-                                (spec.origin.empty() ? "" : " (" + spec.origin + ")") +
-                                " could not be reached: " + (s.error().empty() ? state_name(s.state()) : s.error()));
+        throw RequiredServerUnavailable(
+            required_unreachable_message(spec, s.error().empty() ? state_name(s.state()) : s.error()));
       continue;
     }
     std::set<std::string> offered;

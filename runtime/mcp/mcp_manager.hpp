@@ -35,6 +35,9 @@ namespace runtime::mcp {
 struct RequiredServerUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The turn's error for a `required` server that cannot be used:
+// "The required MCP server 'x' (<origin>) could not be reached: <why>".
+std::string required_unreachable_message(const bridge::mcp::ServerSpec& spec, const std::string& why);
 
 struct ServerStatus {
   std::string id;

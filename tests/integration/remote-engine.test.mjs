@@ -9,6 +9,8 @@ import { REPO_ROOT, scenario, systemPrompt, toolResultText, userText, waitUntil,
 import { sshdForThisFile } from "./sshd.mjs";
 
 const { sshd, sshScenario } = sshdForThisFile();
+// Run on the remote with the tests' own Node (sshd.nodeCommand), not the remote user's `node`.
+const WHERE_SERVER = path.join(REPO_ROOT, "tests/fixtures/mcp/where-server.mjs");
 const call = (id, name, args) => ({ toolCalls: [{ id, name, arguments: args }] });
 const skillMd = (name, description) => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\nSteps for ${name}.\n`;
 
@@ -139,12 +141,12 @@ sshScenario("a hook runs on the tool's ssh executor, in its workdir; its script 
 });
 
 sshScenario("an MCP server whose executors list the session's ssh executor runs on that host; [local] stays local", async (ctx) => {
-  const server = path.join(REPO_ROOT, "tests/fixtures/mcp/where-server.mjs");
+  const { command, args: [server] } = sshd.nodeCommand(WHERE_SERVER);
   const { fake, ws, h } = await setUp(ctx, {
     executors: { box: sshd.executorYaml("box") },
     configFiles: {
-      "mcp_servers/where.yaml": `id: where\ntype: stdio\ncommand: node\nargs: [${server}]\nenv: {WHERE_MARK: from-config}\nexecutors: [local, box]\n`,
-      "mcp_servers/here.yaml": `id: here\ntype: stdio\ncommand: node\nargs: [${server}]\n`,
+      "mcp_servers/where.yaml": `id: where\ntype: stdio\ncommand: ${command}\nargs: [${server}]\nenv: {WHERE_MARK: from-config}\nexecutors: [local, box]\n`,
+      "mcp_servers/here.yaml": `id: here\ntype: stdio\ncommand: ${command}\nargs: [${server}]\n`,
     },
     script: [call("c_where", "mcp__where__where", {}), call("c_here", "mcp__here__where", {}), { text: "done" }],
   });
@@ -182,10 +184,10 @@ sshScenario("a read on the ssh executor below its working directory brings the A
 });
 
 sshScenario("switching the session's executor moves its MCP servers: one listing both executors restarts on the new one", async (ctx) => {
-  const server = path.join(REPO_ROOT, "tests/fixtures/mcp/where-server.mjs");
+  const { command, args: [server] } = sshd.nodeCommand(WHERE_SERVER);
   const { fake, ws, h } = await setUp(ctx, {
     executors: { box: sshd.executorYaml("box") },
-    configFiles: { "mcp_servers/where.yaml": `id: where\ntype: stdio\ncommand: node\nargs: [${server}]\nexecutors: [local, box]\n` },
+    configFiles: { "mcp_servers/where.yaml": `id: where\ntype: stdio\ncommand: ${command}\nargs: [${server}]\nexecutors: [local, box]\n` },
     script: [call("c_before", "mcp__where__where", {}), { text: "here" }, call("c_after", "mcp__where__where", {}), { text: "there" }],
   });
   const { sessionId } = await h.newSession(ws);

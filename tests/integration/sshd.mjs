@@ -2,7 +2,7 @@
 // throw-away host key, a throw-away user key for the agent, logging into a dedicated user
 // (created when missing: these machines run the tests as root) whose home and working directory
 // are not the test's, so a test can tell which machine a file came from.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -120,6 +120,7 @@ export async function startSshd({ pathDirs = null } = {}) {
   ].join("\n");
   fs.writeFileSync(path.join(dir, "sshd_config"), config + "\n");
   const proc = spawn(SSHD, ["-D", "-e", "-f", path.join(dir, "sshd_config")], { stdio: ["ignore", "ignore", "pipe"] });
+  let staged = null;  // the folder nodeCommand copies into, made on first use
   let log = "";
   proc.stderr.on("data", (d) => (log += d.toString()));
   await waitForPort(port);
@@ -154,6 +155,30 @@ export async function startSshd({ pathDirs = null } = {}) {
       fs.chownSync(f, u.uid, u.gid);
       return f;
     },
+    /**
+     * A command and args that run the Node script `script` (no dependencies) on this "remote" as the
+     * test user, with the Node that runs these tests (the repository's: the remote user's `node` may
+     * be Debian's 18). Each is copied to a folder that user can read when it cannot reach it where it
+     * is (a repository under /root, which is 0700).
+     */
+    nodeCommand(script) {
+      if (!staged) {
+        staged = fs.mkdtempSync(path.join(os.tmpdir(), "ov-remote-node-"));
+        fs.chmodSync(staged, 0o755);
+      }
+      const reachable = (file, mode) => spawnSync("test", [mode, file], { uid: u.uid, gid: u.gid }).status === 0;
+      const stage = (file, mode) => {
+        const to = path.join(staged, path.basename(file));
+        if (!fs.existsSync(to)) fs.copyFileSync(file, to);
+        fs.chmodSync(to, mode);
+        return to;
+      };
+      const node = fs.realpathSync(process.execPath);
+      return {
+        command: reachable(node, "-x") ? node : stage(node, 0o755),
+        args: [reachable(script, "-r") ? script : stage(script, 0o644)],
+      };
+    },
     /** the test user's processes whose command line contains `marker` (ps, as that user) */
     processes(marker) {
       let out = "";
@@ -177,6 +202,7 @@ export async function startSshd({ pathDirs = null } = {}) {
       fs.rmSync(dir, { recursive: true, force: true });
       fs.rmSync(clientDir, { recursive: true, force: true });
       fs.rmSync(workdir, { recursive: true, force: true });
+      if (staged) fs.rmSync(staged, { recursive: true, force: true });
     },
   };
   return fixture;

@@ -62,7 +62,7 @@ hooks:
   EXPECT_EQ(pre.location(), (hooks_dir() / "go.yaml").string() + ":6");
   const Hook& post = set.hooks[1];
   EXPECT_EQ(post.timeout, std::chrono::seconds(60));  // default
-  EXPECT_EQ(post.on_failure, OnFailure::Allow);       // default
+  EXPECT_EQ(post.on_failure, OnFailure::Default);     // not written
   const Hook& stop = set.hooks[2];
   EXPECT_EQ(*stop.command, "~/bin/check-tests.sh");  // run as written, on the target
   EXPECT_EQ(stop.matcher.kind(), HookMatcher::Kind::All);

@@ -211,7 +211,9 @@ TEST_F(HooksRun, OtherExitCodesAreHookErrors) {
   EXPECT_EQ(out.errors[0].to_string(), loc(4) + ": exited with code 1: broken");
   EXPECT_EQ(out.runs[0].exit_code, 1);
   out = answer(HookEvent::Stop, "no-such-command-xyz");
-  EXPECT_EQ(out.errors.at(0).message.rfind("exited with code 127: ", 0), 0u);
+  EXPECT_EQ(out.errors.at(0).message.rfind("could not run (exit 127: not found): ", 0), 0u);
+  EXPECT_TRUE(out.errors.at(0).could_not_run);
+  EXPECT_FALSE(out.blocked) << "Stop: an error never blocks";
 }
 
 TEST_F(HooksRun, NonZeroExitIgnoresJson) {

@@ -2,12 +2,15 @@
 // what it refuses.
 #include <gtest/gtest.h>
 
+#include <boost/asio/ip/tcp.hpp>
+
 #include <cstdlib>
 
 #include "../engine_test_util.hpp"
 #include "fakes.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/session_manager.hpp"
+#include "runtime/mcp/mcp_manager.hpp"
 
 using namespace runtime;
 using fakes::FakeEditor;
@@ -20,6 +23,11 @@ class SessionManagerTest : public ::testing::Test {
     ::setenv("HOME", tree.home().c_str(), 1);
     ::setenv("XDG_CACHE_HOME", tree.p("cache").c_str(), 1);
     ::setenv("XDG_DATA_HOME", tree.p("data").c_str(), 1);
+    start();
+  }
+  // A fresh manager (it reads the configuration as it is now).
+  void start() {
+    sessions.reset();
     SessionManager::Deps deps{ioc.get_executor(), &pool, &editor, {}, tree.config(), tree.p("sessions")};
     sessions = std::make_unique<SessionManager>(std::move(deps));
     sessions->start_loading_engine();
@@ -143,4 +151,34 @@ TEST_F(SessionManagerTest, AReloadGivesOpenSessionsNewSkillsAndKeepsTheOldConfig
   for (const auto& c : commands.back().commands) found = found || c.name == "release-notes";
   EXPECT_TRUE(found) << "the new skill is a slash command after the reload";
   EXPECT_NE(s->view.find_skill("release-notes"), nullptr);
+}
+
+// Issue 39.2: `required: true` holds when the server's executor cannot be reached (nothing listens
+// on its port): the server is left out with a notice, and every turn fails naming it and why.
+TEST_F(SessionManagerTest, ARequiredMcpServerOnAnUnreachableExecutorFailsTheTurn) {
+  boost::asio::ip::tcp::acceptor probe(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const auto closed = probe.local_endpoint().port();
+  probe.close();  // nobody listens there now
+  tree.write("config/executors/deadbox.yaml", "type: ssh\nhost: 127.0.0.1\nport: " + std::to_string(closed) +
+                                                  "\nuser: nobody\nssh_options: [UserKnownHostsFile=/dev/null]\n");
+  tree.write("config/mcp_servers/far.yaml", "id: far\ntype: stdio\ncommand: node\nexecutors: [deadbox]\nrequired: true\n");
+  start();
+  ASSERT_TRUE(fakes::run(ioc, sessions->skills_loaded(nullptr))) << "the whole configuration is in";
+  auto s = open(OpenRequest::Kind::New);
+  ASSERT_TRUE(fakes::run(ioc, sessions->complete_set_up(s, nullptr)));
+  ASSERT_EQ(s->view.mcp_servers.size(), 1u);
+  for (int turn = 0; turn < 2; ++turn) {
+    try {
+      fakes::run(ioc, sessions->place_required_mcp_servers(s));
+      ADD_FAILURE() << "promise: a required server whose executor cannot be reached fails the turn";
+    } catch (const mcp::RequiredServerUnavailable& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("The required MCP server 'far' (" + (tree.config() / "mcp_servers/far.yaml").string() +
+                               ") could not be reached: executor 'deadbox' (ssh nobody@127.0.0.1:" + std::to_string(closed) +
+                               "): cannot connect: connection refused",
+                           0),
+                0u)
+          << what;
+    }
+  }
 }
