@@ -23,17 +23,17 @@ using tools::Permission;
 namespace {
 
 // What the session may touch without asking (DESIGN §11): its folders (the cwd and the editor's
-// additionalDirectories); for reading, also the folders of the skills and AGENTS.md files it
-// sees (the model must read a skill to use it).
+// additionalDirectories); for reading, also the folders of the skills it sees (the model must
+// read a skill to use it) and its AGENTS.md files themselves, not their folders (a dotfiles
+// repository in ~ must not open all of ~).
 containment::Scope scope_of(const Session& session) {
   containment::Scope scope;
   scope.roots.push_back(session.cwd);
   scope.roots.insert(scope.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
   for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill->file.parent_path());
-  for (const auto& f : session.view.agents_md) scope.read_roots.push_back(f.path.parent_path());
-  for (const auto& f : session.agents_md_included) scope.read_roots.push_back(f.parent_path());
-  scope.config_root = session.engine ? session.engine->options().config_root : config::config_root();
-  scope.credentials_file = config::credentials_file(scope.config_root);
+  for (const auto& f : session.view.agents_md) scope.read_files.push_back(f.path);
+  for (const auto& f : session.agents_md_included) scope.read_files.push_back(f);
+  containment::guard_config_root(scope, session.engine ? session.engine->options().config_root : config::config_root());
   return scope;
 }
 
