@@ -56,6 +56,34 @@ scenario("the editor's fs/* gets resolved paths, and /proc/self/cwd/… is refus
   h.assertSchemaClean();
 });
 
+scenario("\"Always allow\" on an edit inside does not cover the config root or a file outside (Ask)", async (ctx) => {
+  const fake = await ctx.fakeModel([]);
+  const home = ctx.configHome({ provider: "openai", modelUrl: fake.url });
+  const hook = path.join(home.configDir, "hooks/x.yaml");
+  const outside = path.join(path.dirname(home.root), `outside-${process.pid}.txt`);
+  ctx.defer(() => fs.rmSync(outside, { force: true }));
+  fake.push([
+    edit("call_inside", addFile("notes.txt", "fine")),
+    edit("call_hook", addFile(hook, "PreToolUse: []")),
+    edit("call_outside", addFile(`../${path.basename(outside)}`, "escaped")),
+    { text: "done" },
+  ]);
+  // The session's folder holds the config root (home.configDir is <home.root>/config).
+  const onPermission = (params) => (params.toolCall.toolCallId === "call_inside" ? "allow_always" : "reject_once");
+  const h = await ctx.agent({ env: home.env, cwd: home.root, onPermission });
+  await h.initialize();
+  const { sessionId } = await h.newSession(home.root);
+  assert.equal((await h.prompt(sessionId, "edit")).stopReason, "end_turn");
+
+  const promise = "an \"always allow\" answer covers edits inside the session's folders only";
+  const asked = h.requestsOf("session/request_permission").map((r) => r.params.toolCall.toolCallId);
+  assert.deepEqual(asked, ["call_inside", "call_hook", "call_outside"], `${promise}: the config root and the outside still ask`);
+  assert.ok(fs.existsSync(path.join(home.root, "notes.txt")), "set-up: the edit inside ran");
+  assert.ok(!fs.existsSync(hook), `${promise}: no hook was written unasked`);
+  assert.ok(!fs.existsSync(outside), `${promise}: nothing was written outside unasked`);
+  h.assertSchemaClean();
+});
+
 scenario("an AGENTS.md file is readable without asking, its folder is not (a home that is a git repository)", async (ctx) => {
   const secret = `HOME-SECRET-${process.pid}`;
   const fake = await ctx.fakeModel([]);

@@ -75,6 +75,37 @@ TEST(Approval, DecisionTable) {
   }
 }
 
+// "Always allow" is remembered per tool, not per place (issue 40 R2): it never opens the config
+// root, the outside or the credentials file; a remembered refusal holds everywhere.
+TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
+  using runtime::containment::Place;
+  constexpr auto A = Verdict::Allow, R = Verdict::Reject, Q = Verdict::Ask, F = Verdict::Forbid;
+  struct PlaceRow {
+    Mode mode;
+    Permission permission;
+    std::optional<bool> remembered;
+    Place place;
+    Verdict expected;
+    const char* promise;
+  };
+  const PlaceRow rows[] = {
+      {Mode::Default, Permission::Edit, true, Place::Inside, A, "always allow covers an edit inside"},
+      {Mode::Default, Permission::Edit, true, Place::ConfigRoot, Q, "always allow never covers the config root"},
+      {Mode::Default, Permission::Edit, true, Place::Outside, Q, "always allow never covers an edit outside"},
+      {Mode::Default, Permission::Read, true, Place::Outside, Q, "always allow never covers a read outside"},
+      {Mode::AcceptEdits, Permission::Edit, true, Place::ConfigRoot, Q, "nor in Accept edits"},
+      {Mode::AcceptEdits, Permission::Edit, true, Place::Outside, Q, "nor outside in Accept edits"},
+      {Mode::Default, Permission::Edit, true, Place::Credentials, F, "nor the credentials file"},
+      {Mode::Default, Permission::Edit, false, Place::Outside, R, "always reject holds outside too"},
+      {Mode::Default, Permission::Edit, false, Place::ConfigRoot, R, "always reject holds in the config root"},
+      {Mode::FullAuto, Permission::Edit, std::nullopt, Place::ConfigRoot, A, "Full auto still edits the config root"},
+  };
+  for (const auto& r : rows) {
+    auto got = runtime::approval::decide({r.mode, r.permission, false, r.remembered, r.place});
+    EXPECT_EQ(got, r.expected) << r.promise << ": got " << name(got) << ", expected " << name(r.expected);
+  }
+}
+
 TEST(Approval, WhatEachAnswerMeans) {
   using runtime::approval::interpret;
   EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).authorization, Authorization::Allowed);
