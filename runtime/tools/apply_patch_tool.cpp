@@ -67,11 +67,12 @@ std::optional<ToolResult> refusal_of(Authorization auth, Mode mode) {
 // Present contents of every file the patch reads, through the editor when it can. A file that
 // is not there is left out (compute_patch_changes reports it); a read that fails is the error.
 boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx, const Patch& patch,
+                                                               const std::map<std::string, fs::path>& opened,
                                                                std::map<std::string, std::string>& current) {
   const ToolEnv& env = ctx.env();
   const bool through_editor = env.on_local() && ctx.host().can_read_files();
   for (const auto& path : paths_to_read(patch)) {
-    auto abs = resolve_path(env, path);
+    const auto& abs = opened.at(path);
     try {
       auto info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
       if (!info.exists || info.is_directory) continue;
@@ -210,14 +211,15 @@ class ApplyPatchTool : public Tool {
 
     std::string summary = "Success. Updated the following files:";
     for (const auto& c : changes) {
+      // Removed by its own name: deleting a symlink removes the link, not its target.
       auto from = resolve_path(env, c.path);
-      auto to = resolve_path(env, c.move_to.value_or(c.path));
+      const auto& to = opened.at(c.move_to.value_or(c.path));
       std::string error;
       if (c.new_text) error = co_await write_one(ctx, to, &*c.new_text);
       if (error.empty() && (!c.new_text || c.move_to)) error = co_await write_one(ctx, from, nullptr);
       if (!error.empty()) co_return error_result("Writing failed part way: " + error + "\n" + summary);
       char letter = !c.old_text ? 'A' : !c.new_text ? 'D' : 'M';
-      summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(env.cwd).string();
+      summary += "\n" + std::string(1, letter) + " " + resolve_path(env, c.move_to.value_or(c.path)).lexically_relative(env.cwd).string();
     }
     ToolResult r;
     r.text = std::move(summary);
