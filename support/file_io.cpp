@@ -1,11 +1,15 @@
 #include "support/file_io.hpp"
+#include "support/resolved_file_write.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
+#include <system_error>
 #include <stdexcept>
 
 namespace support {
@@ -36,6 +40,97 @@ std::optional<std::string> read_file(const fs::path& p) {
 }
 
 namespace {
+
+// A temp file in the folder `dir`, created O_EXCL with mode 0600 (never readable by others, not
+// even for a moment; a planted file or symlink at its name is never followed); its name in `tmp`.
+int create_temp(int dir, const std::string& name, std::string& tmp) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp = "." + name + "." + std::to_string(rng() % 1000000000);
+    int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+void write_all(int fd, const std::string& content) {
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::system_error(errno, std::generic_category(), "write");
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+// Replaces `name` in the open folder `dir` (shown as `shown` in errors): a temp file there,
+// chmod, write, fsync, rename, all relative to `dir`, so the file lands in that folder whatever
+// its path names by then.
+void replace_in(int dir, const std::string& name, const fs::path& shown, const std::string& content, mode_t mode, bool sync) {
+  std::string tmp;
+  int fd = create_temp(dir, name, tmp);
+  if (fd < 0) throw std::runtime_error("cannot create a file in " + shown.parent_path().string() + ": " + errno_text(errno));
+  try {
+    if (::fchmod(fd, mode) != 0) throw std::system_error(errno, std::generic_category(), "chmod");
+    write_all(fd, content);
+    if (sync && ::fsync(fd) != 0) throw std::system_error(errno, std::generic_category(), "fsync");
+    int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) throw std::system_error(errno, std::generic_category(), "close");
+  } catch (const std::system_error& e) {
+    if (fd >= 0) ::close(fd);
+    ::unlinkat(dir, tmp.c_str(), 0);
+    throw std::runtime_error("cannot write " + shown.string() + ": " + e.what());
+  }
+  if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
+    int err = errno;
+    ::unlinkat(dir, tmp.c_str(), 0);
+    throw std::runtime_error("cannot replace " + shown.string() + ": " + errno_text(err));
+  }
+}
+
+// One part of a folder path, in the open folder `at`, not followed if a symlink; created (0777
+// less the umask) when missing.
+int open_part(int at, const fs::path& part) {
+  if (part == "..") return errno = EINVAL, -1;
+  const int flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(at, part.c_str(), flags);
+  if (fd < 0 && errno == ENOENT && (::mkdirat(at, part.c_str(), 0777) == 0 || errno == EEXIST))
+    fd = ::openat(at, part.c_str(), flags);
+  struct stat st {};
+  if (fd < 0 && errno == ENOTDIR && ::fstatat(at, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+    errno = ELOOP;  // O_PATH|O_NOFOLLOW gives a symlink's own inode, not a folder: ENOTDIR
+  return fd;
+}
+
+// The folder `dir` (absolute, no `..`), opened (created where missing) one part at a time
+// without following a symlink anywhere along it; -1 with errno (ELOOP for a symlink) when it cannot.
+int open_real_folder(const fs::path& dir) {
+  int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  for (const auto& part : dir.relative_path()) {
+    if (fd < 0) return -1;
+    if (part.empty() || part == ".") continue;
+    int next = open_part(fd, part);
+    int err = errno;
+    ::close(fd);
+    if (next < 0) errno = err;
+    fd = next;
+  }
+  return fd;
+}
+
+struct Folder {
+  explicit Folder(int fd) : fd(fd) {}
+  ~Folder() {
+    if (fd >= 0) ::close(fd);
+  }
+  Folder(const Folder&) = delete;
+  Folder& operator=(const Folder&) = delete;
+  int fd;
+};
+
 void replace_file(const fs::path& requested, const std::string& content, mode_t mode, bool sync) {
   // A symlinked file (dotfile managers) is replaced at its target, keeping the link.
   fs::path path = requested;
@@ -45,40 +140,9 @@ void replace_file(const fs::path& requested, const std::string& content, mode_t 
     if (!ec) path = target;
   }
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  // mkstemp opens with O_CREAT|O_EXCL and mode 0600: the content is never readable by others,
-  // not even for a moment, and a planted file or symlink at the temp name is never followed.
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error("cannot create a file in " + dir.string() + ": " + errno_text(errno));
-  auto fail = [&](const std::string& what) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": " + what + ": " + errno_text(err));
-  };
-  if (::fchmod(fd, mode) != 0) fail("chmod");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (sync && ::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": close: " + errno_text(err));
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw std::runtime_error("cannot replace " + path.string() + ": " + errno_text(err));
-  }
+  Folder folder(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (folder.fd < 0) throw std::runtime_error("cannot create a file in " + dir.string() + ": " + errno_text(errno));
+  replace_in(folder.fd, path.filename().string(), path, content, mode, sync);
 }
 
 }  // namespace
@@ -89,6 +153,17 @@ void write_file_atomically(const fs::path& path, const std::string& content, mod
 
 void write_file_atomically_unsynced(const fs::path& path, const std::string& content, mode_t mode) {
   replace_file(path, content, mode, false);
+}
+
+void write_resolved_file_atomically(const fs::path& resolved, const std::string& content, mode_t mode) {
+  if (!resolved.is_absolute() || !resolved.has_filename())
+    throw std::runtime_error("cannot write " + resolved.string() + ": not an absolute file path");
+  Folder folder(open_real_folder(resolved.parent_path()));
+  if (folder.fd < 0)
+    throw std::runtime_error("cannot write " + resolved.string() + ": its folder " + resolved.parent_path().string() +
+                             (errno == ELOOP ? " is, or lies under, a symlink now (it changed since it was checked)"
+                                             : ": " + errno_text(errno)));
+  replace_in(folder.fd, resolved.filename().string(), resolved, content, mode, true);
 }
 
 }  // namespace support

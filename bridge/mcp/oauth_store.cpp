@@ -1,6 +1,9 @@
 #include "bridge/mcp/oauth_store.hpp"
+#include "bridge/mcp/oauth_secrets.hpp"
 
 #include <boost/json.hpp>
+
+#include <atomic>
 
 #include "support/file_io.hpp"
 
@@ -27,6 +30,15 @@ std::string str(const json::object& o, const char* k) {
   return {};
 }
 
+std::atomic<SecretObserver> secret_observer{nullptr};
+
+void tell_secrets(const StoredAuth& a) {
+  auto observer = secret_observer.load();
+  if (!observer) return;
+  for (const auto* s : {&a.client_secret, &a.tokens.access_token, &a.tokens.refresh_token})
+    if (!s->empty()) observer(*s);
+}
+
 }  // namespace
 
 std::optional<StoredAuth> TokenStore::load(const std::string& server_id, const std::string& url) const {
@@ -50,10 +62,12 @@ std::optional<StoredAuth> TokenStore::load(const std::string& server_id, const s
   a.tokens.refresh_token = str(o, "refresh_token");
   a.tokens.scope = str(o, "scope");
   if (auto* x = o.if_contains("expires_at"); x && x->is_int64()) a.tokens.expires_at = x->as_int64();
+  tell_secrets(a);
   return a;
 }
 
 void TokenStore::save(const std::string& server_id, const StoredAuth& a) const {
+  tell_secrets(a);
   auto all = read_all(file_);
   auto& servers = all["servers"];
   if (!servers.is_object()) servers = json::object{};
@@ -82,6 +96,20 @@ bool TokenStore::erase(const std::string& server_id) const {
   if (!servers || !servers->is_object() || !servers->as_object().erase(server_id)) return false;
   support::write_file_atomically(file_, json::serialize(all) + "\n", 0600);
   return true;
+}
+
+void watch_secrets(SecretObserver observer) { secret_observer.store(observer); }
+
+void remember_stored_secrets(const fs::path& file) {
+  auto observer = secret_observer.load();
+  auto all = read_all(file);
+  auto* servers = all.if_contains("servers");
+  if (!observer || !servers || !servers->is_object()) return;
+  for (const auto& [_, entry] : servers->as_object()) {
+    if (!entry.is_object()) continue;
+    for (const char* k : {"client_secret", "access_token", "refresh_token"})
+      if (auto v = str(entry.as_object(), k); !v.empty()) observer(v);
+  }
 }
 
 }  // namespace bridge::mcp::oauth

@@ -21,7 +21,10 @@ Verdict decide(const Request& r) {
     case Mode::Default: break;
   }
   if (r.hook_allowed) return Verdict::Allow;
-  if (r.remembered) return *r.remembered ? Verdict::Allow : Verdict::Reject;
+  if (r.remembered == std::optional<bool>(false)) return Verdict::Reject;  // a refusal holds everywhere
+  // "Always allow" was answered for the tool, not for a place: it covers the roots only, never
+  // the config root (its hooks run code) or outside them (DESIGN §11).
+  if (r.remembered && r.place == Place::Inside) return Verdict::Allow;
   return Verdict::Ask;
 }
 

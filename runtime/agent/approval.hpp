@@ -24,7 +24,8 @@ struct Request {
 // In order: the credentials file is forbidden; a call that needs nothing, or reads inside the
 // roots, runs; the mode decides what it can (Read only refuses edits and commands, Full auto
 // allows, Accept edits allows edits inside the roots but not in the config root); then a hook's
-// allow; then an earlier "always" answer; else the user is asked.
+// allow; then an earlier "always" answer (a refusal anywhere, an allow inside the roots only);
+// else the user is asked.
 Verdict decide(const Request& request);
 
 struct Answer {

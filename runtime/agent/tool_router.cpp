@@ -9,6 +9,7 @@
 #include "runtime/agent/journal.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
+#include "runtime/protocol/executor_paths.hpp"
 #include "support/run_blocking.hpp"
 
 #include <boost/asio/this_coro.hpp>
@@ -23,17 +24,17 @@ using tools::Permission;
 namespace {
 
 // What the session may touch without asking (DESIGN §11): its folders (the cwd and the editor's
-// additionalDirectories); for reading, also the folders of the skills and AGENTS.md files it
-// sees (the model must read a skill to use it).
+// additionalDirectories); for reading, also the folders of the skills it sees (the model must
+// read a skill to use it) and its AGENTS.md files themselves, not their folders (a dotfiles
+// repository in ~ must not open all of ~).
 containment::Scope scope_of(const Session& session) {
   containment::Scope scope;
   scope.roots.push_back(session.cwd);
   scope.roots.insert(scope.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
   for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill->file.parent_path());
-  for (const auto& f : session.view.agents_md) scope.read_roots.push_back(f.path.parent_path());
-  for (const auto& f : session.agents_md_included) scope.read_roots.push_back(f.parent_path());
-  scope.config_root = session.engine ? session.engine->options().config_root : config::config_root();
-  scope.credentials_file = config::credentials_file(scope.config_root);
+  for (const auto& f : session.view.agents_md) scope.read_files.push_back(f.path);
+  for (const auto& f : session.agents_md_included) scope.read_files.push_back(f);
+  containment::guard_config_root(scope, session.engine ? session.engine->options().config_root : config::config_root());
   return scope;
 }
 
@@ -134,21 +135,48 @@ class ToolRouter::Context : public tools::ToolContext {
   // Resolving paths touches the disk: off the connection's thread.
   boost::asio::awaitable<Place> place_of(containment::Access access, std::vector<std::filesystem::path> paths) {
     if (paths.empty()) co_return Place::Inside;
-    // Another machine: its root is its working directory, judged on the path's text (its
-    // symlinks are not ours to resolve); the config root and credentials are local only.
+    auto scope = scope_of(c_.session);
     if (!env_.on_local()) {
-      const std::filesystem::path root(env_.cwd);
-      for (const auto& p : paths) {
-        auto rel = p.lexically_normal().lexically_relative(root);
-        if (rel.empty() || *rel.begin() == "..") co_return Place::Outside;
+      auto* there = dynamic_cast<ExecutorPaths*>(c_.executor.get());
+      if (!there) co_return Place::Outside;  // an executor that cannot say where its paths lie
+      // A virtual executor's files are local ones: judged as such, its working directory a root.
+      std::optional<std::filesystem::path> root;
+      try {
+        root = there->local_file(env_.cwd.string());
+        for (auto& p : paths)
+          if (root) p = *there->local_file(p.string());
+      } catch (const ExecutorError&) {
+        co_return Place::Outside;  // not one of its files at all
       }
-      co_return Place::Inside;
+      if (!root) co_return co_await place_remote(*there, access, paths);
+      scope.roots.push_back(*root);
     }
-    auto job = [scope = scope_of(c_.session), access, paths = std::move(paths)] {
+    auto job = [scope = std::move(scope), access, paths = std::move(paths)] {
       return containment::classify(scope, access, paths);
     };
     auto resolving = support::run_blocking(router_.hooks_.pool(), std::move(job));
     co_return co_await std::move(resolving);
+  }
+
+  // Another machine's paths (ssh): resolved there with the user's config root there (its
+  // credentials and tokens are secrets, its hooks run code); its working directory is the root.
+  // A path that cannot be resolved is outside.
+  boost::asio::awaitable<Place> place_remote(ExecutorPaths& there_paths, containment::Access access,
+                                             const std::vector<std::filesystem::path>& paths) {
+    std::vector<std::string> asked;
+    for (const auto& p : paths) asked.push_back(p.string());
+    RealPaths real;
+    try {
+      real = co_await there_paths.real_paths(asked, &c_.cancel);
+    } catch (const ExecutorError& e) {
+      spdlog::warn("containment: {}; judged as outside", e.what());
+      co_return Place::Outside;
+    }
+    containment::Scope there;
+    there.roots = {env_.cwd};
+    if (!real.config_root.empty()) containment::guard_config_root(there, real.config_root);
+    std::vector<std::filesystem::path> resolved(real.paths.begin(), real.paths.end());
+    co_return containment::classify_resolved(there, access, resolved);
   }
 
   boost::asio::awaitable<Authorization> ask(std::vector<ToolContent> preview, const std::string& why) {

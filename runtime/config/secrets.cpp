@@ -6,6 +6,8 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "bridge/mcp/oauth_secrets.hpp"
+#include "bridge/mcp/oauth_store.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/main_config.hpp"
 
@@ -49,6 +51,9 @@ void remember_configured_keys(const std::filesystem::path& config_root) {
   remember_env("OPENAI_API_KEY");
   remember_env("ANTHROPIC_API_KEY");
   for (const auto& [_, key] : load_credentials(config_root, ignored).api_keys) remember_secret(key);
+  // MCP OAuth tokens: those stored now, and every one read or written later.
+  bridge::mcp::oauth::watch_secrets(&remember_secret);
+  bridge::mcp::oauth::remember_stored_secrets(bridge::mcp::oauth::token_file(config_root));
 }
 
 std::string redact_secrets(std::string_view text) {

@@ -6,6 +6,7 @@
 #include "runtime/executors/executors.hpp"
 #include "runtime/executors/run_async.hpp"
 #include "support/file_io.hpp"
+#include "support/resolved_file_write.hpp"
 
 namespace runtime::executors {
 
@@ -38,11 +39,11 @@ class LocalExecutor : public Executor {
     auto p = abs(path);
     auto job = [p, &content]() -> std::string {
       try {
-        std::error_code ec;
-        if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         struct stat st {};
         mode_t mode = ::stat(p.c_str(), &st) == 0 ? (st.st_mode & 07777) : default_mode();
-        support::write_file_atomically(p, content, mode);
+        // Tools hand over the path containment judged, resolved: a folder along it swapped for a
+        // symlink since then fails the write rather than leading it outside (DESIGN §11).
+        support::write_resolved_file_atomically(p, content, mode);
         return {};
       } catch (const std::exception& e) {
         return e.what();

@@ -19,6 +19,7 @@
 
 #include "runtime/executors/executors.hpp"
 #include "runtime/executors/run_async.hpp"
+#include "runtime/protocol/executor_paths.hpp"
 #include "support/one_shot_event.hpp"
 
 namespace runtime::executors {
@@ -81,7 +82,7 @@ struct Outcome {
   bool ssh_failed() const { return p.started && p.exit_code == 255; }
 };
 
-class SshExecutor : public Executor {
+class SshExecutor : public Executor, public ExecutorPaths {
  public:
   SshExecutor(Deps deps, config::ExecutorConfig c, fs::path control_dir)
       : deps_(std::move(deps)), c_(std::move(c)), control_path_(control_dir / c_.id) {
@@ -137,6 +138,30 @@ class SshExecutor : public Executor {
     fi.is_directory = !s.empty() && s[0] == 'd';
     if (s.size() > 2 && s[0] == 'f') fi.size = std::strtoull(s.c_str() + 2, nullptr, 10);
     co_return fi;
+  }
+
+  std::optional<fs::path> local_file(const std::string&) const override { return std::nullopt; }
+
+  // Resolved there, in one call: `realpath -m` of each path, then of the config root there
+  // (NUL-separated, so no name can pass for two).
+  boost::asio::awaitable<RealPaths> real_paths(const std::vector<std::string>& paths,
+                                               support::CancelSource* cancel) override {
+    co_await connect(cancel);
+    std::string args;
+    for (const auto& p : paths) args += " " + shell_quote(p);
+    const std::string script = "realpath -m -z -- \"$@\" \"${XDG_CONFIG_HOME:-$HOME/.config}/openvaala\"";
+    auto out = co_await ssh(in_workdir(script) + " sh" + args, {}, 1024 * 1024, cancel);
+    check(out, "cannot resolve paths");
+    std::vector<std::string> real;
+    const auto& o = out.p.stdout_data;
+    for (std::size_t at = 0, end; (end = o.find('\0', at)) != std::string::npos; at = end + 1)
+      real.push_back(o.substr(at, end - at));
+    if (real.size() != paths.size() + 1) throw error("cannot resolve paths: realpath answered " + std::to_string(real.size()) + " of " + std::to_string(paths.size() + 1));
+    RealPaths r;
+    r.config_root = real.back();
+    real.pop_back();
+    r.paths = std::move(real);
+    co_return r;
   }
 
   boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) override {

@@ -1,6 +1,7 @@
 // `virtual`: a local folder seen as `/`, files only (DESIGN §10); the built-in `openvaala`
 // executor is one too, read-only, its /skills being the built-in skills.
 #include "runtime/executors/executors.hpp"
+#include "runtime/protocol/executor_paths.hpp"
 #include "support/file_io.hpp"
 #include "support/run_blocking.hpp"
 
@@ -8,7 +9,7 @@ namespace runtime::executors {
 
 namespace {
 
-class VirtualExecutor : public Executor {
+class VirtualExecutor : public Executor, public ExecutorPaths {
  public:
   VirtualExecutor(Deps deps, std::string id, std::string type, fs::path root, std::string prefix, bool read_only)
       : deps_(std::move(deps)), root_(std::move(root)), prefix_(std::move(prefix)) {
@@ -62,6 +63,12 @@ class VirtualExecutor : public Executor {
     fi.is_directory = fi.exists && fs::is_directory(st);
     if (fi.exists && !fi.is_directory) fi.size = fs::file_size(p, ec);
     co_return fi;
+  }
+
+  std::optional<fs::path> local_file(const std::string& path) const override { return local_path(path); }
+  boost::asio::awaitable<RealPaths> real_paths(const std::vector<std::string>&, support::CancelSource*) override {
+    throw error("its paths are local files (local_file)");
+    co_return RealPaths{};
   }
 
   boost::asio::awaitable<RunResult> run(RunRequest, support::CancelSource*) override {

@@ -5,6 +5,7 @@
 #include "support/run_blocking.hpp"
 #include "runtime/tools/apply_patch.hpp"
 #include "runtime/tools/tool.hpp"
+#include "runtime/tools/tool_paths.hpp"
 
 namespace runtime::tools {
 
@@ -28,15 +29,28 @@ const char* kDescription =
     "Use `*** Move to: new/path` right after an Update File line to rename. Give 3 lines of context around "
     "each change; paths are relative to the working directory. All hunks must apply or nothing is written.";
 
-// Every file the patch adds, updates, deletes or moves to, absolute.
-std::vector<fs::path> touched_paths(const Patch& patch, const ToolEnv& env) {
-  std::vector<fs::path> out;
+// Every path the patch names (adds, updates, deletes, moves to), as written in it.
+std::vector<std::string> named_paths(const Patch& patch) {
+  std::vector<std::string> out;
   for (const auto& op : patch.ops) {
-    std::visit([&](const auto& o) { out.push_back(resolve_path(env, o.path)); }, op);
-    if (auto* update = std::get_if<UpdateFileOp>(&op); update && update->move_to)
-      out.push_back(resolve_path(env, *update->move_to));
+    std::visit([&](const auto& o) { out.push_back(o.path); }, op);
+    if (auto* update = std::get_if<UpdateFileOp>(&op); update && update->move_to) out.push_back(*update->move_to);
   }
   return out;
+}
+
+// Where each file the patch names is opened (path_to_open), by its name in the patch; the
+// refusal when one of them may not be handed to the editor.
+boost::asio::awaitable<std::optional<ToolResult>> open_paths(ToolContext& ctx, const Patch& patch,
+                                                             std::map<std::string, fs::path>& opened) {
+  const ToolEnv& env = ctx.env();
+  const bool through_editor = env.on_local() && (ctx.host().can_read_files() || ctx.host().can_write_files());
+  for (const auto& name : named_paths(patch)) {
+    auto path = co_await path_to_open(ctx, name, through_editor);
+    if (!path) co_return process_file_result(name);
+    opened[name] = *path;
+  }
+  co_return std::nullopt;
 }
 
 // What the model is told when the edit may not run; nothing when it may.
@@ -53,11 +67,12 @@ std::optional<ToolResult> refusal_of(Authorization auth, Mode mode) {
 // Present contents of every file the patch reads, through the editor when it can. A file that
 // is not there is left out (compute_patch_changes reports it); a read that fails is the error.
 boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx, const Patch& patch,
+                                                               const std::map<std::string, fs::path>& opened,
                                                                std::map<std::string, std::string>& current) {
   const ToolEnv& env = ctx.env();
   const bool through_editor = env.on_local() && ctx.host().can_read_files();
   for (const auto& path : paths_to_read(patch)) {
-    auto abs = resolve_path(env, path);
+    const auto& abs = opened.at(path);
     try {
       auto info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
       if (!info.exists || info.is_directory) continue;
@@ -120,12 +135,16 @@ class ApplyPatchTool : public Tool {
       std::string names;
       for (const auto& op : patch->ops) {
         all_deletes = all_deletes && std::holds_alternative<DeleteFileOp>(op);
-        std::visit([&](const auto& o) {
-          auto abs = resolve_path(env, o.path);
+        auto name_of = [&](const std::string& path) {
+          auto abs = resolve_path(env, path);
           // Files on another executor are not the editor's to open.
           if (where.empty()) d.locations.push_back(ToolLocation{abs.string(), std::nullopt});
-          names += (names.empty() ? "" : ", ") + (where.empty() ? abs.lexically_relative(env.cwd).string() : o.path);
-        }, op);
+          return where.empty() ? abs.lexically_relative(env.cwd).string() : path;
+        };
+        std::visit([&](const auto& o) { names += (names.empty() ? "" : ", ") + name_of(o.path); }, op);
+        // A move is named by where it goes too: that is where it writes.
+        if (auto* update = std::get_if<UpdateFileOp>(&op); update && update->move_to)
+          names += " → " + name_of(*update->move_to);
       }
       if (all_deletes) d.kind = ToolKind::Delete;
       d.title = (all_deletes ? "Delete " : "Edit ") + names + where;
@@ -148,7 +167,10 @@ class ApplyPatchTool : public Tool {
     // guarded edit (outside the session's folders, or in the config root) asks before that read,
     // with the patch as its preview, so neither the editor's read nor whether the patch applies
     // comes before the user's answer.
-    auto touched = touched_paths(patch, env);
+    std::map<std::string, fs::path> opened;
+    if (auto refusal = co_await open_paths(ctx, patch, opened)) co_return *refusal;
+    std::vector<fs::path> touched;
+    for (const auto& [_, p] : opened) touched.push_back(p);
     auto where = co_await ctx.check_paths(Permission::Edit, touched);
     if (where == PathCheck::Forbidden) co_return forbidden_result();
     const bool ask_first = where == PathCheck::Guarded;
@@ -159,11 +181,11 @@ class ApplyPatchTool : public Tool {
     }
 
     std::map<std::string, std::string> current;
-    if (auto error = co_await read_current(ctx, patch, current)) co_return *error;
+    if (auto error = co_await read_current(ctx, patch, opened, current)) co_return *error;
     // Adding a file that already exists is an error the pure layer needs to see.
     for (const auto& op : patch.ops) {
       if (auto* add = std::get_if<AddFileOp>(&op)) {
-        auto abs = resolve_path(env, add->path);
+        const auto& abs = opened.at(add->path);
         FileInfo info;
         try {
           info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
@@ -189,14 +211,15 @@ class ApplyPatchTool : public Tool {
 
     std::string summary = "Success. Updated the following files:";
     for (const auto& c : changes) {
+      // Removed by its own name: deleting a symlink removes the link, not its target.
       auto from = resolve_path(env, c.path);
-      auto to = resolve_path(env, c.move_to.value_or(c.path));
+      const auto& to = opened.at(c.move_to.value_or(c.path));
       std::string error;
       if (c.new_text) error = co_await write_one(ctx, to, &*c.new_text);
       if (error.empty() && (!c.new_text || c.move_to)) error = co_await write_one(ctx, from, nullptr);
       if (!error.empty()) co_return error_result("Writing failed part way: " + error + "\n" + summary);
       char letter = !c.old_text ? 'A' : !c.new_text ? 'D' : 'M';
-      summary += "\n" + std::string(1, letter) + " " + to.lexically_relative(env.cwd).string();
+      summary += "\n" + std::string(1, letter) + " " + resolve_path(env, c.move_to.value_or(c.path)).lexically_relative(env.cwd).string();
     }
     ToolResult r;
     r.text = std::move(summary);

@@ -2,6 +2,7 @@
 // only), else through the call's executor.
 #include "support/json_read.hpp"
 #include "runtime/tools/tool.hpp"
+#include "runtime/tools/tool_paths.hpp"
 
 namespace runtime::tools {
 
@@ -78,11 +79,15 @@ class ReadFileTool : public Tool {
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
     auto path_arg = std::string(support::str_at(args, "path"));
     if (path_arg.empty()) co_return error_result("read_file needs a 'path'.");
-    auto path = resolve_path(ctx.env(), path_arg);
     auto offset = support::int_at(args, "offset").value_or(1);
     auto limit = support::int_at(args, "limit").value_or(kDefaultLimit);
     if (offset < 1) offset = 1;
     if (limit < 1) limit = kDefaultLimit;
+    const bool through_editor = ctx.env().on_local() && ctx.host().can_read_files();
+    // The path judged is the path opened: the editor gets it resolved (DESIGN §11).
+    auto opened = co_await path_to_open(ctx, path_arg, through_editor);
+    if (!opened) co_return process_file_result(path_arg);
+    const auto path = *opened;
     std::vector<std::filesystem::path> reads{path};
     auto auth = co_await ctx.authorize(Permission::Read, {}, std::move(reads));
     if (auth == Authorization::Cancelled) throw ToolCancelled();
@@ -92,7 +97,7 @@ class ReadFileTool : public Tool {
                              " (outside the session's folders). Do not retry it; ask the user how to proceed instead.");
 
     std::string text;
-    if (ctx.env().on_local() && ctx.host().can_read_files()) {
+    if (through_editor) {
       try {
         text = co_await ctx.host().read_text_file(ctx.env().session_id, path.string(), offset, limit, &ctx.cancel());
       } catch (const EditorError& e) {

@@ -1,5 +1,9 @@
 // Results every tool shares: errors, refusals, paths.
 #include "runtime/tools/tool.hpp"
+#include "runtime/tools/tool_paths.hpp"
+
+#include "runtime/agent/containment.hpp"
+#include "support/run_blocking.hpp"
 
 namespace runtime::tools {
 
@@ -7,6 +11,18 @@ std::filesystem::path resolve_path(const ToolEnv& env, const std::string& path) 
   std::filesystem::path p(path);
   if (p.is_relative()) p = env.cwd / p;
   return p.lexically_normal();
+}
+
+boost::asio::awaitable<std::optional<std::filesystem::path>> path_to_open(ToolContext& ctx, const std::string& path,
+                                                                     bool through_editor) {
+  auto lexical = resolve_path(ctx.env(), path);
+  if (!ctx.env().on_local()) co_return lexical;  // resolved there, by the executor's own open
+  if (through_editor && containment::names_process_file(lexical)) co_return std::nullopt;
+  auto job = [lexical] { return containment::resolve(lexical); };
+  auto resolving = support::run_blocking(ctx.blocking_pool(), std::move(job));  // apart from co_await: GCC 12
+  auto real = co_await std::move(resolving);
+  if (through_editor && containment::names_process_file(real)) co_return std::nullopt;
+  co_return real;
 }
 
 std::string executor_of(const boost::json::object& args, const ToolEnv& env) {
@@ -43,8 +59,16 @@ ToolResult refused_result(Mode mode) {
 
 ToolResult forbidden_result() {
   return error_result(
-      "Refused: no tool may read or write openvaala's credentials file (it holds the user's API keys), "
-      "in any mode. Do not retry, and do not try to reach it another way.");
+      "Refused: no tool may read or write openvaala's credentials file, its MCP token file (mcp_tokens.json) or "
+      "a process's environment (/proc/*/environ): they hold the user's keys, in any mode. Do not retry, and do "
+      "not try to reach them another way.");
+}
+
+ToolResult process_file_result(const std::string& path) {
+  return error_result("Refused: " + path +
+                      " names a file of whichever process opens it (/proc, /dev/fd, /dev/std*), and the editor "
+                      "opens files for this session in its own process, so it would get another file than the one "
+                      "checked. Use the file's own path.");
 }
 
 }  // namespace runtime::tools

@@ -75,6 +75,37 @@ TEST(Approval, DecisionTable) {
   }
 }
 
+// "Always allow" is remembered per tool, not per place (issue 40 R2): it never opens the config
+// root, the outside or the credentials file; a remembered refusal holds everywhere.
+TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
+  using runtime::containment::Place;
+  constexpr auto A = Verdict::Allow, R = Verdict::Reject, Q = Verdict::Ask, F = Verdict::Forbid;
+  struct PlaceRow {
+    Mode mode;
+    Permission permission;
+    std::optional<bool> remembered;
+    Place place;
+    Verdict expected;
+    const char* promise;
+  };
+  const PlaceRow rows[] = {
+      {Mode::Default, Permission::Edit, true, Place::Inside, A, "always allow covers an edit inside"},
+      {Mode::Default, Permission::Edit, true, Place::ConfigRoot, Q, "always allow never covers the config root"},
+      {Mode::Default, Permission::Edit, true, Place::Outside, Q, "always allow never covers an edit outside"},
+      {Mode::Default, Permission::Read, true, Place::Outside, Q, "always allow never covers a read outside"},
+      {Mode::AcceptEdits, Permission::Edit, true, Place::ConfigRoot, Q, "nor in Accept edits"},
+      {Mode::AcceptEdits, Permission::Edit, true, Place::Outside, Q, "nor outside in Accept edits"},
+      {Mode::Default, Permission::Edit, true, Place::Credentials, F, "nor the credentials file"},
+      {Mode::Default, Permission::Edit, false, Place::Outside, R, "always reject holds outside too"},
+      {Mode::Default, Permission::Edit, false, Place::ConfigRoot, R, "always reject holds in the config root"},
+      {Mode::FullAuto, Permission::Edit, std::nullopt, Place::ConfigRoot, A, "Full auto still edits the config root"},
+  };
+  for (const auto& r : rows) {
+    auto got = runtime::approval::decide({r.mode, r.permission, false, r.remembered, r.place});
+    EXPECT_EQ(got, r.expected) << r.promise << ": got " << name(got) << ", expected " << name(r.expected);
+  }
+}
+
 TEST(Approval, WhatEachAnswerMeans) {
   using runtime::approval::interpret;
   EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).authorization, Authorization::Allowed);
@@ -112,14 +143,14 @@ class ContainmentTable : public ::testing::Test {
     tmp_ = fs::temp_directory_path() / ("ov-contain-" + std::to_string(::getpid()));
     fs::remove_all(tmp_);
     for (auto d : {"ws/cfg", "out", "skills/s"}) fs::create_directories(tmp_ / d);
-    for (auto f : {"ws/a.txt", "ws/cfg/credentials.yaml", "ws/cfg/hooks.yaml", "out/x.txt", "skills/s/SKILL.md"})
+    for (auto f : {"ws/a.txt", "ws/cfg/credentials.yaml", "ws/cfg/mcp_tokens.json", "ws/cfg/hooks.yaml", "out/x.txt",
+                   "skills/s/SKILL.md"})
       std::ofstream(tmp_ / f) << "text\n";
     fs::create_directory_symlink("../out", tmp_ / "ws/link");
     fs::create_symlink("cfg/credentials.yaml", tmp_ / "ws/keys");
     scope_.roots = {tmp_ / "ws"};
     scope_.read_roots = {tmp_ / "skills/s"};
-    scope_.config_root = tmp_ / "ws/cfg";
-    scope_.credentials_file = tmp_ / "ws/cfg/credentials.yaml";
+    runtime::containment::guard_config_root(scope_, tmp_ / "ws/cfg");
   }
   void TearDown() override { fs::remove_all(tmp_); }
 
@@ -152,6 +183,10 @@ TEST_F(ContainmentTable, WhereAPathLiesDecidesInEveryMode) {
       {Read, "cfg/hooks.yaml", A, A, A, A, "reading the config root inside the session's folder is a read inside"},
       {Read, "cfg/credentials.yaml", F, F, F, F, "no tool reads the credentials file, in any mode"},
       {Read, "keys", F, F, F, F, "nor through a symlink to it"},
+      {Read, "cfg/mcp_tokens.json", F, F, F, F, "no tool reads the MCP token file, in any mode"},
+      {Read, "/proc/self/environ", F, F, F, F, "no tool reads a process's environment (it holds the keys)"},
+      {Read, "/proc/thread-self/environ", F, F, F, F, "nor a thread's"},
+      {Read, "/proc/1/environ", F, F, F, F, "nor another process's"},
       {Edit, "a.txt", Q, A, R, A, "an edit inside asks only in Ask"},
       {Edit, "new/b.txt", Q, A, R, A, "a new file inside is an edit inside"},
       {Edit, "../../outside.txt", Q, Q, R, A, "Accept edits asks before an edit outside the roots"},
@@ -162,6 +197,7 @@ TEST_F(ContainmentTable, WhereAPathLiesDecidesInEveryMode) {
       {Edit, "cfg/hooks.yaml", Q, Q, R, A, "an edit in the config root asks even inside a root"},
       {Edit, "cfg/credentials.yaml", F, F, F, F, "no tool writes the credentials file, in any mode"},
       {Edit, "keys", F, F, F, F, "nor through a symlink to it"},
+      {Edit, "cfg/mcp_tokens.json", F, F, F, F, "no tool writes the MCP token file, in any mode"},
   };
   for (const auto& r : rows) {
     auto access = r.permission == Permission::Read ? Access::Read : Access::Write;
