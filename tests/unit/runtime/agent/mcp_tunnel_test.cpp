@@ -63,6 +63,18 @@ class McpTunnelTest : public ::testing::Test {
       json::object result{{"content", json::array{std::move(text)}}};
       return json::object{{"result", std::move(result)}};
     }
+    if (method == "server/discover" && features) {
+      json::object caps{{"tools", json::object{}}, {"prompts", json::object{}}, {"resources", json::object{}}};
+      json::object info{{"name", "editor-tools"}, {"version", "1"}};
+      return json::object{{"result", json::object{{"supportedVersions", json::array{"2026-07-28"}},
+                                                   {"capabilities", std::move(caps)}, {"serverInfo", std::move(info)}}}};
+    }
+    if (method == "prompts/list") {
+      json::object prompt{{"name", "review"}, {"description", "Review a file"}};
+      return json::object{{"result", json::object{{"prompts", json::array{std::move(prompt)}}}}};
+    }
+    if (method == "server/discover")  // an editor whose provider does not know it
+      return json::object{{"error", json::object{{"code", -32601}, {"message", "Method not found"}}}};
     return json::object{{"result", json::object{}}};  // ping and the rest
   }
 
@@ -88,6 +100,7 @@ class McpTunnelTest : public ::testing::Test {
   acp::Connection editor{ioc.get_executor(), to_agent};
   bridge::mcp::AcpTunnelRouter router{agent};
   fakes::FakeEditor host;
+  bool features = false;  // server/discover says it has prompts and resources
   std::vector<std::string> seen_methods;
   std::vector<json::object> seen_meta;  // the MCP request's _meta of each mcp/message
 };
@@ -159,3 +172,33 @@ TEST_F(McpTunnelTest, EachStatelessRequestCarriesTheMcpVersionAndClient) {
   fakes::run(ioc, mcp->close());
   pool.join();
 }
+
+// Its server/discover answer (the stateless form's initialize) decides, as over stdio, whether
+// its prompts become slash commands and its resources tools for the model.
+TEST_F(McpTunnelTest, AnEditorServersPromptsAndResourcesAreUsedAsOverStdio) {
+  features = true;
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  std::vector<std::string> names;
+  for (auto& t : tools) names.push_back(t->name());
+  EXPECT_NE(std::find(names.begin(), names.end(), "list_mcp_resources"), names.end()) << testing::PrintToString(names);
+  EXPECT_NE(std::find(names.begin(), names.end(), "read_mcp_resource"), names.end()) << testing::PrintToString(names);
+  auto commands = mcp->prompt_commands();
+  ASSERT_EQ(commands.size(), 1u) << "prompts/list was asked because server/discover says it has prompts";
+  EXPECT_EQ(commands[0].name, "mcp__ed__review");
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+TEST_F(McpTunnelTest, AnEditorWithoutServerDiscoverStillGivesItsTools) {
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  ASSERT_EQ(tools.size(), 2u) << "its tools, and nothing asked of what it did not say it has";
+  EXPECT_TRUE(mcp->prompt_commands().empty());
+  EXPECT_EQ(std::count(seen_methods.begin(), seen_methods.end(), "prompts/list"), 0);
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
