@@ -83,6 +83,7 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
   if (transport_->stateless()) {
     protocol_version_ = kStatelessProtocolVersion;
     state_ = State::Ready;
+    co_await discover(deadline);
     co_return;
   }
   json::object params;
@@ -115,13 +116,44 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
                        "; supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
   }
   protocol_version_ = std::string(pv->as_string());
-  if (auto* v = r->if_contains("serverInfo"); v && v->is_object()) server_info_ = v->as_object();
-  if (auto* v = r->if_contains("capabilities"); v && v->is_object()) server_capabilities_ = v->as_object();
-  if (auto* v = r->if_contains("instructions"); v && v->is_string()) instructions_ = std::string(v->as_string());
+  keep_server_description(*r);
   transport_->set_protocol_version(protocol_version_);
   notify("notifications/initialized", {});
   state_ = State::Ready;
   spdlog::debug("mcp {}: connected ({}, protocol {})", options_.log_id, json::serialize(server_info_), protocol_version_);
+}
+
+void Client::keep_server_description(const json::object& r) {
+  if (auto* v = r.if_contains("serverInfo"); v && v->is_object()) server_info_ = v->as_object();
+  if (auto* v = r.if_contains("capabilities"); v && v->is_object()) server_capabilities_ = v->as_object();
+  if (auto* v = r.if_contains("instructions"); v && v->is_string()) instructions_ = std::string(v->as_string());
+}
+
+// The stateless revision has no initialize: server/discover says what initialize would have
+// (capabilities decide whether prompts and resources are asked for, as over stdio). A provider
+// that answers it with an error leaves the capabilities unknown (tools only); one that does not
+// answer at all is not reachable.
+asio::awaitable<void> Client::discover(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() < 1) left = std::chrono::milliseconds(1);
+  json::value result;
+  try {
+    std::string method = "server/discover";
+    result = co_await request(std::move(method), json::object{}, left);
+  } catch (const McpError& e) {
+    if (e.kind() == McpError::Kind::Rpc) {
+      spdlog::debug("mcp {}: server/discover failed ({}): only its tools are used", options_.log_id, e.what());
+      co_return;
+    }
+    state_ = State::Closed;
+    transport_->kill_now();
+    if (e.kind() == McpError::Kind::Timeout)
+      throw McpError(McpError::Kind::Timeout, "no answer to server/discover within " + std::to_string(left.count()) + " ms");
+    throw McpError(e.kind(), std::string("server/discover failed: ") + e.what(), e.code());
+  }
+  if (const json::object* r = result.if_object()) keep_server_description(*r);
+  spdlog::debug("mcp {}: discovered ({}, capabilities {})", options_.log_id, json::serialize(server_info_),
+                json::serialize(server_capabilities_));
 }
 
 asio::awaitable<json::value> Client::request(std::string method, json::object params, std::chrono::milliseconds timeout,

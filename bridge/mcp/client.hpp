@@ -1,6 +1,6 @@
 #pragma once
 // An MCP client session over one Transport: JSON-RPC ids and replies, the initialize
-// handshake (version negotiation), tools/list with pagination, tools/call with a timeout and
+// handshake (version negotiation; server/discover on a stateless transport), tools/list with pagination, tools/call with a timeout and
 // cancellation (notifications/cancelled), ping, and answers to the server's own requests
 // (roots/list; elicitation/create through Options::elicit, declined at once without it;
 // sampling is refused properly; anything else is -32601).
@@ -119,6 +119,9 @@ class Client : public std::enable_shared_from_this<Client> {
  private:
   struct Pending;
   enum class State { New, Connecting, Ready, Closed };
+  // serverInfo, capabilities and instructions from initialize or server/discover.
+  void keep_server_description(const boost::json::object& result);
+  boost::asio::awaitable<void> discover(std::chrono::steady_clock::time_point deadline);
   void on_message(boost::json::object msg);
   void on_transport_closed(std::string reason);
   void handle_server_request(const std::string& method, const boost::json::value& id, const boost::json::object& params);

@@ -86,6 +86,7 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
   for (int request = 0;; ++request) {
     if (cancel.cancelled()) co_return StopReason::Cancelled;
     if (request >= settings.max_turn_requests) co_return StopReason::MaxTurnRequests;
+    if (settings.join_late_tools && settings.join_late_tools()) t.specs = router_.specs(settings);
     if (auto stop = co_await ask_model(t)) co_return *stop;
     if (auto stop = co_await after_answer(t)) co_return *stop;
   }

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 namespace runtime {
 
 namespace {
@@ -15,13 +17,40 @@ void journal(Session& session, Write&& write) {
     if (session.log_error.empty()) session.log_error = e.what();
   }
 }
+
+// What a sub-agent shown inside its parent's session journals there: what the editor was shown of
+// it (its answers, its tool calls); its conversation with its model stays its own.
+std::optional<sessions::RecordBody> shown_of_subagent(const Session& child, sessions::RecordBody&& body) {
+  if (std::holds_alternative<sessions::ToolCallState>(body)) return std::move(body);
+  if (auto* a = std::get_if<sessions::AssistantMessage>(&body)) {
+    Message said;
+    said.role = Message::Role::Assistant;
+    said.id = std::move(a->message.id);
+    said.text = std::move(a->message.text);
+    said.reasoning = std::move(a->message.reasoning);
+    if (said.text.empty() && said.reasoning.empty()) return std::nullopt;
+    return sessions::SubagentMessage{child.shown_in->agent_id, std::move(said)};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 void record(Session& session, sessions::RecordBody body) {
+  if (!session.log && session.shown_in) {
+    if (auto shown = shown_of_subagent(session, std::move(body))) record(*session.shown_in->parent, std::move(*shown));
+    return;
+  }
   journal(session, [&](sessions::SessionWriter& log) { log.append(std::move(body)); });
 }
 
 void record_all(Session& session, std::vector<sessions::RecordBody> bodies) {
+  if (!session.log && session.shown_in) {
+    std::vector<sessions::RecordBody> shown;
+    for (auto& b : bodies)
+      if (auto s = shown_of_subagent(session, std::move(b))) shown.push_back(std::move(*s));
+    if (!shown.empty()) record_all(*session.shown_in->parent, std::move(shown));
+    return;
+  }
   journal(session, [&](sessions::SessionWriter& log) { log.append_all(std::move(bodies)); });
 }
 

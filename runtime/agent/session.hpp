@@ -115,6 +115,14 @@ struct Session {
   std::vector<Notice> held_notices;
   // Everything that happens is appended here as it happens (null when the disk refused).
   std::shared_ptr<sessions::SessionWriter> log;
+  // A sub-agent shown inside its parent's session (the editor does not show sub-agent sessions):
+  // it has no log; what it shows (its answers and tool calls) is journaled in the parent's, so
+  // session/load replays it as it was shown.
+  struct ShownIn {
+    Session* parent = nullptr;
+    std::string agent_id;  // the spawn_agent call that runs it
+  };
+  std::optional<ShownIn> shown_in;
   // Why the last write to `log` failed, until the end of the turn tells the editor.
   std::string log_error;
   std::string title_sent;

@@ -106,6 +106,7 @@ class SpawnAgentTool : public tools::Tool {
     auto cancel = std::make_shared<support::CancelSource>();
     auto follow_parent = ctx.cancel().on_cancel([cancel] { cancel->cancel(); });
     const bool own_session = c_.sessions && c_.loop->host().shows_subagents();
+    if (!own_session) child.shown_in = Session::ShownIn{&parent, agent_id};  // replayed as shown
     if (own_session) {
       c_.sessions->start_child(child, parent, cancel);
       SubagentChanged hello;

@@ -23,20 +23,50 @@ bool is_compact_command(const Session& session, const std::string& text) {
 // showing nothing while the turn waits for it: after this long, a notice names what it waits for.
 constexpr std::chrono::milliseconds kMcpSlowStart{1000};
 
-// Arms a one-off notice naming the session's MCP servers still starting when `timer` fires; the
-// caller cancels `timer` when the servers are ready.
+// Arms a one-off notice naming the session's MCP servers the turn still waits for when `timer`
+// fires (optional ones only while within `optional_wait`); the caller cancels `timer` when the
+// servers are ready.
 void notice_slow_mcp_start(boost::asio::steady_timer& timer, EditorHost& host, const Session& session,
-                           std::shared_ptr<mcp::McpManager> manager) {
+                           std::shared_ptr<mcp::McpManager> manager, std::chrono::milliseconds optional_wait) {
   timer.expires_after(kMcpSlowStart);
-  timer.async_wait([&host, &session, manager](boost::system::error_code ec) {
+  const bool waits_for_optional = optional_wait > kMcpSlowStart;
+  timer.async_wait([&host, &session, manager, waits_for_optional](boost::system::error_code ec) {
     if (ec) return;  // ready in time (or the turn ended): the session and host may be gone
     std::string waiting;
     for (const auto& s : manager->status())
-      if (s.state == mcp::ServerState::Starting || s.state == mcp::ServerState::NotStarted) waiting += (waiting.empty() ? "" : ", ") + s.id;
+      if ((s.state == mcp::ServerState::Starting || s.state == mcp::ServerState::NotStarted) && (s.required || waits_for_optional))
+        waiting += (waiting.empty() ? "" : ", ") + s.id;
     if (!waiting.empty())
       notify(host, session, NoticeSeverity::Info, "Waiting for MCP servers to start",
              waiting + ": the prompt goes on as soon as they are ready (or have failed).");
   });
+}
+
+std::string joined_list(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out;
+}
+
+// The optional MCP servers a turn went on without (still starting) join it at a later model
+// request, each with a notice; their tools live as long as the turn's settings.
+void join_late_servers(TurnSettings& settings, EditorHost& host, const Session& session,
+                       std::shared_ptr<mcp::McpManager> manager, std::shared_ptr<mcp::McpManager::TurnOffer> offer) {
+  notify(host, session, NoticeSeverity::Info, "Going on without MCP servers still starting",
+         joined_list(offer->late) + ": their tools join the conversation as soon as they are ready.");
+  auto owned = std::make_shared<std::vector<std::unique_ptr<tools::Tool>>>();
+  settings.join_late_tools = [&settings, &host, &session, manager, offer, owned] {
+    if (offer->late.empty()) return false;
+    auto joined = manager->join_late(*offer);
+    if (joined.servers.empty()) return false;
+    notify(host, session, NoticeSeverity::Info, "MCP servers joined the turn",
+           joined_list(joined.servers) + " started after the prompt began: their tools are offered from now on.");
+    for (auto& t : joined.tools) {
+      settings.extra_tools.push_back(t.get());
+      owned->push_back(std::move(t));
+    }
+    return true;
+  };
 }
 
 std::string system_prompt(const Session& session) {
@@ -198,11 +228,14 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   std::vector<std::unique_ptr<tools::Tool>> mcp_tools;
   mcp::SessionSignIn sign_in(loop.host(), session.id);
   co_await sessions_.place_required_mcp_servers(p.session);
+  auto offer = std::make_shared<mcp::McpManager::TurnOffer>();
   if (auto mcp = session.mcp) {  // (the copy keeps the manager alive)
+    const auto optional_wait = p.engine->main_config().mcp_startup_wait;
     boost::asio::steady_timer slow_start(co_await boost::asio::this_coro::executor);
-    notice_slow_mcp_start(slow_start, loop.host(), session, mcp);
-    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in);
+    notice_slow_mcp_start(slow_start, loop.host(), session, mcp, optional_wait);
+    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in, optional_wait, offer.get());
     slow_start.cancel();
+    if (!offer->late.empty() && !p.cancel.cancelled()) join_late_servers(p.settings, loop.host(), session, mcp, offer);
   }
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,

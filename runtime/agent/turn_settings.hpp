@@ -1,6 +1,7 @@
 #pragma once
 // What one prompt turn runs with.
 #include <boost/json.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct TurnSettings {
   // and the end of its turn fires SubagentStop instead of Stop.
   TurnScope scope;
   std::vector<tools::Tool*> extra_tools;  // this turn's MCP, spawn and plan tools
+  // Asked before each model request: adds to extra_tools the tools of MCP servers that came up
+  // since the turn began without them; true when it added any. Unset: nothing joins.
+  std::function<bool()> join_late_tools;
   std::shared_ptr<const hooks::HookSet> hooks;
   boost::json::array prompt_blocks;  // what the user sent, kept with the message in the journal
 };

@@ -1,5 +1,6 @@
 #pragma once
 // `<config root>/config.yaml`: the model, the providers and the agent loop's limits.
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -32,6 +33,8 @@ struct ProviderConfig {
   std::map<std::string, ModelPrice> prices;  // model name -> its price, for the models given one
 };
 
+inline constexpr std::chrono::milliseconds kDefaultMcpStartupWait{500};
+
 struct MainConfig {
   std::filesystem::path file;      // where it was read from (may not exist)
   std::optional<std::string> model;  // "<provider id>/<model name>"
@@ -41,6 +44,9 @@ struct MainConfig {
   std::optional<std::string> default_agent;
   std::optional<std::string> default_executor;  // an executor id (checked by the engine)
   int max_turn_requests = 100;
+  // How long a turn's first model request waits for optional MCP servers still starting; one
+  // that comes up later joins at a later model request (required servers are always waited for).
+  std::chrono::milliseconds mcp_startup_wait = kDefaultMcpStartupWait;
 };
 
 // A missing file is not an error (everything has defaults). Problems are appended to `diags`

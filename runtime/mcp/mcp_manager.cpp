@@ -59,21 +59,88 @@ asio::awaitable<std::string> sign_in(McpServer& s, bridge::mcp::oauth::SignInPre
   co_await s.ensure(cancel, true);
   co_return s.state() == ServerState::NeedsSignIn ? "the server refused the new token" : "";
 }
+
+// The tools of one ready server, named mcp__<id>__<tool> and filtered by its `tools` list; a
+// name already offered in the turn is skipped.
+void offer_tools(const std::shared_ptr<McpManager::Impl>& impl, const SessionServer& e, std::set<std::string>& names,
+                 std::vector<std::unique_ptr<tools::Tool>>& out) {
+  const auto& spec = e.spec;
+  std::set<std::string> offered;
+  for (const auto& t : e.server->tools()) {
+    if (spec.tools && std::find(spec.tools->begin(), spec.tools->end(), t.name) == spec.tools->end()) continue;
+    offered.insert(t.name);
+    auto exposed = bridge::mcp::qualified_tool_name(spec.id, t.name);
+    if (!names.insert(exposed).second) {
+      spdlog::warn("mcp {}: skipping tool {}: the name {} is already taken", spec.id, t.name, exposed);
+      continue;
+    }
+    std::weak_ptr<McpManager::Impl> weak = impl;
+    std::weak_ptr<McpServer> weak_server = e.server;
+    tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
+                                                bridge::mcp::Client::ProgressFn progress,
+                                                tools::McpElicitFn elicit) -> asio::awaitable<json::object> {
+      auto me = weak.lock();
+      auto srv = weak_server.lock();
+      // A shared server outlives the session that closed: its tools must not.
+      if (!me || !srv || me->closed_) throw McpError(McpError::Kind::Closed, "the session's MCP servers were closed");
+      co_return co_await srv->call(tool, std::move(args), c, std::move(progress), std::move(elicit));
+    };
+    out.push_back(tools::make_mcp_tool(exposed, spec.id, t, std::move(call)));
+  }
+  if (spec.tools)
+    for (const auto& want : *spec.tools)
+      if (!offered.count(want)) spdlog::warn("mcp {}: the server has no tool named '{}' (listed in tools)", spec.id, want);
+}
+
+// Codex's resource tools, once a server offers resources (once per turn: `names` has them then).
+void offer_resource_tools(const std::shared_ptr<McpManager::Impl>& impl, const std::vector<SessionServer>& servers,
+                          std::set<std::string>& names, std::vector<std::unique_ptr<tools::Tool>>& out) {
+  if (std::none_of(servers.begin(), servers.end(), [](const auto& e) { return e.server->has_resources(); })) return;
+  for (auto& t : resource_tools(impl))
+    if (names.insert(t->name()).second) out.push_back(std::move(t));
+}
+
+// Ends the bounded wait for optional servers when it times out or the turn is cancelled.
+struct BoundedWait {
+  support::CancelSource ended;
+  support::CancelSource::Registration follow;
+  asio::steady_timer timer;
+  BoundedWait(asio::any_io_executor ex, support::CancelSource* turn, std::chrono::milliseconds bound) : timer(ex, bound) {
+    if (turn) follow = turn->on_cancel([this] { ended.cancel(); });
+    timer.async_wait([this](boost::system::error_code ec) {
+      if (!ec) ended.cancel();  // (aborted: the wait is over and `this` may be gone)
+    });
+  }
+};
 }  // namespace
 
 asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(
-    support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* presenter) {
+    support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* presenter,
+    std::optional<std::chrono::milliseconds> optional_wait, TurnOffer* offer) {
   auto impl = impl_;
   std::vector<std::unique_ptr<tools::Tool>> out;
-  std::set<std::string> names;
+  TurnOffer own;
+  TurnOffer& turn = offer ? *offer : own;
   auto entries = impl->entries_;  // close() may empty the list while we wait
+  std::optional<BoundedWait> bounded;
+  if (optional_wait) {
+    // The optional servers start (or restart) together, and are waited for together.
+    for (auto& e : entries)
+      if (!e.spec.required) e.server->start_in_background();
+    bounded.emplace(impl->deps_.executor, cancel, *optional_wait);
+  }
+  std::vector<SessionServer> ready;
   for (auto& e : entries) {
     if (cancel && cancel->cancelled()) break;
     const auto& spec = e.spec;
     auto& s = *e.server;
     // A required server gets another try each turn; an optional one that failed stays off
     // until it is asked for by name (a tool call restarts it).
-    co_await s.ensure(cancel, spec.required);
+    co_await s.ensure(bounded && !spec.required ? &bounded->ended : cancel, spec.required);
+    if (bounded && !spec.required && s.state() == ServerState::Starting) {
+      turn.late.push_back(spec.id);  // joins at a later model request (join_late)
+      continue;
+    }
     std::string sign_in_failure;
     if (s.state() == ServerState::NeedsSignIn && !(cancel && cancel->cancelled())) {
       const bool ask = !impl->declined_.count(spec.id);
@@ -92,39 +159,28 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
             required_unreachable_message(spec, s.error().empty() ? state_name(s.state()) : s.error()));
       continue;
     }
-    std::set<std::string> offered;
-    for (const auto& t : s.tools()) {
-      if (spec.tools && std::find(spec.tools->begin(), spec.tools->end(), t.name) == spec.tools->end())
-        continue;
-      offered.insert(t.name);
-      auto exposed = bridge::mcp::qualified_tool_name(spec.id, t.name);
-      if (!names.insert(exposed).second) {
-        spdlog::warn("mcp {}: skipping tool {}: the name {} is already taken", spec.id, t.name, exposed);
-        continue;
-      }
-      std::weak_ptr<McpManager::Impl> weak = impl;
-      std::weak_ptr<McpServer> weak_server = e.server;
-      tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
-                                                  bridge::mcp::Client::ProgressFn progress,
-                                                  tools::McpElicitFn elicit) -> asio::awaitable<json::object> {
-        auto me = weak.lock();
-        auto srv = weak_server.lock();
-        // A shared server outlives the session that closed: its tools must not.
-        if (!me || !srv || me->closed_) throw McpError(McpError::Kind::Closed, "the session's MCP servers were closed");
-        co_return co_await srv->call(tool, std::move(args), c, std::move(progress), std::move(elicit));
-      };
-      out.push_back(tools::make_mcp_tool(exposed, spec.id, t, std::move(call)));
-    }
-    if (spec.tools)
-      for (const auto& want : *spec.tools)
-        if (!offered.count(want)) spdlog::warn("mcp {}: the server has no tool named '{}' (listed in tools)", spec.id, want);
+    offer_tools(impl, e, turn.names, out);
+    ready.push_back(e);
   }
-  // Codex's resource tools, whenever a server offers resources.
-  const bool any_resources = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.server->has_resources(); });
-  if (any_resources && !(cancel && cancel->cancelled()))
-    for (auto& t : resource_tools(impl))
-      if (names.insert(t->name()).second) out.push_back(std::move(t));
+  if (!(cancel && cancel->cancelled())) offer_resource_tools(impl, ready, turn.names, out);
   co_return out;
+}
+
+McpManager::Joined McpManager::join_late(TurnOffer& offer) {
+  auto impl = impl_;
+  Joined joined;
+  std::vector<SessionServer> ready;
+  for (const auto& e : impl->entries_) {
+    auto late = std::find(offer.late.begin(), offer.late.end(), e.spec.id);
+    if (late == offer.late.end() || e.server->state() == ServerState::Starting) continue;
+    offer.late.erase(late);  // up, or failed (its failure was told as it happened)
+    if (e.server->state() != ServerState::Ready || impl->closed_) continue;
+    offer_tools(impl, e, offer.names, joined.tools);
+    joined.servers.push_back(e.spec.id);
+    ready.push_back(e);
+  }
+  offer_resource_tools(impl, ready, offer.names, joined.tools);
+  return joined;
 }
 
 std::vector<ServerStatus> McpManager::status() const {

@@ -13,10 +13,12 @@
 //   mcp->kill_now();                                    // shutdown (never blocks)
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <stdexcept>
 #include <string>
@@ -87,6 +89,17 @@ class McpManager {
   McpManager(const McpManager&) = delete;
   McpManager& operator=(const McpManager&) = delete;
 
+  // What a turn was offered, for the servers that join it later (tools_for_turn's optional_wait).
+  struct TurnOffer {
+    std::set<std::string> names;    // the tool names offered so far
+    std::vector<std::string> late;  // optional servers still starting when the wait ran out
+  };
+  // The servers of TurnOffer::late that came up, and their tools.
+  struct Joined {
+    std::vector<std::string> servers;
+    std::vector<std::unique_ptr<tools::Tool>> tools;
+  };
+
   // Starts every server in the background. Never throws; failures show in status().
   void start_all();
   // Waits for servers still starting, starts the ones not running (again, after a crash),
@@ -96,8 +109,16 @@ class McpManager {
   // redirect); without one, or when the sign-in fails, it is left out (a required one fails
   // the turn, saying it needs sign-in). An optional server whose sign-in failed is not asked
   // again in this session.
+  // With `optional_wait`, optional servers still starting are waited for at most that long (all
+  // together, started in the background first): the ones not up by then are left out and named
+  // in `offer->late`, for join_late. Required servers are always waited for.
   boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(
-      support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr);
+      support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr,
+      std::optional<std::chrono::milliseconds> optional_wait = std::nullopt, TurnOffer* offer = nullptr);
+  // The late servers of a turn that are up now, with the tools they add to `offer` (names taken
+  // are skipped; the resource tools come with the first server that has resources). A late server
+  // that failed meanwhile leaves `offer.late` without joining.
+  Joined join_late(TurnOffer& offer);
   std::vector<ServerStatus> status() const;
 
   // The ready servers' prompts, in server order.

@@ -94,9 +94,12 @@ int McpServer::begin_start() {
 }
 
 void McpServer::start_in_background() {
-  if (state_ != ServerState::NotStarted) return;
+  if (state_ != ServerState::NotStarted && state_ != ServerState::Crashed) return;
+  const bool restart = state_ == ServerState::Crashed;
+  if (auto c = std::move(client_)) c->kill_now();
   const int gen = begin_start();
-  asio::co_spawn(env_.executor, [self = shared_from_this(), gen]() { return self->start(gen, false); }, asio::detached);
+  asio::co_spawn(env_.executor, [self = shared_from_this(), gen, restart]() { return self->start(gen, restart); },
+                 asio::detached);
 }
 
 // Connects and lists the tools; state ends Ready or Failed.

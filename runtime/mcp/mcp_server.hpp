@@ -63,7 +63,7 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   int watch_prompts(std::function<void()> fn);
   void unwatch_prompts(int token);
 
-  // Starts it in the background unless it was started already.
+  // Starts it in the background when it is not running: not started yet, or crashed (restarted).
   void start_in_background();
   // Ready afterwards, or Failed/Crashed with error(): waits while it is starting, starts it
   // when not running (again after a crash; after a failure only with retry_failed), refreshes a

@@ -301,6 +301,7 @@ const char* record_type(const RecordBody& body) {
                         [](const SubagentRecord&) { return "subagent"; },
                         [](const ExecutorChange&) { return "executor"; },
                         [](const ArchiveChange&) { return "archive"; },
+                        [](const SubagentMessage&) { return "subagent_message"; },
                     },
                     body);
 }
@@ -354,6 +355,10 @@ json::object to_json(const Record& r) {
                  [&](const TurnEnd& t) { o["stopReason"] = t.stop_reason; },
                  [&](const PlanUpdate& p) { o["entries"] = plan_json(p.entries); },
                  [&](const SubagentRecord& r) { subagent_to_json(r.change, o); },
+                 [&](const SubagentMessage& m) {
+                   o["agentId"] = m.agent_id;
+                   o["message"] = message_to_json(m.message);
+                 },
              },
              r.body);
   return o;
@@ -420,6 +425,8 @@ Record record_from_json(const json::object& o) {
     r.body = PlanUpdate{plan_from(*entries)};
   } else if (type == "subagent") {
     r.body = SubagentRecord{subagent_from_json(o)};
+  } else if (type == "subagent_message") {
+    r.body = SubagentMessage{str(o, "agentId"), expect_role(message_from_json(obj(o, "message")), Message::Role::Assistant)};
   } else {
     bad("unknown record type \"" + type + "\"");
   }

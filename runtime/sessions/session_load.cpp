@@ -141,7 +141,7 @@ struct Loader::State {
   // log: tool calls carry their output; Replay's pass reads them and reports them when corrupt),
   // and for a summary the messages too, but for the user message the title comes from.
   bool read_unparsed(const LinePrefix& p) const {
-    if (p.type == "tool_call" || p.type == "plan" || p.type == "subagent") return true;
+    if (p.type == "tool_call" || p.type == "plan" || p.type == "subagent" || p.type == "subagent_message") return true;
     if (opt.conversation) return false;
     if (p.type == "assistant" || p.type == "tool_result" || p.type == "compaction") return true;
     return p.type == "user" && (title_explicit || !s.title.empty());

@@ -60,7 +60,7 @@ Seen seen_from_prefix(const std::optional<detail::LinePrefix>& prefix) {
                                                                  "thought_level", "title", "executor", "archive",
                                                                  "header"};
   if (type == "turn_end") return Seen::TurnEnd;
-  if (type == "tool_call" || type == "plan" || type == "subagent") return Seen::ParseAndReport;
+  if (type == "tool_call" || type == "plan" || type == "subagent" || type == "subagent_message") return Seen::ParseAndReport;
   return std::find(kNotShown.begin(), kNotShown.end(), type) != kNotShown.end() ? Seen::Skip : Seen::Parse;
 }
 
@@ -226,7 +226,8 @@ struct Replay::Impl {
                 push(UserContent{json::object{{"type", "image"}, {"mimeType", img.mime_type}, {"data", img.data_base64}}, mid},
                      bytes);
             }
-          } else if constexpr (std::is_same_v<T, AssistantMessage>) {
+          } else if constexpr (std::is_same_v<T, AssistantMessage> || std::is_same_v<T, SubagentMessage>) {
+            // A sub-agent that ran inside this session was shown as this session's answers.
             const std::string mid = message_id(r.message, line_no);
             if (!r.message.reasoning.empty()) push(ThoughtDelta{std::move(r.message.reasoning), mid}, bytes);
             if (!r.message.text.empty()) push(TextDelta{std::move(r.message.text), mid}, bytes);

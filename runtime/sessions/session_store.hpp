@@ -131,9 +131,17 @@ struct SubagentRecord {
   SubagentChanged change;
 };
 
+// What a sub-agent that ran inside its parent's session (the editor does not show sub-agent
+// sessions) said, as the editor was shown it: replayed where it was said, never part of the
+// parent's conversation. Its tool calls are the parent's tool_call records, as they were shown.
+struct SubagentMessage {
+  std::string agent_id;  // the spawn_agent call that ran it
+  Message message;       // role Assistant: its id, text and reasoning
+};
+
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
                                 AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
-                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange>;
+                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange, SubagentMessage>;
 
 struct Record {
   RecordBody body;
@@ -141,7 +149,8 @@ struct Record {
 };
 
 // The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
-// "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent", "executor", "archive").
+// "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent", "executor", "archive",
+// "subagent_message").
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);

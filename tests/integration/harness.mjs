@@ -134,6 +134,10 @@ export function makeConfigHome({
   maxRetries = 2,
   idleTimeoutSeconds = 2,
   model = "fake/test-model",
+  // How long a turn's first model request waits for optional MCP servers still starting: long
+  // here, so that a scenario's servers are offered from its first request however loaded the
+  // machine is; null: the server's default (500 ms).
+  mcpStartupWaitMs = 60000,
 } = {}) {
   const root = mkTemp("ov-home-");
   const configDir = path.join(root, "config");
@@ -147,6 +151,7 @@ export function makeConfigHome({
     const baseUrl = provider === "openai" ? `${modelUrl}/v1` : modelUrl;
     let yaml =
       `model: ${model}\n` +
+      (mcpStartupWaitMs == null ? "" : `mcp_startup_wait_ms: ${mcpStartupWaitMs}\n`) +
       `providers:\n` +
       `  fake:\n` +
       `    api_type: ${provider}\n` +

@@ -90,6 +90,7 @@ json::object init_result(const char* version = "2025-06-18") {
 void standard_server(FakeTransport& t, const json::object& m, int pages = 1) {
   auto method = method_of(m);
   if (method == "initialize") t.reply(m, init_result());
+  else if (method == "server/discover") t.reply(m, init_result("2026-07-28"));
   else if (method == "tools/list") {
     int page = 0;
     if (auto* p = m.if_contains("params"); p && p->as_object().contains("cursor"))
@@ -209,6 +210,59 @@ TEST(McpClient, StatelessTransportSkipsHandshake) {
   });
   EXPECT_TRUE(f.transport->sent_method("initialize").empty());
   EXPECT_EQ(f.client->protocol_version(), "2026-07-28");
+}
+
+TEST(McpClient, StatelessTransportKeepsDiscoveredCapabilities) {
+  // An editor's MCP server over ACP: server/discover says what initialize would have, and its
+  // capabilities are kept (prompts and resources are asked for only when they say so).
+  Fixture f;
+  f.transport->stateless_mode = true;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) != "server/discover") return standard_server(t, m);
+    auto r = init_result("2026-07-28");
+    r["capabilities"] = json::object{{"tools", json::object{}}, {"prompts", json::object{}}, {"resources", json::object{}}};
+    r["instructions"] = "use the editor's tools";
+    t.reply(m, r);
+  };
+  f.run([&]() -> asio::awaitable<void> { co_await f.client->connect(2s); });
+  ASSERT_EQ(f.transport->sent_method("server/discover").size(), 1u);
+  EXPECT_TRUE(f.transport->sent_method("initialize").empty());
+  EXPECT_TRUE(f.client->connected());
+  EXPECT_TRUE(f.client->server_capabilities().contains("prompts"));
+  EXPECT_TRUE(f.client->server_capabilities().contains("resources"));
+  EXPECT_EQ(f.client->server_info().at("name").as_string(), "fake");
+  EXPECT_EQ(f.client->instructions(), "use the editor's tools");
+}
+
+TEST(McpClient, StatelessDiscoverRefusedLeavesToolsOnly) {
+  Fixture f;
+  f.transport->stateless_mode = true;
+  f.transport->serve = [](FakeTransport& t, const json::object& m) {
+    if (method_of(m) != "server/discover") return standard_server(t, m);
+    t.push(json::object{{"jsonrpc", "2.0"}, {"id", m.at("id")},
+                        {"error", json::object{{"code", -32601}, {"message", "Method not found"}}}});
+  };
+  f.run([&]() -> asio::awaitable<void> {
+    co_await f.client->connect(2s);
+    EXPECT_EQ((co_await f.client->list_tools(2s)).size(), 1u);
+  });
+  EXPECT_TRUE(f.client->connected());
+  EXPECT_TRUE(f.client->server_capabilities().empty());
+}
+
+TEST(McpClient, StatelessDiscoverUnansweredFailsTheConnect) {
+  Fixture f;  // the editor never answers: as unreachable as an unanswered initialize
+  f.transport->stateless_mode = true;
+  f.run([&]() -> asio::awaitable<void> {
+    try {
+      co_await f.client->connect(100ms);
+      ADD_FAILURE() << "connect succeeded";
+    } catch (const McpError& e) {
+      EXPECT_EQ(e.kind(), McpError::Kind::Timeout);
+      EXPECT_NE(std::string(e.what()).find("server/discover"), std::string::npos) << e.what();
+    }
+  });
+  EXPECT_FALSE(f.client->connected());
 }
 
 TEST(McpClient, ListToolsFollowsCursors) {

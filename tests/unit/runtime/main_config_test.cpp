@@ -28,6 +28,7 @@ TEST(MainConfig, MissingFileMeansDefaults) {
   EXPECT_TRUE(d.empty());
   EXPECT_FALSE(cfg.model);
   EXPECT_EQ(cfg.max_turn_requests, 100);
+  EXPECT_EQ(cfg.mcp_startup_wait, std::chrono::milliseconds(500));
 }
 
 TEST(MainConfig, ReadsModelProvidersAndLimits) {
@@ -40,6 +41,7 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
                           "    api_key_env: K\n"
                           "    max_retries: 0\n"
                           "max_turn_requests: 7\n"
+                          "mcp_startup_wait_ms: 2500\n"
                           "plugins:\n"
                           "  disabled: [a, b]\n");
   Diagnostics d;
@@ -49,6 +51,7 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
   EXPECT_EQ(cfg.providers.at("main").base_url, "http://127.0.0.1:1/v1");
   EXPECT_EQ(cfg.providers.at("main").max_retries, 0);
   EXPECT_EQ(cfg.max_turn_requests, 7);
+  EXPECT_EQ(cfg.mcp_startup_wait, std::chrono::milliseconds(2500));
   EXPECT_EQ(cfg.plugins_disabled, (std::vector<std::string>{"a", "b"}));
 }
 
@@ -63,7 +66,7 @@ TEST(MainConfig, ErrorsNameFileLineAndWhatIsAllowed) {
   runtime::config::load_main_config(dir, d);
   ASSERT_EQ(d.size(), 3u);
   const auto file = (dir / "config.yaml").string();
-  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests)");
+  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, mcp_startup_wait_ms)");
   EXPECT_EQ(d[1].to_string(), file + ":1: model must be '<provider id>/<model name>', got 'gpt'");
   EXPECT_EQ(d[2].to_string(), file + ":4: provider 'main': api_type must be 'openai' or 'anthropic', not 'gemini'");
 }

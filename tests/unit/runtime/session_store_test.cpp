@@ -133,6 +133,7 @@ std::vector<RecordBody> every_record_type() {
       SubagentRecord{subagent_started("ses_child")},
       ExecutorChange{"devbox"},
       ArchiveChange{true},
+      SubagentMessage{"call_sub", assistant("the sub-agent's report", {}, "its thought")},
   };
 }
 
@@ -1000,6 +1001,36 @@ TEST_F(SessionStoreTest, SubAgentSessionsAreReplayedAndOneTheServerLeftRunningEn
   const std::vector<std::pair<std::string, S>> expected{
       {"done", S::Running}, {"done", S::Idle}, {"orphan", S::Running}, {"orphan", S::Unknown}};
   EXPECT_EQ(seen, expected);
+}
+
+// A sub-agent that ran inside its parent's session (an editor without sub-agent sessions): what
+// it said is replayed where it was said, as the parent's answers were, and is never part of the
+// parent's conversation (its tool calls are ordinary tool_call records).
+TEST_F(SessionStoreTest, ASubAgentShownInsideItsParentIsReplayedButNotPartOfItsConversation) {
+  SessionStore store(root_);
+  {
+    SessionWriter w = store.create(header("parent"));
+    w.append(UserMessage{user("get it reviewed"), {}});
+    w.append(AssistantMessage{assistant("", {{"call_sub", "spawn_agent", R"({"prompt":"review"})"}})});
+    Message said = assistant("Report: fine.", {}, "looking");
+    said.id = "msg_sub";
+    w.append(SubagentMessage{"call_sub", said});
+    w.append(ToolResult{tool("call_sub", "The reviewer agent finished")});
+    w.append(TurnEnd{"end_turn"});
+  }
+  auto loaded = store.load("parent");
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->conversation.size(), 3u) << "the sub-agent's answer is not the parent model's";
+  EXPECT_EQ(loaded->messages, 3u);
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
+  std::vector<std::pair<std::string, std::string>> texts, thoughts;
+  for (const auto& e : replayed(loaded)) {
+    if (auto* t = std::get_if<TextDelta>(&e)) texts.emplace_back(t->text, t->message_id);
+    if (auto* t = std::get_if<ThoughtDelta>(&e)) thoughts.emplace_back(t->text, t->message_id);
+  }
+  using P = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(texts, (P{{"Report: fine.", "msg_sub"}})) << "replayed with the message id shown live";
+  EXPECT_EQ(thoughts, (P{{"looking", "msg_sub"}}));
 }
 
 // ---- session/load's replay, read back from the log a batch at a time ----

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "acp/connection.hpp"
 #include "acp/methods.hpp"
@@ -41,6 +43,10 @@ class McpTunnelTest : public ::testing::Test {
     editor.on_request(acp::methods::kMcpMessage, [this](json::value p, acp::RequestContext) -> acp::awaitable<json::value> {
       const auto& o = p.as_object();
       seen_methods.push_back(std::string(o.at("method").as_string()));
+      if (answer_delay.count() > 0 && seen_methods.size() == 1) {  // a server slow to come up
+        asio::steady_timer slow(ioc, answer_delay);
+        co_await slow.async_wait(asio::use_awaitable);
+      }
       const json::object* params = o.contains("params") ? o.at("params").if_object() : nullptr;
       const json::value* meta = params ? params->if_contains("_meta") : nullptr;
       seen_meta.push_back(meta && meta->is_object() ? meta->as_object() : json::object{});
@@ -63,6 +69,18 @@ class McpTunnelTest : public ::testing::Test {
       json::object result{{"content", json::array{std::move(text)}}};
       return json::object{{"result", std::move(result)}};
     }
+    if (method == "server/discover" && features) {
+      json::object caps{{"tools", json::object{}}, {"prompts", json::object{}}, {"resources", json::object{}}};
+      json::object info{{"name", "editor-tools"}, {"version", "1"}};
+      return json::object{{"result", json::object{{"supportedVersions", json::array{"2026-07-28"}},
+                                                   {"capabilities", std::move(caps)}, {"serverInfo", std::move(info)}}}};
+    }
+    if (method == "prompts/list") {
+      json::object prompt{{"name", "review"}, {"description", "Review a file"}};
+      return json::object{{"result", json::object{{"prompts", json::array{std::move(prompt)}}}}};
+    }
+    if (method == "server/discover")  // an editor whose provider does not know it
+      return json::object{{"error", json::object{{"code", -32601}, {"message", "Method not found"}}}};
     return json::object{{"result", json::object{}}};  // ping and the rest
   }
 
@@ -88,6 +106,8 @@ class McpTunnelTest : public ::testing::Test {
   acp::Connection editor{ioc.get_executor(), to_agent};
   bridge::mcp::AcpTunnelRouter router{agent};
   fakes::FakeEditor host;
+  bool features = false;  // server/discover says it has prompts and resources
+  std::chrono::milliseconds answer_delay{0};  // before the editor answers its first request
   std::vector<std::string> seen_methods;
   std::vector<json::object> seen_meta;  // the MCP request's _meta of each mcp/message
 };
@@ -156,6 +176,70 @@ TEST_F(McpTunnelTest, EachStatelessRequestCarriesTheMcpVersionAndClient) {
     EXPECT_TRUE(client && client->is_object() && client->as_object().contains("name"))
         << seen_methods[i] << " must name the MCP client in _meta, got " << json::serialize(seen_meta[i]);
   }
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+// Its server/discover answer (the stateless form's initialize) decides, as over stdio, whether
+// its prompts become slash commands and its resources tools for the model.
+TEST_F(McpTunnelTest, AnEditorServersPromptsAndResourcesAreUsedAsOverStdio) {
+  features = true;
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  std::vector<std::string> names;
+  for (auto& t : tools) names.push_back(t->name());
+  EXPECT_NE(std::find(names.begin(), names.end(), "list_mcp_resources"), names.end()) << testing::PrintToString(names);
+  EXPECT_NE(std::find(names.begin(), names.end(), "read_mcp_resource"), names.end()) << testing::PrintToString(names);
+  auto commands = mcp->prompt_commands();
+  ASSERT_EQ(commands.size(), 1u) << "prompts/list was asked because server/discover says it has prompts";
+  EXPECT_EQ(commands[0].name, "mcp__ed__review");
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+TEST_F(McpTunnelTest, AnEditorWithoutServerDiscoverStillGivesItsTools) {
+  auto mcp = manager();
+  support::CancelSource cancel;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel));
+  ASSERT_EQ(tools.size(), 2u) << "its tools, and nothing asked of what it did not say it has";
+  EXPECT_TRUE(mcp->prompt_commands().empty());
+  EXPECT_EQ(std::count(seen_methods.begin(), seen_methods.end(), "prompts/list"), 0);
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+// A slow optional server does not hold the turn's first model request: the turn goes on without
+// it after the bound and it joins at a later request; a required one is waited for.
+TEST_F(McpTunnelTest, AnOptionalServerSlowToStartJoinsTheTurnLater) {
+  answer_delay = std::chrono::milliseconds(400);
+  auto mcp = manager();
+  mcp->start_all();
+  support::CancelSource cancel;
+  McpManager::TurnOffer offer;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, std::chrono::milliseconds(20), &offer));
+  EXPECT_TRUE(tools.empty()) << "the turn went on without the server still starting";
+  EXPECT_EQ(offer.late, std::vector<std::string>{"ed"});
+  // (run() returned once the server had come up)
+  auto joined = mcp->join_late(offer);
+  EXPECT_EQ(joined.servers, std::vector<std::string>{"ed"});
+  ASSERT_EQ(joined.tools.size(), 2u) << "its tools join at the next model request";
+  EXPECT_EQ(joined.tools[0]->name(), "mcp__ed__echo");
+  EXPECT_TRUE(offer.late.empty());
+  EXPECT_TRUE(mcp->join_late(offer).tools.empty()) << "a server joins once";
+  fakes::run(ioc, mcp->close());
+  pool.join();
+}
+
+TEST_F(McpTunnelTest, ARequiredServerSlowToStartIsWaitedFor) {
+  answer_delay = std::chrono::milliseconds(300);
+  auto mcp = manager(/*required=*/true);
+  mcp->start_all();  // as at session/new: it is starting when the turn begins
+  support::CancelSource cancel;
+  McpManager::TurnOffer offer;
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, std::chrono::milliseconds(20), &offer));
+  EXPECT_EQ(tools.size(), 2u) << "a required server must be up before the model is asked";
+  EXPECT_TRUE(offer.late.empty());
   fakes::run(ioc, mcp->close());
   pool.join();
 }
