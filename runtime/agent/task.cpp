@@ -200,8 +200,10 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
   if (auto mcp = session.mcp) {  // (the copy keeps the manager alive)
     boost::asio::steady_timer slow_start(co_await boost::asio::this_coro::executor);
     notice_slow_mcp_start(slow_start, loop.host(), session, mcp);
-    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in);
+    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in, p.engine->main_config().mcp_limits);
     slow_start.cancel();
+    for (auto& warning : mcp->take_warnings())
+      notify(loop.host(), session, NoticeSeverity::Warning, "Some MCP tools were left out", std::move(warning));
   }
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
   SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,

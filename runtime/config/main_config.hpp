@@ -32,6 +32,14 @@ struct ProviderConfig {
   std::map<std::string, ModelPrice> prices;  // model name -> its price, for the models given one
 };
 
+// What MCP servers may put before the model (config.yaml max_mcp_output_bytes and
+// max_mcp_tools_per_server). One large result or a huge tool list, in every later request,
+// would otherwise end the session: the provider refuses the context.
+struct McpLimits {
+  std::size_t output_bytes = 100'000;  // of a tool result's text; ~25k tokens, Claude Code's default
+  std::size_t tools_per_server = 500;
+};
+
 struct MainConfig {
   std::filesystem::path file;      // where it was read from (may not exist)
   std::optional<std::string> model;  // "<provider id>/<model name>"
@@ -41,6 +49,7 @@ struct MainConfig {
   std::optional<std::string> default_agent;
   std::optional<std::string> default_executor;  // an executor id (checked by the engine)
   int max_turn_requests = 100;
+  McpLimits mcp_limits;
 };
 
 // A missing file is not an error (everything has defaults). Problems are appended to `diags`

@@ -25,6 +25,7 @@
 #include "support/cancellation.hpp"
 #include "bridge/mcp/client.hpp"
 #include "bridge/mcp/server_spec.hpp"
+#include "runtime/config/main_config.hpp"
 #include "runtime/tools/tool.hpp"
 
 #include "bridge/mcp/transport.hpp"
@@ -93,8 +94,15 @@ class McpManager {
   // redirect); without one, or when the sign-in fails, it is left out (a required one fails
   // the turn, saying it needs sign-in). An optional server whose sign-in failed is not asked
   // again in this session.
+  // `limits`: each server offers at most limits.tools_per_server tools (the rest are left out,
+  // with a warning in take_warnings()), and each result reaches the model within
+  // limits.output_bytes.
   boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(
-      support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr);
+      support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr,
+      config::McpLimits limits = {});
+  // What the user should be told about the servers since the last call (a server's tools left
+  // out), each once per session.
+  std::vector<std::string> take_warnings();
   std::vector<ServerStatus> status() const;
 
   // The ready servers' prompts, in server order.

@@ -28,6 +28,8 @@ TEST(MainConfig, MissingFileMeansDefaults) {
   EXPECT_TRUE(d.empty());
   EXPECT_FALSE(cfg.model);
   EXPECT_EQ(cfg.max_turn_requests, 100);
+  EXPECT_EQ(cfg.mcp_limits.output_bytes, 100'000u) << "an MCP result reaches the model cut at ~25k tokens by default";
+  EXPECT_EQ(cfg.mcp_limits.tools_per_server, 500u);
 }
 
 TEST(MainConfig, ReadsModelProvidersAndLimits) {
@@ -40,6 +42,8 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
                           "    api_key_env: K\n"
                           "    max_retries: 0\n"
                           "max_turn_requests: 7\n"
+                          "max_mcp_output_bytes: 2000\n"
+                          "max_mcp_tools_per_server: 3\n"
                           "plugins:\n"
                           "  disabled: [a, b]\n");
   Diagnostics d;
@@ -49,6 +53,8 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
   EXPECT_EQ(cfg.providers.at("main").base_url, "http://127.0.0.1:1/v1");
   EXPECT_EQ(cfg.providers.at("main").max_retries, 0);
   EXPECT_EQ(cfg.max_turn_requests, 7);
+  EXPECT_EQ(cfg.mcp_limits.output_bytes, 2000u);
+  EXPECT_EQ(cfg.mcp_limits.tools_per_server, 3u);
   EXPECT_EQ(cfg.plugins_disabled, (std::vector<std::string>{"a", "b"}));
 }
 
@@ -63,7 +69,7 @@ TEST(MainConfig, ErrorsNameFileLineAndWhatIsAllowed) {
   runtime::config::load_main_config(dir, d);
   ASSERT_EQ(d.size(), 3u);
   const auto file = (dir / "config.yaml").string();
-  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests)");
+  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, max_mcp_output_bytes, max_mcp_tools_per_server)");
   EXPECT_EQ(d[1].to_string(), file + ":1: model must be '<provider id>/<model name>', got 'gpt'");
   EXPECT_EQ(d[2].to_string(), file + ":4: provider 'main': api_type must be 'openai' or 'anthropic', not 'gemini'");
 }
