@@ -28,6 +28,14 @@ std::string replace_all(std::string_view s, std::string_view needle, std::string
   return out;
 }
 
+std::size_t utf8_prefix_length(std::string_view s, std::size_t max) {
+  if (max >= s.size()) return s.size();
+  std::size_t n = max;
+  // Back to the start of the sequence s[n] belongs to (at most 3 continuation bytes).
+  for (int i = 0; i < 3 && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++i) --n;
+  return n;
+}
+
 std::size_t utf8_sequence_length(std::string_view s) {
   if (s.empty()) return 0;
   const auto b0 = static_cast<unsigned char>(s[0]);

@@ -17,6 +17,10 @@ std::string replace_all(std::string_view s, std::string_view needle, std::string
 // no surrogates, nothing past U+10FFFF), or 0 when it starts with an ill-formed one.
 std::size_t utf8_sequence_length(std::string_view s);
 
+// The longest prefix of `s` of at most `max` bytes that does not end inside a UTF-8 sequence
+// (a cut there would leave a broken character).
+std::size_t utf8_prefix_length(std::string_view s, std::size_t max);
+
 // Makes `s` valid UTF-8 in place: each byte that does not start a well-formed sequence becomes
 // U+FFFD. Returns whether anything changed. Cheap when `s` is already valid (one pass, no copy).
 // Text from files, commands and models may be anything; what we send as JSON must be UTF-8.

@@ -1,6 +1,7 @@
 // Context compaction: the conversation so far becomes a summary the model writes.
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/journal.hpp"
+#include "support/text.hpp"
 
 namespace runtime {
 
@@ -9,6 +10,18 @@ constexpr const char* kSummaryRequest =
     "Summarise this conversation so far so that you can continue the work from the summary alone: the user's "
     "goals and instructions, decisions made, files read and changed (with paths), commands run and their "
     "outcomes, and what remains to do. Be complete but concise. Answer with the summary only.";
+
+// The most of one tool result the summary request carries: a result too large for the context
+// (a huge MCP answer, from before its limit or with the limit raised) fails every turn, and
+// would fail /compact too if it went whole. The start of a result is what a summary needs.
+constexpr std::size_t kSummaryToolResultBytes = 16 * 1024;
+
+void shrink_for_summary(Message& m) {
+  if (m.role != Message::Role::Tool || m.text.size() <= kSummaryToolResultBytes) return;
+  const std::size_t total = m.text.size();
+  m.text.resize(support::utf8_prefix_length(m.text, kSummaryToolResultBytes));
+  m.text += "\n[... " + std::to_string(total - m.text.size()) + " more bytes of this tool result left out of the summary request]";
+}
 
 // Deeper AGENTS.md files entered the context with reads; they would be lost with those reads.
 std::vector<engine::AgentsMdFile> deeper_agents_md(const Session& session) {
@@ -43,6 +56,7 @@ boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Mod
   };
   host.emit(sid, CompactionProgress{id, CompactionStatus::InProgress, std::nullopt, {}, 0});
   std::vector<Message> request_history = session.history;
+  for (auto& m : request_history) shrink_for_summary(m);
   Message ask;
   ask.role = Message::Role::User;
   ask.text = kSummaryRequest;

@@ -40,7 +40,8 @@ std::string executor_list(const engine::Engine& engine) {
 
 SessionManager::SessionManager(Deps deps)
     : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, builtin_tools()), store_(deps_.sessions_dir),
-      executors_(std::make_shared<executors::Registry>(executors::Deps{deps_.executor, deps_.pool},
+      executors_(std::make_shared<executors::Registry>(executors::Deps{deps_.executor, deps_.pool,
+                                                                       std::make_shared<support::LazyThreadPool>(executors::kFileIoThreads)},
                                                        engine::Engine::default_options(deps_.config_root).builtin_skills_dir)) {}
 
 SessionManager::~SessionManager() {

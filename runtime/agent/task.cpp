@@ -233,8 +233,11 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
     const auto optional_wait = p.engine->main_config().mcp_startup_wait;
     boost::asio::steady_timer slow_start(co_await boost::asio::this_coro::executor);
     notice_slow_mcp_start(slow_start, loop.host(), session, mcp, optional_wait);
-    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in, optional_wait, offer.get());
+    mcp_tools = co_await mcp->tools_for_turn(&p.cancel, &sign_in, p.engine->main_config().mcp_limits, optional_wait,
+                                             offer.get());
     slow_start.cancel();
+    for (auto& warning : mcp->take_warnings())
+      notify(loop.host(), session, NoticeSeverity::Warning, "Some MCP tools were left out", std::move(warning));
     if (!offer->late.empty() && !p.cancel.cancelled()) join_late_servers(p.settings, loop.host(), session, mcp, offer);
   }
   for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());

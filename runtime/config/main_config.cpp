@@ -131,7 +131,8 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   if (!root || root->IsNull()) return cfg;
   if (!r.expect_map(*root, "config.yaml")) return cfg;
   r.check_keys(*root, {"model", "providers", "skills", "plugins", "default_agent", "default_executor", "max_turn_requests",
-                       "mcp_startup_wait_ms"}, "config.yaml");
+                       "mcp_startup_wait_ms", "max_mcp_output_bytes", "max_mcp_tools_per_server"},
+                 "config.yaml");
   cfg.model = r.string(*root, "model");
   if (cfg.model && cfg.model->find('/') == std::string::npos) {
     r.error((*root)["model"], "model must be '<provider id>/<model name>', got '" + *cfg.model + "'");
@@ -153,6 +154,8 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   cfg.default_executor = r.string(*root, "default_executor");
   if (auto n = r.positive_int(*root, "max_turn_requests")) cfg.max_turn_requests = *n;
   if (auto n = r.positive_int(*root, "mcp_startup_wait_ms")) cfg.mcp_startup_wait = std::chrono::milliseconds(*n);
+  if (auto n = r.positive_int(*root, "max_mcp_output_bytes")) cfg.mcp_limits.output_bytes = static_cast<std::size_t>(*n);
+  if (auto n = r.positive_int(*root, "max_mcp_tools_per_server")) cfg.mcp_limits.tools_per_server = static_cast<std::size_t>(*n);
   if (cfg.model) {
     auto provider_id = cfg.model->substr(0, cfg.model->find('/'));
     if (!cfg.providers.count(provider_id) && provider_id != "openai" && provider_id != "anthropic")

@@ -34,6 +34,13 @@ struct ProviderConfig {
 };
 
 inline constexpr std::chrono::milliseconds kDefaultMcpStartupWait{500};
+// What MCP servers may put before the model (config.yaml max_mcp_output_bytes and
+// max_mcp_tools_per_server). One large result or a huge tool list, in every later request,
+// would otherwise end the session: the provider refuses the context.
+struct McpLimits {
+  std::size_t output_bytes = 100'000;  // of a tool result's text; ~25k tokens, Claude Code's default
+  std::size_t tools_per_server = 500;
+};
 
 struct MainConfig {
   std::filesystem::path file;      // where it was read from (may not exist)
@@ -47,6 +54,7 @@ struct MainConfig {
   // How long a turn's first model request waits for optional MCP servers still starting; one
   // that comes up later joins at a later model request (required servers are always waited for).
   std::chrono::milliseconds mcp_startup_wait = kDefaultMcpStartupWait;
+  McpLimits mcp_limits;
 };
 
 // A missing file is not an error (everything has defaults). Problems are appended to `diags`

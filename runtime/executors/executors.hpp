@@ -16,6 +16,7 @@
 
 #include "runtime/config/executor_config.hpp"
 #include "runtime/protocol/executor.hpp"
+#include "support/lazy_thread_pool.hpp"
 
 namespace runtime::executors {
 
@@ -23,8 +24,15 @@ namespace fs = std::filesystem;
 
 struct Deps {
   boost::asio::any_io_executor io;       // where output callbacks run
-  boost::asio::thread_pool* pool = nullptr;  // blocking work (ssh and file I/O)
+  boost::asio::thread_pool* pool = nullptr;  // blocking work (ssh, local commands)
+  // Local file I/O, apart from `pool`, so that a hung mount never holds the threads turns and
+  // containment checks need; null: `pool` (tests).
+  std::shared_ptr<support::LazyThreadPool> file_pool = nullptr;
 };
+
+// Threads for blocking file I/O: the few reads and writes of files at once that a hung network
+// mount may hold, while everything else goes on.
+inline constexpr std::size_t kFileIoThreads = 4;
 
 std::shared_ptr<Executor> make_local_executor(Deps deps, fs::path cwd);
 // `prefix`: the part of the executor's paths that maps onto `root` ("" for a virtual executor,

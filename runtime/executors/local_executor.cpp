@@ -21,17 +21,23 @@ class LocalExecutor : public Executor {
 
   boost::asio::awaitable<std::string> working_directory(support::CancelSource*) override { co_return cwd_.string(); }
 
-  boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource*) override {
+  boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) override {
     auto p = abs(path);
-    std::string error;
-    auto job = [p, &error] {
-      auto text = support::read_file(p);
-      if (!text) error = support::errno_text(errno);
-      return text.value_or("");
-    };
-    auto text = co_await support::run_blocking(*deps_.pool, std::move(job));
-    if (!error.empty()) throw ExecutorError("Cannot read " + p.string() + ": " + error);
-    co_return text;
+    try {
+      co_return co_await detail::read_local_file(deps_, p, cancel);
+    } catch (const support::FileReadError& e) {
+      throw ExecutorError("Cannot read " + p.string() + ": " + e.what());
+    }
+  }
+
+  boost::asio::awaitable<support::WindowRead> read_lines(const std::string& path, support::LineWindow window,
+                                                         support::CancelSource* cancel) override {
+    auto p = abs(path);
+    try {
+      co_return co_await detail::read_local_lines(deps_, p, window, cancel);
+    } catch (const support::FileReadError& e) {
+      throw ExecutorError("Cannot read " + p.string() + ": " + e.what());
+    }
   }
 
   boost::asio::awaitable<void> write_file(const std::string& path, const std::string& content,
@@ -49,7 +55,7 @@ class LocalExecutor : public Executor {
         return e.what();
       }
     };
-    auto error = co_await support::run_blocking(*deps_.pool, std::move(job));
+    auto error = co_await support::run_blocking(detail::file_pool(deps_), std::move(job));
     if (!error.empty()) throw ExecutorError(error);
   }
 
@@ -62,13 +68,16 @@ class LocalExecutor : public Executor {
   }
 
   boost::asio::awaitable<FileInfo> stat(const std::string& path, support::CancelSource*) override {
-    std::error_code ec;
-    auto st = fs::status(abs(path), ec);
-    FileInfo fi;
-    fi.exists = !ec && fs::exists(st);
-    fi.is_directory = fi.exists && fs::is_directory(st);
-    if (fi.exists && !fi.is_directory) fi.size = fs::file_size(abs(path), ec);
-    co_return fi;
+    auto job = [p = abs(path)] {
+      std::error_code ec;
+      auto st = fs::status(p, ec);
+      FileInfo fi;
+      fi.exists = !ec && fs::exists(st);
+      fi.is_directory = fi.exists && fs::is_directory(st);
+      if (fi.exists && !fi.is_directory) fi.size = fs::file_size(p, ec);
+      return fi;
+    };
+    co_return co_await support::run_blocking(detail::file_pool(deps_), std::move(job));
   }
 
   boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) override {

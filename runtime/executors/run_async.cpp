@@ -24,6 +24,31 @@ boost::asio::awaitable<bridge::process::ProcessResult> run_on_pool(const Deps& d
   co_return result;
 }
 
+boost::asio::thread_pool& file_pool(const Deps& deps) {
+  return deps.file_pool ? deps.file_pool->get() : *deps.pool;
+}
+
+boost::asio::awaitable<support::WindowRead> read_local_lines(const Deps& deps, fs::path path, support::LineWindow window,
+                                                             support::CancelSource* cancel) {
+  auto job = [path = std::move(path), window](const std::atomic<bool>& stop) {
+    return support::read_file_window(path, window, &stop);
+  };
+  auto read = co_await support::run_blocking_cancellable(file_pool(deps), cancel, std::move(job));
+  if (!read) {
+    support::WindowRead stopped;
+    stopped.stopped = true;
+    co_return stopped;
+  }
+  co_return std::move(*read);
+}
+
+boost::asio::awaitable<std::string> read_local_file(const Deps& deps, fs::path path, support::CancelSource* cancel) {
+  auto read = co_await read_local_lines(deps, std::move(path), {1, support::LineWindow{}.max_lines, kMaxReadFileBytes}, cancel);
+  if (read.stopped) throw support::FileReadError("cancelled");
+  if (read.cut) throw support::FileReadError("it is larger than " + std::to_string(kMaxReadFileBytes >> 20) + " MiB");
+  co_return std::move(read.text);
+}
+
 void OutputTail::add(std::string_view chunk) {
   text.append(chunk);
   if (text.size() > limit) {

@@ -18,6 +18,18 @@ boost::asio::awaitable<bridge::process::ProcessResult> run_on_pool(const Deps& d
                                                                    std::function<void(std::string_view)> on_output,
                                                                    support::CancelSource* cancel);
 
+// Where a local file's blocking I/O runs: deps.file_pool, else deps.pool.
+boost::asio::thread_pool& file_pool(const Deps& deps);
+
+// A window of a local file's lines, read on the file pool: regular files only, no more of the
+// file than the window needs; `stopped` as soon as `cancel` fires, even while the read is stuck
+// in the kernel. Throws support::FileReadError.
+boost::asio::awaitable<support::WindowRead> read_local_lines(const Deps& deps, fs::path path, support::LineWindow window,
+                                                             support::CancelSource* cancel);
+// A whole local file the same way, at most kMaxReadFileBytes. Throws support::FileReadError,
+// also when it is larger or the read was cancelled.
+boost::asio::awaitable<std::string> read_local_file(const Deps& deps, fs::path path, support::CancelSource* cancel);
+
 // The result of a `bash -c` run as the executors report it: output interleaved, the last bytes kept.
 struct OutputTail {
   explicit OutputTail(std::size_t limit) : limit(limit) {}

@@ -27,7 +27,6 @@ namespace runtime::executors {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t kMaxFileBytes = 64 * 1024 * 1024;
 constexpr std::chrono::milliseconds kFileOpTimeout{60'000};
 
 std::string last_line(std::string s) {
@@ -100,7 +99,11 @@ class SshExecutor : public Executor, public ExecutorPaths {
 
   boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) override {
     co_await connect(cancel);
-    auto out = co_await ssh(in_workdir("cat -- " + shell_quote(path)), {}, kMaxFileBytes, cancel);
+    // A FIFO or a device there would hold the call until cancelled: only regular files.
+    const std::string q = shell_quote(path);
+    const std::string script =
+        "if [ -e " + q + " ] && [ ! -f " + q + " ]; then echo 'read: it is not a regular file' >&2; exit 1; fi; exec cat -- " + q;
+    auto out = co_await ssh(in_workdir(script), {}, kMaxReadFileBytes, cancel);
     check(out, "cannot read " + path);
     co_return std::move(out.p.stdout_data);
   }

@@ -2,8 +2,8 @@
 // executor is one too, read-only, its /skills being the built-in skills.
 #include "runtime/executors/executors.hpp"
 #include "runtime/protocol/executor_paths.hpp"
+#include "runtime/executors/run_async.hpp"
 #include "support/file_io.hpp"
-#include "support/run_blocking.hpp"
 
 namespace runtime::executors {
 
@@ -21,12 +21,21 @@ class VirtualExecutor : public Executor, public ExecutorPaths {
     co_return info_.workdir;
   }
 
-  boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource*) override {
-    auto p = local_path(path);
-    auto job = [p] { return support::read_file(p); };
-    auto text = co_await support::run_blocking(*deps_.pool, std::move(job));
-    if (!text) throw error("cannot read " + path + ": " + support::errno_text(errno));
-    co_return std::move(*text);
+  boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) override {
+    try {
+      co_return co_await detail::read_local_file(deps_, local_path(path), cancel);
+    } catch (const support::FileReadError& e) {
+      throw error("cannot read " + path + ": " + e.what());
+    }
+  }
+
+  boost::asio::awaitable<support::WindowRead> read_lines(const std::string& path, support::LineWindow window,
+                                                         support::CancelSource* cancel) override {
+    try {
+      co_return co_await detail::read_local_lines(deps_, local_path(path), window, cancel);
+    } catch (const support::FileReadError& e) {
+      throw error("cannot read " + path + ": " + e.what());
+    }
   }
 
   boost::asio::awaitable<void> write_file(const std::string& path, const std::string& content,
@@ -43,7 +52,7 @@ class VirtualExecutor : public Executor, public ExecutorPaths {
         return e.what();
       }
     };
-    if (auto e = co_await support::run_blocking(*deps_.pool, std::move(job)); !e.empty()) throw error(e);
+    if (auto e = co_await support::run_blocking(detail::file_pool(deps_), std::move(job)); !e.empty()) throw error(e);
   }
 
   boost::asio::awaitable<void> remove_file(const std::string& path, support::CancelSource*) override {

@@ -60,36 +60,33 @@ asio::awaitable<std::string> sign_in(McpServer& s, bridge::mcp::oauth::SignInPre
   co_return s.state() == ServerState::NeedsSignIn ? "the server refused the new token" : "";
 }
 
-// The tools of one ready server, named mcp__<id>__<tool> and filtered by its `tools` list; a
-// name already offered in the turn is skipped.
-void offer_tools(const std::shared_ptr<McpManager::Impl>& impl, const SessionServer& e, std::set<std::string>& names,
+// A tool's calls go to its server through the manager, as long as the session has it.
+tools::McpCallFn call_through(const std::shared_ptr<McpManager::Impl>& impl, const std::shared_ptr<McpServer>& server) {
+  std::weak_ptr<McpManager::Impl> weak = impl;
+  std::weak_ptr<McpServer> weak_server = server;
+  return [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
+                             bridge::mcp::Client::ProgressFn progress, tools::McpElicitFn elicit) -> asio::awaitable<json::object> {
+    auto me = weak.lock();
+    auto srv = weak_server.lock();
+    // A shared server outlives the session that closed: its tools must not.
+    if (!me || !srv || me->closed_) throw McpError(McpError::Kind::Closed, "the session's MCP servers were closed");
+    co_return co_await srv->call(tool, std::move(args), c, std::move(progress), std::move(elicit));
+  };
+}
+
+// The tools of one ready server, named mcp__<id>__<tool>, filtered by its `tools` list and capped
+// by `offer.limits`; a name already offered in the turn is skipped.
+void offer_tools(const std::shared_ptr<McpManager::Impl>& impl, const SessionServer& e, McpManager::TurnOffer& offer,
                  std::vector<std::unique_ptr<tools::Tool>>& out) {
   const auto& spec = e.spec;
-  std::set<std::string> offered;
-  for (const auto& t : e.server->tools()) {
-    if (spec.tools && std::find(spec.tools->begin(), spec.tools->end(), t.name) == spec.tools->end()) continue;
-    offered.insert(t.name);
-    auto exposed = bridge::mcp::qualified_tool_name(spec.id, t.name);
-    if (!names.insert(exposed).second) {
-      spdlog::warn("mcp {}: skipping tool {}: the name {} is already taken", spec.id, t.name, exposed);
+  for (const auto* t : impl->tools_to_offer(spec, e.server->tools(), offer.limits.tools_per_server)) {
+    auto exposed = bridge::mcp::qualified_tool_name(spec.id, t->name);
+    if (!offer.names.insert(exposed).second) {
+      spdlog::warn("mcp {}: skipping tool {}: the name {} is already taken", spec.id, t->name, exposed);
       continue;
     }
-    std::weak_ptr<McpManager::Impl> weak = impl;
-    std::weak_ptr<McpServer> weak_server = e.server;
-    tools::McpCallFn call = [weak, weak_server](const std::string& tool, json::object args, support::CancelSource* c,
-                                                bridge::mcp::Client::ProgressFn progress,
-                                                tools::McpElicitFn elicit) -> asio::awaitable<json::object> {
-      auto me = weak.lock();
-      auto srv = weak_server.lock();
-      // A shared server outlives the session that closed: its tools must not.
-      if (!me || !srv || me->closed_) throw McpError(McpError::Kind::Closed, "the session's MCP servers were closed");
-      co_return co_await srv->call(tool, std::move(args), c, std::move(progress), std::move(elicit));
-    };
-    out.push_back(tools::make_mcp_tool(exposed, spec.id, t, std::move(call)));
+    out.push_back(tools::make_mcp_tool(exposed, spec.id, *t, call_through(impl, e.server), offer.limits.output_bytes));
   }
-  if (spec.tools)
-    for (const auto& want : *spec.tools)
-      if (!offered.count(want)) spdlog::warn("mcp {}: the server has no tool named '{}' (listed in tools)", spec.id, want);
 }
 
 // Codex's resource tools, once a server offers resources (once per turn: `names` has them then).
@@ -114,13 +111,42 @@ struct BoundedWait {
 };
 }  // namespace
 
+std::vector<const bridge::mcp::ToolInfo*> McpManager::Impl::tools_to_offer(const ServerSpec& spec,
+                                                                         const std::vector<bridge::mcp::ToolInfo>& tools,
+                                                                         std::size_t limit) {
+  std::vector<const bridge::mcp::ToolInfo*> chosen;
+  std::size_t left_out = 0;
+  for (const auto& t : tools) {
+    if (spec.tools && std::find(spec.tools->begin(), spec.tools->end(), t.name) == spec.tools->end()) continue;
+    if (chosen.size() < limit) chosen.push_back(&t);
+    else ++left_out;
+  }
+  if (spec.tools)
+    for (const auto& want : *spec.tools)
+      if (std::none_of(tools.begin(), tools.end(), [&](const auto& t) { return t.name == want; }))
+        spdlog::warn("mcp {}: the server has no tool named '{}' (listed in tools)", spec.id, want);
+  // Every tool's schema goes with every request: thousands would fill the model's context (and
+  // providers refuse more than about 128 tools in all).
+  if (left_out > 0 && capped_warned_.insert(spec.id).second) {
+    warnings_.push_back("The MCP server '" + spec.id + "' offers " + std::to_string(chosen.size() + left_out) +
+                        " tools; the model is offered the first " + std::to_string(chosen.size()) + " and " +
+                        std::to_string(left_out) + " are left out (max_mcp_tools_per_server in config.yaml; or list " +
+                        "the ones you want under the server's tools:).");
+    spdlog::warn("{}", warnings_.back());
+  }
+  return chosen;
+}
+
+std::vector<std::string> McpManager::take_warnings() { return std::exchange(impl_->warnings_, {}); }
+
 asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for_turn(
-    support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* presenter,
+    support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* presenter, config::McpLimits limits,
     std::optional<std::chrono::milliseconds> optional_wait, TurnOffer* offer) {
   auto impl = impl_;
   std::vector<std::unique_ptr<tools::Tool>> out;
   TurnOffer own;
   TurnOffer& turn = offer ? *offer : own;
+  turn.limits = limits;
   auto entries = impl->entries_;  // close() may empty the list while we wait
   std::optional<BoundedWait> bounded;
   if (optional_wait) {
@@ -159,7 +185,7 @@ asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> McpManager::tools_for
             required_unreachable_message(spec, s.error().empty() ? state_name(s.state()) : s.error()));
       continue;
     }
-    offer_tools(impl, e, turn.names, out);
+    offer_tools(impl, e, turn, out);
     ready.push_back(e);
   }
   if (!(cancel && cancel->cancelled())) offer_resource_tools(impl, ready, turn.names, out);
@@ -175,7 +201,7 @@ McpManager::Joined McpManager::join_late(TurnOffer& offer) {
     if (late == offer.late.end() || e.server->state() == ServerState::Starting) continue;
     offer.late.erase(late);  // up, or failed (its failure was told as it happened)
     if (e.server->state() != ServerState::Ready || impl->closed_) continue;
-    offer_tools(impl, e, offer.names, joined.tools);
+    offer_tools(impl, e, offer, joined.tools);
     joined.servers.push_back(e.spec.id);
     ready.push_back(e);
   }

@@ -27,6 +27,7 @@
 #include "support/cancellation.hpp"
 #include "bridge/mcp/client.hpp"
 #include "bridge/mcp/server_spec.hpp"
+#include "runtime/config/main_config.hpp"
 #include "runtime/tools/tool.hpp"
 
 #include "bridge/mcp/transport.hpp"
@@ -93,6 +94,7 @@ class McpManager {
   struct TurnOffer {
     std::set<std::string> names;    // the tool names offered so far
     std::vector<std::string> late;  // optional servers still starting when the wait ran out
+    config::McpLimits limits;       // what each server may offer, for the late ones too
   };
   // The servers of TurnOffer::late that came up, and their tools.
   struct Joined {
@@ -111,14 +113,20 @@ class McpManager {
   // again in this session.
   // With `optional_wait`, optional servers still starting are waited for at most that long (all
   // together, started in the background first): the ones not up by then are left out and named
-  // in `offer->late`, for join_late. Required servers are always waited for.
+  // in `offer->late`, for join_late. Required servers are always waited for. `limits`: each
+  // server offers at most limits.tools_per_server tools (the rest are left out, with a warning in
+  // take_warnings()), and each result reaches the model within limits.output_bytes.
   boost::asio::awaitable<std::vector<std::unique_ptr<tools::Tool>>> tools_for_turn(
       support::CancelSource* cancel, bridge::mcp::oauth::SignInPresenter* sign_in = nullptr,
-      std::optional<std::chrono::milliseconds> optional_wait = std::nullopt, TurnOffer* offer = nullptr);
+      config::McpLimits limits = {}, std::optional<std::chrono::milliseconds> optional_wait = std::nullopt,
+      TurnOffer* offer = nullptr);
   // The late servers of a turn that are up now, with the tools they add to `offer` (names taken
   // are skipped; the resource tools come with the first server that has resources). A late server
   // that failed meanwhile leaves `offer.late` without joining.
   Joined join_late(TurnOffer& offer);
+  // What the user should be told about the servers since the last call (a server's tools left
+  // out), each once per session.
+  std::vector<std::string> take_warnings();
   std::vector<ServerStatus> status() const;
 
   // The ready servers' prompts, in server order.

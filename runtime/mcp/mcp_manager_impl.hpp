@@ -55,6 +55,14 @@ class McpManager::Impl : public std::enable_shared_from_this<McpManager::Impl> {
   std::vector<bridge::mcp::ServerSpec> editor_specs_;  // the session's own (private_servers)
   std::vector<SessionServer> entries_;
   std::set<std::string> declined_;  // optional servers whose sign-in failed: not asked again
+  std::vector<std::string> warnings_;      // for McpManager::take_warnings
+  std::set<std::string> capped_warned_;    // servers whose tools were left out, told once
+
+  // The server's tools the model is offered: those its `tools:` names (all without one), at most
+  // `limit`; a warning names the server and how many were left out.
+  std::vector<const bridge::mcp::ToolInfo*> tools_to_offer(const bridge::mcp::ServerSpec& spec,
+                                                           const std::vector<bridge::mcp::ToolInfo>& tools,
+                                                           std::size_t limit);
   bool closed_ = false;
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/cancellation.hpp"
+#include "support/file_io.hpp"
 
 namespace runtime {
 
@@ -63,6 +64,10 @@ struct InstallResult {
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
+// The most read_file (the executor's) reads of one file: a file for apply_patch to edit, an
+// AGENTS.md; larger ones are refused rather than held in memory.
+inline constexpr std::size_t kMaxReadFileBytes = 64 * 1024 * 1024;
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -72,6 +77,10 @@ class Executor {
   virtual boost::asio::awaitable<std::string> working_directory(support::CancelSource* cancel) = 0;
   // Each throws ExecutorError (a missing file included) naming the executor.
   virtual boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) = 0;
+  // A window of a text file's lines (the read_file tool), reading no more of it than the window
+  // needs where the executor can; `stopped` when cancelled. This default reads the whole file.
+  virtual boost::asio::awaitable<support::WindowRead> read_lines(const std::string& path, support::LineWindow window,
+                                                                 support::CancelSource* cancel);
   // Atomic where the file lives: readers see the old or the new content, never a part.
   virtual boost::asio::awaitable<void> write_file(const std::string& path, const std::string& content,
                                                   support::CancelSource* cancel) = 0;
@@ -107,6 +116,13 @@ class Executor {
 inline std::vector<std::string> Executor::launch_argv(const std::string&, const EnvList&) const {
   throw ExecutorError("executor '" + info().id + "' cannot run processes (" +
                       (info().can_run ? "it runs them itself" : "it has files only") + ")");
+}
+
+inline boost::asio::awaitable<support::WindowRead> Executor::read_lines(const std::string& path,
+                                                                       support::LineWindow window,
+                                                                       support::CancelSource* cancel) {
+  const std::string text = co_await read_file(path, cancel);
+  co_return support::window_of_text(text, window);
 }
 
 inline boost::asio::awaitable<InstallResult> Executor::install_file(const std::string&, const std::string&, unsigned,

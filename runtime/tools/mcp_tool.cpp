@@ -4,7 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "support/json_read.hpp"
+#include "support/text.hpp"
 
 namespace runtime::tools {
 
@@ -16,6 +19,41 @@ namespace {
 std::string str(const json::object& o, std::string_view key) { return std::string(support::str_at(o, key)); }
 
 ToolContent content_block(json::object block) { return BlockContent{std::move(block)}; }
+
+// The first `limit` bytes of `text` (never half a character); "" when it fits.
+std::string cut_at(std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return {};
+  const std::string total = std::to_string(text.size());
+  text.resize(support::utf8_prefix_length(text, limit));
+  return total;
+}
+
+// A result in every later request: one too large for the model's context would end the session.
+std::string cut_for_model(std::string text, std::size_t limit) {
+  const std::string total = cut_at(text, limit);
+  if (total.empty()) return text;
+  return text + "\n\n[The MCP tool's result was cut: it is " + total + " bytes, the first " + std::to_string(text.size()) +
+         " are above (max_mcp_output_bytes in config.yaml). If you need more, ask the tool for less at a time: a "
+         "narrower query, a page, a range.]";
+}
+
+// The editor's copy stays within the limit too (the whole result is its rawOutput): text blocks
+// are cut, other blocks (images, resources) that do not fit are named instead.
+void cut_for_editor(std::vector<ToolContent>& content, std::size_t limit) {
+  std::size_t used = 0;
+  const std::string where = " (over max_mcp_output_bytes; the whole result is in rawOutput)]";
+  for (auto& item : content) {
+    const std::size_t left = limit - std::min(limit, used);
+    if (auto* t = std::get_if<TextContent>(&item)) {
+      if (auto total = cut_at(t->text, left); !total.empty()) t->text += "\n[... cut: " + total + " bytes in all" + where;
+      used += t->text.size();
+    } else if (auto* b = std::get_if<BlockContent>(&item)) {
+      const std::size_t size = json::serialize(b->block).size();
+      if (size > left) item = TextContent{"[" + str(b->block, "type") + " left out: " + std::to_string(size) + " bytes" + where};
+      else used += size;
+    }
+  }
+}
 
 // The server's questions go to the editor, scoped to this session and tool call; the MCP params
 // become the ACP request as they are (mode "form" when the server named none).
@@ -31,8 +69,12 @@ McpElicitFn elicit_through(ToolContext& ctx) {
 
 class McpTool : public Tool {
  public:
-  McpTool(std::string name, std::string server_id, bridge::mcp::ToolInfo info, McpCallFn call)
-      : name_(std::move(name)), server_id_(std::move(server_id)), info_(std::move(info)), call_(std::move(call)) {}
+  McpTool(std::string name, std::string server_id, bridge::mcp::ToolInfo info, McpCallFn call, std::size_t output_limit)
+      : name_(std::move(name)),
+        server_id_(std::move(server_id)),
+        info_(std::move(info)),
+        call_(std::move(call)),
+        output_limit_(output_limit) {}
 
   std::string name() const override { return name_; }
 
@@ -90,7 +132,7 @@ class McpTool : public Tool {
       }
       co_return error_result(what);
     }
-    co_return map_mcp_result(result);
+    co_return map_mcp_result(result, output_limit_);
   }
 
  private:
@@ -98,16 +140,18 @@ class McpTool : public Tool {
   std::string server_id_;
   bridge::mcp::ToolInfo info_;
   McpCallFn call_;
+  std::size_t output_limit_;
 };
 
 }  // namespace
 
 std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server_id, bridge::mcp::ToolInfo info,
-                                    McpCallFn call) {
-  return std::make_unique<McpTool>(std::move(exposed_name), std::move(server_id), std::move(info), std::move(call));
+                                    McpCallFn call, std::size_t output_limit) {
+  return std::make_unique<McpTool>(std::move(exposed_name), std::move(server_id), std::move(info), std::move(call),
+                                   output_limit);
 }
 
-ToolResult map_mcp_result(const json::object& result) {
+ToolResult map_mcp_result(const json::object& result, std::size_t output_limit) {
   ToolResult r;
   std::string text;
   auto append = [&](const std::string& s) {
@@ -169,7 +213,8 @@ ToolResult map_mcp_result(const json::object& result) {
   r.is_error = false;
   if (auto* e = result.if_contains("isError"); e && e->is_bool()) r.is_error = e->as_bool();
   if (text.empty()) text = r.is_error ? "The tool reported an error without details." : "(no output)";
-  r.text = std::move(text);
+  r.text = cut_for_model(std::move(text), output_limit);
+  cut_for_editor(r.content, output_limit);
   // The whole CallToolResult: clients that take rawOutput as the result (the AI SDK provider,
   // agentgui) get everything the server answered.
   r.raw_output = result;

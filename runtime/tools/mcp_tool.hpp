@@ -21,10 +21,14 @@ using McpCallFn = std::function<boost::asio::awaitable<boost::json::object>(
     const std::string& tool, boost::json::object args, support::CancelSource* cancel,
     bridge::mcp::Client::ProgressFn on_progress, McpElicitFn elicit)>;
 
+// `output_limit`: the most bytes of its result the model and the editor's content get
+// (config::McpLimits::output_bytes).
 std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server_id, bridge::mcp::ToolInfo info,
-                                    McpCallFn call);
+                                    McpCallFn call, std::size_t output_limit);
 
-// text/image/audio/resource/resource_link content, structuredContent and isError.
-ToolResult map_mcp_result(const boost::json::object& result);
+// text/image/audio/resource/resource_link content, structuredContent and isError. The model's
+// text and the editor's content stay within `output_limit` bytes each, saying what was cut;
+// raw_output is the result whole, its one full copy (in the editor's update and the journal).
+ToolResult map_mcp_result(const boost::json::object& result, std::size_t output_limit);
 
 }  // namespace runtime::tools

@@ -14,22 +14,6 @@ constexpr std::int64_t kDefaultLimit = 2000;
 constexpr std::size_t kMaxBytes = 256 * 1024;
 constexpr std::size_t kMaxShownBytes = 16 * 1024;
 
-// Lines [line, line+limit) of `text` (line is 1-based).
-std::string slice_lines(const std::string& text, std::int64_t line, std::int64_t limit) {
-  std::size_t pos = 0;
-  for (std::int64_t i = 1; i < line && pos != std::string::npos; ++i) {
-    pos = text.find('\n', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  if (pos == std::string::npos || pos >= text.size()) return {};
-  std::size_t end = pos;
-  for (std::int64_t i = 0; i < limit && end != std::string::npos; ++i) {
-    end = text.find('\n', end);
-    if (end != std::string::npos) ++end;
-  }
-  return text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-}
-
 class ReadFileTool : public Tool {
  public:
   std::string name() const override { return "read_file"; }
@@ -97,6 +81,7 @@ class ReadFileTool : public Tool {
                              " (outside the session's folders). Do not retry it; ask the user how to proceed instead.");
 
     std::string text;
+    bool cut = false;
     if (through_editor) {
       try {
         text = co_await ctx.host().read_text_file(ctx.env().session_id, path.string(), offset, limit, &ctx.cancel());
@@ -106,8 +91,11 @@ class ReadFileTool : public Tool {
       }
     } else {
       try {
-        auto whole = co_await ctx.executor().read_file(path.string(), &ctx.cancel());
-        text = slice_lines(whole, offset, limit);
+        // Only the window: a 1 GiB file costs what the model is given, not the file.
+        auto read = co_await ctx.executor().read_lines(path.string(), {offset, limit, kMaxBytes}, &ctx.cancel());
+        if (read.stopped) throw ToolCancelled();
+        text = std::move(read.text);
+        cut = read.cut;
       } catch (const ExecutorError& e) {
         if (ctx.cancel().cancelled()) throw ToolCancelled();
         co_return error_result(e.what());
@@ -116,8 +104,9 @@ class ReadFileTool : public Tool {
     ToolResult r;
     if (text.size() > kMaxBytes) {
       text.resize(kMaxBytes);
-      text += "\n[... truncated at 256 KB; read further with offset/limit]";
+      cut = true;
     }
+    if (cut) text += "\n[... truncated at 256 KB; read further with offset/limit]";
     r.content.push_back(TextContent{text.size() > kMaxShownBytes ? text.substr(0, kMaxShownBytes) + "\n..." : text});
     r.text = std::move(text);
     co_return r;

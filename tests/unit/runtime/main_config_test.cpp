@@ -29,6 +29,8 @@ TEST(MainConfig, MissingFileMeansDefaults) {
   EXPECT_FALSE(cfg.model);
   EXPECT_EQ(cfg.max_turn_requests, 100);
   EXPECT_EQ(cfg.mcp_startup_wait, std::chrono::milliseconds(500));
+  EXPECT_EQ(cfg.mcp_limits.output_bytes, 100'000u) << "an MCP result reaches the model cut at ~25k tokens by default";
+  EXPECT_EQ(cfg.mcp_limits.tools_per_server, 500u);
 }
 
 TEST(MainConfig, ReadsModelProvidersAndLimits) {
@@ -42,6 +44,8 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
                           "    max_retries: 0\n"
                           "max_turn_requests: 7\n"
                           "mcp_startup_wait_ms: 2500\n"
+                          "max_mcp_output_bytes: 2000\n"
+                          "max_mcp_tools_per_server: 3\n"
                           "plugins:\n"
                           "  disabled: [a, b]\n");
   Diagnostics d;
@@ -52,6 +56,8 @@ TEST(MainConfig, ReadsModelProvidersAndLimits) {
   EXPECT_EQ(cfg.providers.at("main").max_retries, 0);
   EXPECT_EQ(cfg.max_turn_requests, 7);
   EXPECT_EQ(cfg.mcp_startup_wait, std::chrono::milliseconds(2500));
+  EXPECT_EQ(cfg.mcp_limits.output_bytes, 2000u);
+  EXPECT_EQ(cfg.mcp_limits.tools_per_server, 3u);
   EXPECT_EQ(cfg.plugins_disabled, (std::vector<std::string>{"a", "b"}));
 }
 
@@ -66,7 +72,7 @@ TEST(MainConfig, ErrorsNameFileLineAndWhatIsAllowed) {
   runtime::config::load_main_config(dir, d);
   ASSERT_EQ(d.size(), 3u);
   const auto file = (dir / "config.yaml").string();
-  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, mcp_startup_wait_ms)");
+  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, mcp_startup_wait_ms, max_mcp_output_bytes, max_mcp_tools_per_server)");
   EXPECT_EQ(d[1].to_string(), file + ":1: model must be '<provider id>/<model name>', got 'gpt'");
   EXPECT_EQ(d[2].to_string(), file + ":4: provider 'main': api_type must be 'openai' or 'anthropic', not 'gemini'");
 }

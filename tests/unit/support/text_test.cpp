@@ -77,3 +77,13 @@ TEST(RepairUtf8, ASerializedMessageWithBinaryBytesBecomesJsonAStrictParserAccept
 }
 
 }  // namespace
+
+TEST(Utf8PrefixLength, NeverEndsInsideACharacter) {
+  const std::string s = "a\xC3\xA9" "b\xE2\x82\xAC";  // a é b €
+  EXPECT_EQ(support::utf8_prefix_length(s, 100), s.size());
+  EXPECT_EQ(support::utf8_prefix_length(s, 1), 1u);
+  EXPECT_EQ(support::utf8_prefix_length(s, 2), 1u) << "half of é is left out";
+  EXPECT_EQ(support::utf8_prefix_length(s, 3), 3u);
+  EXPECT_EQ(support::utf8_prefix_length(s, 5), 4u) << "a cut inside € keeps what comes before it";
+  EXPECT_EQ(support::utf8_prefix_length(s, 6), 4u);
+}
