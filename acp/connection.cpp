@@ -84,6 +84,9 @@ void Connection::notify_json(std::string_view method, std::size_t size,
 
 void Connection::handle_message(IncomingMessage&& message) {
   using Problem = IncomingMessage::Problem;
+  // A response we cannot use still answers its call: fail it, or the caller would wait forever.
+  if (message.problem != Problem::None && !message.response_id.is_null())
+    fail_call(message.response_id, RpcError(error_code::kInternalError, "The client's answer was refused: " + message.error));
   switch (message.problem) {
     case Problem::None:
       handle_value(std::move(message.value));
@@ -216,20 +219,33 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
       asio::detached);
 }
 
-void Connection::dispatch_response(const json::object& msg) {
-  const auto& id = msg.at("id");
+std::shared_ptr<Connection::PendingCall> Connection::take_pending(const json::value& id) {
   std::int64_t key = id.is_int64() ? id.as_int64() : id.is_uint64() ? static_cast<std::int64_t>(id.as_uint64()) : -1;
   auto it = pending_.find(key);
   if (it == pending_.end()) {
     spdlog::debug("reply to unknown or abandoned call {}", json::serialize(id));
-    return;
+    return nullptr;
   }
-  auto call = it->second;
+  auto call = std::move(it->second);
   pending_.erase(it);
+  return call;
+}
+
+void Connection::fail_call(const json::value& id, RpcError error) {
+  auto call = take_pending(id);
+  if (!call) return;
+  call->error = std::move(error);
+  call->resolve();
+}
+
+void Connection::dispatch_response(json::object& msg) {
+  auto call = take_pending(msg.at("id"));
+  if (!call) return;
   if (auto* err = msg.if_contains("error"); err && err->is_object()) {
     call->error = json_rpc::error_from(*err);
-  } else {
-    call->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
+  } else if (auto* result = msg.if_contains("result")) {
+    // Moved, not copied: an editor's answer may be a 200 MiB file (a copy made it 3x at peak).
+    call->result = std::move(*result);
   }
   call->resolve();
 }

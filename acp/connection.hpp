@@ -86,7 +86,10 @@ class Connection {
   void handle_value(boost::json::value&& msg);
   void handle_notification(const std::string& name, boost::json::value&& params);
   void dispatch_request(std::string method, boost::json::value id, boost::json::value params);
-  void dispatch_response(const boost::json::object& msg);
+  void dispatch_response(boost::json::object& msg);
+  // The call waiting for the reply `id`, removed from pending_; null when none is.
+  std::shared_ptr<PendingCall> take_pending(const boost::json::value& id);
+  void fail_call(const boost::json::value& id, RpcError error);
   void send_error(const boost::json::value& id, int code, std::string_view message,
                   const boost::json::value& data = nullptr);
   void send_result(const boost::json::value& id, boost::json::value result);

@@ -7,7 +7,12 @@
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstring>
+#include <new>
+#include <utility>
 #include <optional>
 #include <vector>
 
@@ -30,6 +35,62 @@ json::value valid_id(const json::value& id) {
   return id.is_string() || id.is_int64() || id.is_uint64() ? id : json::value(nullptr);
 }
 
+// A long string being read, in parts of their own pages, joined once into a string of its exact
+// size when it ends. A json::string grown by doubling holds its old and new buffers at once at
+// each growth (a refused 300 MiB line peaked at 503 MiB, twice the limit), and a part of its own
+// pages goes back to the system as soon as it is copied, which memory from malloc's heap need not.
+class LongString {
+ public:
+  LongString() = default;
+  LongString(const LongString&) = delete;
+  LongString& operator=(const LongString&) = delete;
+  ~LongString() { clear(); }
+
+  bool empty() const { return parts_.empty(); }
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const auto& p : parts_) n += p.size;
+    return n;
+  }
+  void append(json::string_view s) {
+    while (!s.empty()) {
+      if (parts_.empty() || parts_.back().size == kPartBytes) parts_.push_back(Part{new_part(), 0});
+      Part& last = parts_.back();
+      const std::size_t n = std::min(s.size(), kPartBytes - last.size);
+      std::memcpy(last.data + last.size, s.data(), n);
+      last.size += n;
+      s.remove_prefix(n);
+    }
+  }
+  // Appends the whole to `out` (reserved to its final size by the caller), freeing each part once copied.
+  void move_into(json::string& out) {
+    for (auto& p : parts_) {
+      out.append(json::string_view(p.data, p.size));
+      ::munmap(p.data, kPartBytes);
+      p.data = nullptr;
+    }
+    parts_.clear();
+  }
+  void clear() {
+    for (auto& p : parts_)
+      if (p.data) ::munmap(p.data, kPartBytes);
+    parts_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kPartBytes = 1u << 20;
+  struct Part {
+    char* data;
+    std::size_t size;
+  };
+  static char* new_part() {
+    void* p = ::mmap(nullptr, kPartBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<char*>(p);
+  }
+  std::vector<Part> parts_;
+};
+
 // The basic_parser handler: builds the json::value of one document.
 class ValueBuilder {
  public:
@@ -45,12 +106,12 @@ class ValueBuilder {
   bool on_object_begin(json::error_code&) { return open(json::object()); }
   bool on_object_end(std::size_t, json::error_code&) { return close(); }
   bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
-    string_.append(s);
+    append_text(s);
     return true;
   }
   bool on_string(json::string_view s, std::size_t, json::error_code&) {
-    string_.append(s);
-    return add(json::value(std::move(string_)));
+    append_text(s);
+    return add(json::value(take_text()));
   }
   bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
     key_.append(s.data(), s.size());
@@ -79,11 +140,14 @@ class ValueBuilder {
   // Only an id JSON-RPC allows (a string or an integer): found by the fuzzer, an id of 4e99999
   // (a double, infinite) was echoed back as a number no peer can parse.
   json::value reply_id() const { return id_seen_ && !is_response_ ? valid_id(id_) : json::value(nullptr); }
+  // The top-level "id" of a response, when read: the call it answers.
+  json::value response_id() const { return id_seen_ && is_response_ ? valid_id(id_) : json::value(nullptr); }
   bool is_response() const { return is_response_; }
 
   void reset() {
     frames_.clear();
     string_ = json::string();
+    long_.clear();
     key_.clear();
     root_ = nullptr;
     id_ = nullptr;
@@ -95,6 +159,22 @@ class ValueBuilder {
     json::value container;
     std::string key;  // of the member being read, in an object
   };
+
+  // Up to kShortString bytes a string grows in place; past that in LongString's parts.
+  static constexpr std::size_t kShortString = 1u << 20;
+  void append_text(json::string_view s) {
+    if (long_.empty() && string_.size() + s.size() <= kShortString) string_.append(s);
+    else long_.append(s);
+  }
+  json::string take_text() {
+    if (long_.empty()) return std::exchange(string_, json::string());
+    json::string out;
+    out.reserve(string_.size() + long_.size());  // exact on an empty string: one buffer, filled once
+    out.append(string_);
+    string_ = json::string();
+    long_.move_into(out);
+    return out;
+  }
 
   bool open(json::value container) {
     frames_.push_back(Frame{std::move(container), {}});
@@ -124,6 +204,7 @@ class ValueBuilder {
   }
   std::vector<Frame> frames_;
   json::string string_;
+  LongString long_;
   std::string key_;
   json::value root_;
   json::value id_;
@@ -148,8 +229,8 @@ class TailScanner {
   void feed(std::string_view s) {
     for (char c : s) step(c);
   }
-  // The "id" found after the deep part, if any and if the message is no response.
-  bool found_id() const { return id_done_ && !response_; }
+  // Whether an "id" was found after the deep part.
+  bool found_id() const { return id_done_; }
   bool is_response() const { return response_; }
   json::value id() const {
     json::error_code ec;
@@ -230,14 +311,44 @@ class TailScanner {
 // The state of the line being read.
 class MessageReader::LineParser {
  public:
-  explicit LineParser(std::size_t max_depth) : max_depth_(max_depth), parser_(options_with_depth(max_depth)) {}
-
-  std::size_t bytes() const { return bytes_; }
+  LineParser(std::size_t max_bytes, std::size_t max_depth)
+      : max_bytes_(max_bytes), max_depth_(max_depth), parser_(options_with_depth(max_depth)) {}
 
   void feed(std::string_view s) {
+    // Only what fits in the limit reaches the parser: the value being built (a long string, most
+    // often) never grows past it, so a refused line costs the limit at most, not its own size.
+    const std::size_t room = bytes_ < max_bytes_ ? max_bytes_ - bytes_ : 0;
     bytes_ += s.size();
     if (tail_) tail_->feed(s);
-    if (result_.problem != IncomingMessage::Problem::None) return;
+    if (result_.problem == IncomingMessage::Problem::None) parse(s.substr(0, room), s.substr(std::min(room, s.size())));
+    if (bytes_ > max_bytes_) overflow();
+  }
+
+  // Ends the line; nullopt for a blank one.
+  std::optional<IncomingMessage> finish() {
+    if (result_.problem == IncomingMessage::Problem::None) {
+      if (!started_) return std::nullopt;
+      if (!parser_.done()) {
+        json::error_code ec;
+        parser_.write_some(false, "", 0, ec);
+        if (ec) fail(ec);
+      }
+      if (result_.problem == IncomingMessage::Problem::None) result_.value = parser_.handler().take_root();
+    }
+    if (tail_ && result_.reply_id.is_null() && result_.response_id.is_null() && tail_->found_id()) {
+      // A response's id, if a "result" or "error" came before the deep part or after it.
+      auto& id = response_seen_ || tail_->is_response() ? result_.response_id : result_.reply_id;
+      id = valid_id(tail_->id());
+    }
+    IncomingMessage out = std::move(result_);
+    out.bytes = bytes_;
+    restart();
+    return out;
+  }
+
+ private:
+  // `s` goes to the parser; `past_limit`, the rest of the read, only to a too-deep value's scan.
+  void parse(std::string_view s, std::string_view past_limit) {
     if (!started_) {
       s.remove_prefix(first_non_space(s));
       if (s.empty()) return;
@@ -253,47 +364,33 @@ class MessageReader::LineParser {
       // Open where the parser stopped: the containers it held, at the bracket it refused.
       tail_.emplace(max_depth_);
       tail_->feed(s.substr(used));
+      tail_->feed(past_limit);
     }
     if (ec) fail(ec);
     else if (used < s.size() && first_non_space(s.substr(used)) < s.size() - used)
       fail(json::make_error_code(json::error::extra_data));
   }
 
-  // The line is over and too long: its id (if read) is kept, the rest dropped.
-  void overflow(std::size_t limit) {
+  // The line is too long: its id (if read) is kept, the rest dropped.
+  void overflow() {
     if (result_.problem != IncomingMessage::Problem::None) return;
     result_.problem = IncomingMessage::Problem::TooLarge;
-    result_.reply_id = parser_.handler().reply_id();
-    result_.error = "Message too large: over the limit of " + std::to_string(limit) + " bytes";
+    note_ids();
+    result_.error = "Message too large: over the limit of " + std::to_string(max_bytes_) + " bytes";
     drop_partial_value();
   }
 
-  // Ends the line; nullopt for a blank one.
-  std::optional<IncomingMessage> finish() {
-    if (result_.problem == IncomingMessage::Problem::None) {
-      if (!started_) return std::nullopt;
-      if (!parser_.done()) {
-        json::error_code ec;
-        parser_.write_some(false, "", 0, ec);
-        if (ec) fail(ec);
-      }
-      if (result_.problem == IncomingMessage::Problem::None) result_.value = parser_.handler().take_root();
-    }
-    if (tail_ && result_.reply_id.is_null() && tail_->found_id() && !response_seen_) result_.reply_id = valid_id(tail_->id());
-    IncomingMessage out = std::move(result_);
-    out.bytes = bytes_;
-    restart();
-    return out;
-  }
-
- private:
   void fail(json::error_code ec) {
     const bool too_deep = ec == json::error::too_deep;
     response_seen_ = parser_.handler().is_response();
     result_.problem = too_deep ? IncomingMessage::Problem::TooDeep : IncomingMessage::Problem::Syntax;
     result_.error = too_deep ? "nested deeper than " + std::to_string(max_depth_) + " levels" : ec.message();
-    result_.reply_id = parser_.handler().reply_id();
+    note_ids();
     drop_partial_value();
+  }
+  void note_ids() {
+    result_.reply_id = parser_.handler().reply_id();
+    result_.response_id = parser_.handler().response_id();
   }
   void drop_partial_value() {
     parser_.reset();
@@ -308,6 +405,7 @@ class MessageReader::LineParser {
     bytes_ = 0;
   }
 
+  std::size_t max_bytes_;
   std::size_t max_depth_;
   json::basic_parser<ValueBuilder> parser_;
   IncomingMessage result_;
@@ -318,7 +416,7 @@ class MessageReader::LineParser {
 };
 
 MessageReader::MessageReader(Sink& sink, std::size_t max_line_bytes, std::size_t max_depth)
-    : sink_(sink), max_line_bytes_(max_line_bytes), line_(std::make_unique<LineParser>(max_depth)) {}
+    : sink_(sink), line_(std::make_unique<LineParser>(max_line_bytes, max_depth)) {}
 
 MessageReader::~MessageReader() = default;
 
@@ -327,7 +425,6 @@ void MessageReader::feed(std::string_view bytes) {
     const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
     const std::size_t take = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - bytes.data()) : bytes.size();
     line_->feed(bytes.substr(0, take));
-    if (line_->bytes() > max_line_bytes_) line_->overflow(max_line_bytes_);
     if (!nl) return;
     bytes.remove_prefix(take + 1);
     end_line();
@@ -341,7 +438,7 @@ void MessageReader::end_line() {
 void MessageReader::finish() { end_line(); }
 
 IncomingMessage MessageReader::parse_line(std::string_view line, std::size_t max_depth) {
-  LineParser parser(max_depth);
+  LineParser parser(static_cast<std::size_t>(-1), max_depth);
   parser.feed(line);
   if (auto message = parser.finish()) return std::move(*message);
   IncomingMessage blank;

@@ -3,8 +3,10 @@
 // trailing '\r' is whitespace), each parsed as its bytes arrive. The raw line is never held
 // whole, so a 200 MiB message costs about its parsed size rather than twice that, and a line
 // that is too long or too deep is reported once and skipped up to the next newline, so the
-// stream never desynchronises. When a message cannot be used, the id it carried is still
-// reported if it was read before the problem, so the sender gets its answer under its own id.
+// stream never desynchronises. Nothing past the line limit reaches the parser, so a refused line
+// never holds more than the limit. When a message cannot be used, the id it carried is still
+// reported if it was read before the problem: a request's, so the sender gets its answer under its
+// own id; a response's, so the call it answers fails instead of waiting forever.
 #include <boost/json/value.hpp>
 
 #include <cstddef>
@@ -27,6 +29,7 @@ struct IncomingMessage {
   Problem problem = Problem::None;
   std::string error;            // what was wrong, for the error reply
   boost::json::value reply_id;  // the request's id when it was read before the problem, else null
+  boost::json::value response_id;  // the same for a response (the id of one of our calls)
   std::size_t bytes = 0;        // the length of the line
 };
 
@@ -45,7 +48,7 @@ class MessageReader {
   // End of input: a final line without a newline is still delivered.
   void finish();
 
-  // One whole line, parsed the same way (blank lines give a Syntax problem).
+  // One whole line, parsed the same way but with no size limit (blank lines give a Syntax problem).
   static IncomingMessage parse_line(std::string_view line, std::size_t max_depth = kMaxMessageDepth);
 
  private:
@@ -53,7 +56,6 @@ class MessageReader {
   void end_line();
 
   Sink& sink_;
-  std::size_t max_line_bytes_;
   std::unique_ptr<LineParser> line_;
 };
 

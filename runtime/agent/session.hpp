@@ -125,6 +125,8 @@ struct Session {
   std::optional<ShownIn> shown_in;
   // Why the last write to `log` failed, until the end of the turn tells the editor.
   std::string log_error;
+  // Why there is no `log` (it could not be created or opened): each turn's end tells the editor.
+  std::string log_unwritable;
   std::string title_sent;
   std::string config_options_sent;  // the config options last shown (JSON), to send only changes
 };

@@ -53,7 +53,7 @@ boost::asio::awaitable<void> SessionManager::load_history(Session& s, const sess
 }
 
 boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager::open_log(
-    const Session& s, const std::optional<sessions::LoadedSession>& loaded) {
+    Session& s, const std::optional<sessions::LoadedSession>& loaded) {
   std::shared_ptr<sessions::SessionWriter> log;
   try {
     if (loaded) {
@@ -69,6 +69,7 @@ boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> SessionManager:
     }
   } catch (const std::exception& e) {
     spdlog::error("session {}: not saved, the session log cannot be written: {}", s.id, e.what());
+    s.log_unwritable = e.what();
   }
   co_return log;
 }

@@ -305,7 +305,12 @@ boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
 }
 
 boost::asio::awaitable<void> SessionManager::remove(const std::string& id) {
-  if (sessions_.count(id)) co_await close(id);
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    // Before the files go: a turn still ending writes through this writer on this thread, and
+    // must not bring the sidecar back once they are gone.
+    if (auto log = it->second->log) log->mark_deleted();
+    co_await close(id);
+  }
   auto job = [this, id] { return store_.remove(id); };
   co_await support::run_blocking(*deps_.pool, std::move(job));
 }

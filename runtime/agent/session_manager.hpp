@@ -222,8 +222,8 @@ class SessionManager {
   boost::asio::awaitable<void> finish_replay(const Session& s, ReplayRun& run, const sessions::LoadedSession& loaded);
   // The session's log, created (new) or opened for appending (load, resume, fork), on the pool:
   // creating fsyncs the log, its sidecar and the folder, which must not stall the io thread that
-  // serves every session. Null (logged) when it cannot be written.
-  boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> open_log(const Session& s,
+  // serves every session. Null (logged, and why in s.log_unwritable) when it cannot be written.
+  boost::asio::awaitable<std::shared_ptr<sessions::SessionWriter>> open_log(Session& s,
                                                                            const std::optional<sessions::LoadedSession>& loaded);
 
   Deps deps_;

@@ -4,6 +4,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <utility>
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
@@ -261,19 +262,25 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
 }
 
 void Task::end_turn(Session& session, const char* stop_reason) {
-  if (!session.log) return;
-  record_turn_end(session, stop_reason);
-  if (!session.log_error.empty()) {
-    // The user must know this turn may be missing after a restart, not only the log file.
-    notify(sessions_.host(), session, NoticeSeverity::Error, "This turn could not be saved to the session history",
-           session.log_error + "; after a restart it may be missing.");
-    session.log_error.clear();
+  if (!session.log) {
+    // No log at all (the data folder refused it: read-only, another owner's): every turn is lost.
+    tell_unsaved(session, session.log_unwritable);
+    return;
   }
+  record_turn_end(session, stop_reason);
+  tell_unsaved(session, std::exchange(session.log_error, {}));
   auto title = session.log->title();
   if (!title.empty() && title != session.title_sent) {
     session.title_sent = title;
     sessions_.host().emit(session.id, TitleChanged{title, session.log->updated_at()});
   }
+}
+
+void Task::tell_unsaved(Session& session, const std::string& why) {
+  if (why.empty()) return;
+  // The user must know this turn may be missing after a restart, not only the log file.
+  notify(sessions_.host(), session, NoticeSeverity::Error, "This turn could not be saved to the session history",
+         why + "; after a restart it may be missing.");
 }
 
 }  // namespace runtime

@@ -26,6 +26,8 @@ class Task {
   boost::asio::awaitable<void> read_linked_resources(Prompt& p);
   boost::asio::awaitable<StopReason> turn(Prompt& p);
   void end_turn(Session& session, const char* stop_reason);  // "error" when the turn threw
+  // A notice that the turn is not in the session's history, because of `why` (none when empty).
+  void tell_unsaved(Session& session, const std::string& why);
 
   SessionManager& sessions_;
   std::unique_ptr<tools::Tool> plan_tool_;

@@ -56,13 +56,33 @@ void remember_configured_keys(const std::filesystem::path& config_root) {
   bridge::mcp::oauth::remember_stored_secrets(bridge::mcp::oauth::token_file(config_root));
 }
 
+std::size_t shortest_redacted_prefix(std::size_t key_size) {
+  return std::min(key_size, std::clamp((key_size + 1) / 2, kMinRedactedPrefix, kMaxRedactedPrefix));
+}
+
+namespace {
+
+// How many characters of `key` start `text` at `at` (the key's prefix shown there).
+std::size_t prefix_length_at(std::string_view text, std::size_t at, std::string_view key) {
+  std::size_t n = 0;
+  while (n < key.size() && at + n < text.size() && text[at + n] == key[n]) ++n;
+  return n;
+}
+
+// Replaces in `out` every run that is the whole of `key` or a prefix of it long enough to matter.
+// Found by searching for the shortest such prefix, so a key costs one scan of the text, as before.
+void redact_key(std::string& out, std::string_view key) {
+  const std::string_view needle = key.substr(0, shortest_redacted_prefix(key.size()));
+  for (std::size_t at = out.find(needle); at != std::string::npos; at = out.find(needle, at + kRedacted.size()))
+    out.replace(at, prefix_length_at(out, at, key), kRedacted);
+}
+
+}  // namespace
+
 std::string redact_secrets(std::string_view text) {
   std::string out(text);
   std::shared_lock lock(secrets_mutex());
-  for (const auto& key : secrets()) {
-    for (std::size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + kRedacted.size()))
-      out.replace(at, key.size(), kRedacted);
-  }
+  for (const auto& key : secrets()) redact_key(out, key);
   return out;
 }
 

@@ -10,7 +10,8 @@
 // `load` skips a corrupt or half-written line (wherever it is) with a warning, never fails on it.
 //
 // Everything here is synchronous and small; the caller may run it on a worker thread.
-// A SessionStore is stateless apart from its root: load/list/remove are safe from any thread.
+// load/list/remove are safe from any thread; the only state apart from the root is the listing's
+// index (behind its own lock).
 #include <boost/json.hpp>
 #include <cstdint>
 #include <filesystem>
@@ -275,6 +276,7 @@ class SessionWriter;
 class SessionStore {
  public:
   explicit SessionStore(fs::path root);  // root = <data dir>/sessions; created on first write
+  ~SessionStore();
   const fs::path& root() const { return root_; }
 
   fs::path file_of(std::string_view id) const;  // <root>/<id>.jsonl
@@ -305,7 +307,9 @@ class SessionStore {
   std::shared_ptr<Replay> open_replay(std::string_view id, Replay::Form form = Replay::Form::JournalText) const;
 
   // Newest first; `cwd` (compared after lexical normalisation) filters; `cursor` is a previous
-  // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".
+  // page's next_cursor.  Throws InvalidCursor.  page_size 0 means "all".  The first page (no
+  // cursor) shows the folder as it is now; the pages after it, the sessions as the first page
+  // found them, less those removed since (a page costs what it returns).
   ListPage list(const std::optional<std::string>& cwd = std::nullopt,
                 const std::optional<std::string>& cursor = std::nullopt, std::size_t page_size = 50,
                 ArchiveFilter archived = ArchiveFilter::Exclude) const;
@@ -322,7 +326,9 @@ class SessionStore {
   bool remove(std::string_view id);
 
  private:
+  struct ListIndex;
   fs::path root_;
+  std::unique_ptr<ListIndex> index_;
 };
 
 // Appends the records of one session.  Movable, not copyable; closes its descriptor on
@@ -351,6 +357,9 @@ class SessionWriter {
   void append_all(std::vector<RecordBody> bodies);
   // fsync the file and rewrite the sidecar index (title, updated time) atomically.
   void turn_boundary();
+  // The session is being deleted: no sidecar is written from now on (a turn ending after
+  // session/delete wrote an orphan <id>.meta.json). Nor is one for a log already unlinked.
+  void mark_deleted();
 
  private:
   friend class SessionStore;
@@ -368,6 +377,7 @@ class SessionWriter {
   bool title_explicit_ = false;
   bool archived_ = false;
   bool torn_ = false;  // a failed write left part of a line that could not be cut off
+  bool deleted_ = false;
   bool entry_synced_ = true;  // the folder was fsynced since the file was created (create() leaves it to the first turn end)
 };
 

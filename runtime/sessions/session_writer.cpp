@@ -50,6 +50,7 @@ SessionWriter::SessionWriter(SessionWriter&& o) noexcept
       title_explicit_(o.title_explicit_),
       archived_(o.archived_),
       torn_(o.torn_),
+      deleted_(o.deleted_),
       entry_synced_(o.entry_synced_) {}
 
 SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
@@ -68,6 +69,7 @@ SessionWriter& SessionWriter::operator=(SessionWriter&& o) noexcept {
     title_explicit_ = o.title_explicit_;
     archived_ = o.archived_;
     torn_ = o.torn_;
+    deleted_ = o.deleted_;
     entry_synced_ = o.entry_synced_;
   }
   return *this;
@@ -180,9 +182,15 @@ void SessionWriter::turn_boundary() {
   }
 }
 
+void SessionWriter::mark_deleted() {
+  std::lock_guard lock(*mu_);
+  deleted_ = true;
+}
+
 void SessionWriter::write_meta_locked(bool sync) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw_errno("stat " + file_.string());
+  if (deleted_ || st.st_nlink == 0) return;  // a sidecar with no log would be an orphan
   json::object meta{{"v", 1},
                     {"id", id_},
                     {"cwd", cwd_},

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_CLIENT_CAPABILITIES, scenario, agentBinary, agentEnv, expectRpcError, toolCallsById, toolNames, waitUntil, writeFiles, toolResultText } from "./harness.mjs";
@@ -358,3 +359,57 @@ scenario("config check validates oauth: fields", async (ctx) => {
   assert.match(r.stdout, /remote\.yaml:7: 'callback_port' must be a port number/);
   assert.match(r.stdout, /local\.yaml:5: 'oauth' is not allowed for a stdio server/);
 }, { timeout: 30000 });
+
+/** An HTTP GET on a raw socket to the loopback listener; resolves with the status (0: none). */
+function rawGet(port, target) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, "127.0.0.1", () => sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
+    let got = "";
+    sock.on("data", (d) => (got += d));
+    sock.on("error", () => resolve(0));
+    sock.on("close", () => resolve(Number(got.match(/^HTTP\/1\.1 (\d{3})/)?.[1] ?? 0)));
+  });
+}
+
+scenario("the sign-in redirect: idle connections hold nothing up, a wrong or missing state gets 400 and the sign-in waits on", async (ctx) => {
+  const srv = await startOAuthServer(ctx);
+  const fake = await ctx.fakeModel(WHOAMI_SCRIPT);
+  const ws = ctx.workspace({});
+  const home = ctx.configHome({ modelUrl: fake.url });
+  writeFiles(home.configDir, { "mcp_servers/remote.yaml": serverYaml(srv.url) });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  await h.setMode(sessionId, "full_auto");
+  const turn = h.prompt(sessionId, "Who am I on the remote server?", { timeout: 60000 });
+  await waitUntil(() => /Open this link: (\S+)/.test(h.textOf(sessionId)), { timeout: 20000, label: "the sign-in link" });
+  const link = new URL(h.textOf(sessionId).match(/Open this link: (\S+)/)[1]);
+  const port = Number(new URL(link.searchParams.get("redirect_uri")).port);
+  const state = link.searchParams.get("state");
+
+  // A browser's preconnects, or a local process: connections that never send a request.
+  const idle = [];
+  for (let i = 0; i < 3; i++) {
+    const s = net.connect(port, "127.0.0.1");
+    s.on("error", () => {});
+    idle.push(s);
+  }
+  ctx.defer(() => idle.forEach((s) => s.destroy()));
+  await new Promise((r) => setTimeout(r, 100));
+
+  // Each idle connection held the listener for its 10 s deadline, one after the other.
+  const started = Date.now();
+  assert.equal(await rawGet(port, "/callback?code=forged&state=not-the-state"), 400, "a wrong state is refused");
+  assert.equal(await rawGet(port, "/callback?code=forged"), 400, "a missing state is refused");
+  assert.equal(await rawGet(port, `/callback?error=access_denied&state=${state}x`), 400, "an error with a wrong state is refused");
+  const signIn = [...toolCallsById(h, sessionId).entries()].find(([id]) => id.startsWith("mcp_sign_in_remote"));
+  assert.equal(signIn[1].at(-1).status, "pending", "the sign-in still waits for the right redirect");
+  assert.equal(fake.requests.length, 0, "and so does the turn");
+
+  await approve(link.href);
+  const waited = Date.now() - started;
+  assert.ok(waited < 8000, `the redirects were served at once beside 3 idle connections (${waited} ms)`);
+  assert.equal((await turn).stopReason, "end_turn");
+  assert.match(toolResultText(fake.requests[1], "call_who"), /signed in as client/, "signed in with the right redirect's code");
+  h.assertSchemaClean();
+}, { timeout: 90000 });

@@ -11,6 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <functional>
+#include <optional>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -265,6 +267,84 @@ TEST_F(ConnectionTest, DeeplyNestedParamsAreServedAndTooDeepOnesAnsweredUnderThe
   run();
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(reply_to("d2").at("error").at("code"), -32600) << "refused, under the request's own id";
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 40 item 9: an answer the reader refuses (over the line limit, too deep, broken) whose id
+// was read first fails the call it answers; before, the call waited forever.
+struct ToConnection : acp::MessageReader::Sink {
+  acp::Connection& conn;
+  explicit ToConnection(acp::Connection& c) : conn(c) {}
+  void on_message(acp::IncomingMessage&& m) override { conn.handle_message(std::move(m)); }
+};
+
+TEST_F(ConnectionTest, AnAnswerOverTheLineLimitFailsTheCallItAnswers) {
+  std::optional<std::string> error;
+  std::optional<json::value> result;
+  auto caller = [&]() -> acp::awaitable<void> {
+    try {
+      result = co_await conn.call("fs/read_text_file", json::object{});
+    } catch (const acp::RpcError& e) {
+      error = e.what();
+    }
+  };
+  boost::asio::co_spawn(ioc, caller(), boost::asio::detached);
+  run();
+  const auto id = sent(0).at("id");
+  ToConnection sink(conn);
+  acp::MessageReader reader(sink, /*max_line_bytes=*/4096);
+  reader.feed(R"({"jsonrpc":"2.0","id":)" + json::serialize(id) + R"(,"result":{"content":")");
+  for (int i = 0; i < 10; ++i) reader.feed(std::string(1000, 'x'));
+  reader.feed("\"}}\n");
+  run();
+  ASSERT_TRUE(error.has_value()) << "the call must not wait forever";
+  EXPECT_FALSE(result.has_value());
+  EXPECT_NE(error->find("too large"), std::string::npos) << *error;
+  EXPECT_EQ(last().at("id"), nullptr) << "the peer is told too, never under the id of our own call";
+}
+
+TEST_F(ConnectionTest, TooDeepAndBrokenAnswersFailTheirCallsAndOthersWait) {
+  std::vector<std::string> outcome(3);
+  auto caller = [&](int i) -> acp::awaitable<void> {
+    try {
+      co_await conn.call("x", json::object{});
+      outcome[i] = "result";
+    } catch (const acp::RpcError& e) {
+      outcome[i] = std::string("error: ") + e.what();
+    }
+  };
+  for (int i = 0; i < 3; ++i) boost::asio::co_spawn(ioc, caller(i), boost::asio::detached);
+  run();
+  const std::string too_deep(acp::kMaxMessageDepth + 5, '[');
+  conn.handle_line(R"({"jsonrpc":"2.0","id":)" + json::serialize(sent(0).at("id")) + R"(,"result":)" + too_deep);
+  conn.handle_line(R"({"jsonrpc":"2.0","id":)" + json::serialize(sent(1).at("id")) + R"(,"result":{"a":tru})");
+  run();
+  EXPECT_NE(outcome[0].find("error: The client's answer was refused: nested deeper"), std::string::npos) << outcome[0];
+  EXPECT_NE(outcome[1].find("error: The client's answer was refused"), std::string::npos) << outcome[1];
+  EXPECT_EQ(outcome[2], "") << "a call whose answer has not come keeps waiting";
+  conn.handle_line(R"({"jsonrpc":"2.0","id":)" + json::serialize(sent(2).at("id")) + R"(,"result":{}})");
+  run();
+  EXPECT_EQ(outcome[2], "result");
+}
+
+// Issue 40 item 15: a 200 MiB answer peaked at 3x its size; one of the copies was the connection's.
+TEST_F(ConnectionTest, AnAnswerReachesTheCallerWithoutACopy) {
+  const char* seen = nullptr;
+  auto caller = [&]() -> acp::awaitable<void> {
+    auto r = co_await conn.call("fs/read_text_file", json::object{});
+    seen = r.as_object().at("content").as_string().data();
+  };
+  boost::asio::co_spawn(ioc, caller(), boost::asio::detached);
+  run();
+  auto message = acp::MessageReader::parse_line(R"({"jsonrpc":"2.0","id":)" + json::serialize(sent(0).at("id")) +
+                                                R"(,"result":{"content":")" + std::string(100000, 'z') + R"("}})");
+  const char* parsed = message.value.at("result").at("content").as_string().data();
+  conn.handle_message(std::move(message));
+  run();
+  EXPECT_EQ(seen, parsed) << "the result was copied on its way to the caller";
 }
 
 }  // namespace

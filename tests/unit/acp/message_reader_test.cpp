@@ -6,6 +6,9 @@
 
 #include <boost/json.hpp>
 
+#include <cstring>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +130,130 @@ TEST(MessageReader, AStringSpreadOverManyReadsArrivesWhole) {
   r.feed("\"}\n");
   ASSERT_EQ(c.got.size(), 1u);
   EXPECT_EQ(c.got[0].value.at("t").as_string(), expected);
+}
+
+// Issue 40 item 9: a response over the limit still names the call it answers.
+TEST(MessageReader, AnOversizedResponseReportsTheIdOfTheCallItAnswers) {
+  Collect c;
+  acp::MessageReader r(c, /*max_line_bytes=*/1024);
+  r.feed(R"({"jsonrpc":"2.0","id":41,"result":{"content":")");
+  for (int i = 0; i < 100; ++i) r.feed(std::string(100, 'x'));
+  r.feed("\"}}\n");
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_EQ(c.got[0].problem, Problem::TooLarge);
+  EXPECT_EQ(c.got[0].response_id, json::value(41));
+  EXPECT_TRUE(c.got[0].reply_id.is_null()) << "a response's id is never answered";
+}
+
+TEST(MessageReader, ABrokenOrTooDeepResponseReportsItsIdAsAResponseId) {
+  auto broken = acp::MessageReader::parse_line(R"({"jsonrpc":"2.0","id":3,"result":{"a":tru})");
+  EXPECT_EQ(broken.response_id, json::value(3));
+  const std::string too_deep = nested(acp::kMaxMessageDepth + 1);
+  auto deep = acp::MessageReader::parse_line(R"({"id":"c-1","result":)" + too_deep + "}");
+  EXPECT_EQ(deep.response_id, json::value("c-1"));
+  auto id_after = acp::MessageReader::parse_line(R"({"result":)" + too_deep + R"(,"id":7})");
+  EXPECT_EQ(id_after.response_id, json::value(7)) << "an id after the deep part of a response";
+  EXPECT_TRUE(id_after.reply_id.is_null());
+  auto request = acp::MessageReader::parse_line(R"({"jsonrpc":"2.0","id":12,"method":"m","params":{"a":tru})");
+  EXPECT_TRUE(request.response_id.is_null()) << "a request's id is no call of ours";
+}
+
+// Issue 40 item 15: nothing past the limit reaches the parser, so the value it builds stops
+// growing there (a 300 MiB line peaked at twice the limit). Seen from outside: what comes after
+// the limit is never parsed, however the line arrives.
+TEST(MessageReader, NothingPastTheLimitIsParsed) {
+  const std::string head = R"({"jsonrpc":"2.0","id":5,"method":"m","params":{"t":")" + std::string(2000, 'x');
+  for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{1000}, std::size_t{7}}) {
+    Collect c;
+    acp::MessageReader r(c, /*max_line_bytes=*/1024);
+    // Past the limit: the string ends, a syntax error follows, and an id that differs.
+    const std::string line = head + R"("}, "id": 6, oops)" + "\n";
+    for (std::size_t i = 0; i < line.size(); i += chunk) r.feed(std::string_view(line).substr(i, chunk));
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].problem, Problem::TooLarge) << "chunk " << chunk << ": the error past the limit was parsed";
+    EXPECT_EQ(c.got[0].reply_id, json::value(5)) << "chunk " << chunk << ": the id past the limit was read";
+  }
+  Collect c;
+  acp::MessageReader r(c, /*max_line_bytes=*/1024);
+  r.feed(R"({"jsonrpc":"2.0","method":"m","params":{"t":")" + std::string(2000, 'x') + R"("},"id":9})" + "\n");
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_TRUE(c.got[0].reply_id.is_null()) << "an id written after the limit is not read";
+}
+
+TEST(MessageReader, ALineOfExactlyTheLimitIsRead) {
+  const std::string line = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"t":")" + std::string(100, 'y') + R"("}})";
+  Collect c;
+  acp::MessageReader r(c, line.size());
+  r.feed(line + "\n" + line + "y\n");
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(c.got[0].problem, Problem::None) << c.got[0].error;
+  EXPECT_EQ(c.got[1].problem, Problem::TooLarge);
+}
+
+// Strings past 1 MiB are read in parts and joined once (issue 40 item 15): the text, and what
+// follows it, come out the same whatever the reads.
+TEST(MessageReader, AStringOfManyMegabytesArrivesWholeWhateverTheReads) {
+  std::string text = "\u00e9 ";
+  for (int i = 0; text.size() < (5u << 20) + 123; ++i) text += std::to_string(i) + (i % 1000 ? "," : "\\n");
+  const std::string line = R"({"jsonrpc":"2.0","id":1,"result":{"content":")" + text + R"(","after":"x"}})" + "\n";
+  std::string expected = json::parse(line).at("result").at("content").as_string().c_str();
+  for (std::size_t chunk : {std::size_t{65536}, std::size_t{999983}, line.size()}) {
+    Collect c;
+    acp::MessageReader r(c);
+    for (std::size_t i = 0; i < line.size(); i += chunk) r.feed(std::string_view(line).substr(i, chunk));
+    ASSERT_EQ(c.got.size(), 1u);
+    ASSERT_EQ(c.got[0].problem, Problem::None) << c.got[0].error;
+    EXPECT_TRUE(c.got[0].value.at("result").at("content").as_string() == expected) << "chunk " << chunk;
+    EXPECT_EQ(c.got[0].value.at("result").at("after"), "x");
+  }
+}
+
+// The peak resident memory since `reset_peak`, in MiB over what was resident then; nullopt where
+// the kernel does not let a process reset its peak (/proc/self/clear_refs, Linux 4.0).
+struct PeakMemory {
+  static std::optional<double> field(const char* name) {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(name, 0) == 0) return std::stod(line.substr(std::strlen(name))) / 1024.0;
+    return std::nullopt;
+  }
+  bool reset_peak() {
+    std::ofstream("/proc/self/clear_refs") << "5";
+    base = field("VmRSS:");
+    const auto hwm = field("VmHWM:");
+    return base && hwm && *hwm < *base + 1;
+  }
+  double growth() const { return *field("VmHWM:") - *base; }
+  std::optional<double> base;
+};
+
+// Issue 40 item 15: a line over the limit costs about the limit, and a long string about its size
+// (they cost up to twice that while a string grown by doubling copied itself).
+TEST(MessageReader, AHugeLineCostsAboutTheLimitAndALongStringAboutItsSize) {
+  constexpr std::size_t kMiB = 1u << 20;
+  const std::string head = R"({"jsonrpc":"2.0","id":1,"result":{"content":")";
+  const std::string line = head + std::string(48 * kMiB, 'q') + "\"}}\n";
+  PeakMemory mem;
+  {
+    Collect c;
+    acp::MessageReader r(c, /*max_line_bytes=*/40 * kMiB);
+    if (!mem.reset_peak()) GTEST_SKIP() << "the peak resident memory cannot be reset here";
+    for (std::size_t i = 0; i < line.size(); i += 65536) r.feed(std::string_view(line).substr(i, 65536));
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].problem, Problem::TooLarge);
+    EXPECT_LT(mem.growth(), 40 * 1.15 + 4) << "MiB at peak for a 48 MiB line refused at 40 MiB";
+  }
+  {
+    Collect c;
+    acp::MessageReader r(c);
+    const std::string_view accepted = std::string_view(line).substr(0, head.size() + 40 * kMiB);
+    ASSERT_TRUE(mem.reset_peak());
+    for (std::size_t i = 0; i < accepted.size(); i += 65536) r.feed(accepted.substr(i, 65536));
+    r.feed("\"}}\n");
+    ASSERT_EQ(c.got.size(), 1u);
+    EXPECT_EQ(c.got[0].value.at("result").at("content").as_string().size(), 40 * kMiB);
+    EXPECT_LT(mem.growth(), 40 * 1.15 + 4) << "MiB at peak for a 40 MiB string";
+  }
 }
 
 }  // namespace
