@@ -85,10 +85,9 @@ boost::asio::awaitable<std::shared_ptr<const hooks::HookPlace>> hook_place(const
     place->refusal = "there is no executor '" + id + "' to run it on";
     co_return place;
   }
-  if (!ex->info().can_run) {
-    place->refusal = "hooks cannot run on executor '" + id + "': it has files only (" + ex->info().type + ")";
-    co_return place;
-  }
+  // A files-only executor is a folder of this machine (virtual, the built-in skills): its events'
+  // hooks run here, so a guard hook neither fails closed on every read there nor is skipped.
+  if (!ex->info().can_run) co_return nullptr;
   try {
     input.cwd = co_await ex->working_directory(cancel);
   } catch (const ExecutorError& e) {

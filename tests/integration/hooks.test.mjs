@@ -225,3 +225,35 @@ scenario("a SessionStart hook that fails is shown to the user, and the session s
   assert.equal((await h.prompt(sessionId, "hi")).stopReason, "end_turn", "the session works without the hook's context");
   h.assertSchemaClean();
 });
+
+scenario("a PreToolUse hook for a read on a files-only (virtual) executor runs on this machine: it guards, and the read goes on", async (ctx) => {
+  const docs = ctx.workspace({ "note.md": "virtual note\n" });
+  const log = path.join(docs, "..", `hook-log-${process.pid}-${Date.now()}.txt`);
+  const { fake, ws, home, h } = await (async () => {
+    const fake = await ctx.fakeModel([
+      { toolCalls: [{ id: "c_vread", name: "read_file", arguments: { path: "/note.md", executor: "docs" } }] },
+      { toolCalls: [{ id: "c_secret", name: "read_file", arguments: { path: "/secret.md", executor: "docs" } }] },
+      { text: "read" },
+    ]);
+    const ws = ctx.workspace({});
+    const home = ctx.configHome({ modelUrl: fake.url });
+    writeHooks(home.configDir, {
+      "all.yaml": "hooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n          script: all.sh\n",
+      "all.sh": `#!/bin/sh\ninput=$(cat)\necho "$input" >> '${log}'\ncase "$input" in *secret*) echo 'no secrets' >&2; exit 2;; esac\nexit 0\n`,
+    });
+    fs.mkdirSync(path.join(home.configDir, "executors"), { recursive: true });
+    fs.writeFileSync(path.join(home.configDir, "executors", "docs.yaml"), `id: docs\ntype: virtual\nroot: ${docs}\nread_only: true\n`);
+    fs.writeFileSync(path.join(docs, "secret.md"), "do not read\n");
+    const h = await ctx.agent({ env: home.env, cwd: ws });
+    await h.initialize();
+    return { fake, ws, home, h };
+  })();
+  const { sessionId } = await h.newSession(ws);
+  const res = await h.prompt(sessionId, "read the notes");
+  assert.equal(res.stopReason, "end_turn");
+  const ran = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
+  assert.match(ran, /note\.md/, "the guard hook ran for the read on the virtual executor (on this machine), not skipped or refused");
+  assert.equal(toolResults(fake.requests[1])[0].content, "virtual note\n", "a guard that allows lets the read go on");
+  assert.match(toolResults(fake.requests[2])[0].content, /Blocked by a PreToolUse hook.*no secrets/, "a guard that blocks still blocks there");
+  h.assertSchemaClean();
+});
