@@ -121,6 +121,17 @@ static void read_provider(YamlReader& r, const std::string& id, const YAML::Node
   cfg.providers[id] = std::move(p);
 }
 
+// A value that is not one of the three keeps the default (on): a typo never turns it off.
+static void read_sandbox(YamlReader& r, const YAML::Node& root, MainConfig& cfg) {
+  auto value = r.string(root, "sandbox");
+  if (!value) return;
+  if (*value == "on") cfg.sandbox = SandboxSetting::On;
+  else if (*value == "off") cfg.sandbox = SandboxSetting::Off;
+  else if (*value == "always") cfg.sandbox = SandboxSetting::Always;
+  else
+    r.error(root["sandbox"], "sandbox must be 'on' (every mode but Full auto), 'off' or 'always', not '" + *value + "'");
+}
+
 MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   MainConfig cfg;
   cfg.file = config_root / "config.yaml";
@@ -130,7 +141,9 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   auto root = r.load();
   if (!root || root->IsNull()) return cfg;
   if (!r.expect_map(*root, "config.yaml")) return cfg;
-  r.check_keys(*root, {"model", "providers", "skills", "plugins", "default_agent", "default_executor", "max_turn_requests"}, "config.yaml");
+  r.check_keys(*root, {"model", "providers", "skills", "plugins", "default_agent", "default_executor", "max_turn_requests",
+                       "sandbox"},
+               "config.yaml");
   cfg.model = r.string(*root, "model");
   if (cfg.model && cfg.model->find('/') == std::string::npos) {
     r.error((*root)["model"], "model must be '<provider id>/<model name>', got '" + *cfg.model + "'");
@@ -151,6 +164,7 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   cfg.default_agent = r.string(*root, "default_agent");
   cfg.default_executor = r.string(*root, "default_executor");
   if (auto n = r.positive_int(*root, "max_turn_requests")) cfg.max_turn_requests = *n;
+  read_sandbox(r, *root, cfg);
   if (cfg.model) {
     auto provider_id = cfg.model->substr(0, cfg.model->find('/'));
     if (!cfg.providers.count(provider_id) && provider_id != "openai" && provider_id != "anthropic")

@@ -32,6 +32,10 @@ struct ProviderConfig {
   std::map<std::string, ModelPrice> prices;  // model name -> its price, for the models given one
 };
 
+// `sandbox:`, for the commands the model runs on `local` (README "Sandbox"): on (the default) in
+// every mode but Full auto, off, or always (Full auto too).
+enum class SandboxSetting { On, Off, Always };
+
 struct MainConfig {
   std::filesystem::path file;      // where it was read from (may not exist)
   std::optional<std::string> model;  // "<provider id>/<model name>"
@@ -41,6 +45,7 @@ struct MainConfig {
   std::optional<std::string> default_agent;
   std::optional<std::string> default_executor;  // an executor id (checked by the engine)
   int max_turn_requests = 100;
+  SandboxSetting sandbox = SandboxSetting::On;
 };
 
 // A missing file is not an error (everything has defaults). Problems are appended to `diags`
