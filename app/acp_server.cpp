@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "app/redacting_sink.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "bridge/process/orphan_guard.hpp"
+#include "bridge/process/sandbox.hpp"
 #include "runtime/server/acp_agent.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/config/secrets.hpp"
@@ -65,6 +67,9 @@ int run_acp_server() {
   setup_logging();
   runtime::config::remember_configured_keys(runtime::config::config_root());
   bridge::process::enable_orphan_guard();
+  // The sandbox helper is this program (`openvaala sandbox`), by its path: editors' terminals run it too.
+  std::error_code exe_ec;
+  bridge::process::sandbox::set_helper_program(std::filesystem::read_symlink("/proc/self/exe", exe_ec));
   boost::asio::io_context ioc(1);
   // One pool thread at start, for the engine load; three more join once the io thread runs (see
   // below): creating them up front cost about 0.9 ms of spawn -> initialize.

@@ -28,6 +28,8 @@ const char* kUsage =
     "                               Store a model provider API key (asks on a terminal; else the key is stdin's first line)\n"
     "  mcp list [--no-connect] | login ID | logout ID\n"
     "                               MCP servers with their sign-in and connection state; OAuth sign-in/out of one\n"
+    "  sandbox [--deny PATH]... [--write PATH]... -- COMMAND [ARG]...\n"
+    "                               Run COMMAND in the Landlock sandbox the model's commands run in\n"
     "\n"
     "Options:\n"
     "  -h, --help                   Show this help\n"
@@ -57,6 +59,8 @@ int run_cli(const std::vector<std::string>& args) {
   if (cmd == "__orphan-guard")
     return bridge::process::run_orphan_guard(STDIN_FILENO, std::chrono::milliseconds(500),
                                              args.size() > 1 ? static_cast<pid_t>(std::atol(args[1].c_str())) : 0);
+  // Before any logger or guard: it only restricts itself and executes the command.
+  if (cmd == "sandbox") return run_sandbox(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "acp") {
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "-h" || args[i] == "--help") {

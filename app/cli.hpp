@@ -14,6 +14,7 @@ int run_serve_reload(const std::vector<std::string>& args);  // args after `serv
 int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
 int run_login(const std::vector<std::string>& args);         // args after `login`
 int run_mcp_cli(const std::vector<std::string>& args);       // args after `mcp`
+int run_sandbox(const std::vector<std::string>& args);       // args after `sandbox`
 
 // Sends SIGHUP to every `openvaala acp` process of this user (except this process), which makes
 // it reload its configuration. Returns their pids.

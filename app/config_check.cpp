@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge/process/sandbox.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/engine/engine.hpp"
@@ -75,6 +76,19 @@ std::string server_summary(const eng::McpServerConfig& s) {
     out += "  " + s.url;
   }
   return out;
+}
+
+// The command sandbox as config.yaml and this kernel make it (README "Sandbox").
+std::string sandbox_summary(runtime::config::SandboxSetting setting) {
+  namespace sandbox = bridge::process::sandbox;
+  using S = runtime::config::SandboxSetting;
+  if (setting == S::Off) return "off: commands on local run unconfined";
+  const std::string when = setting == S::Always ? "in every mode" : "in every mode but Full auto";
+  const int abi = sandbox::landlock_abi();
+  if (abi < 0)
+    return "on " + when + ", but " + sandbox::unavailable_reason(abi) +
+           ": commands on local are refused (set 'sandbox: off' to run them unconfined)";
+  return "on " + when + " (Landlock ABI " + std::to_string(abi) + "); commands on ssh executors are not sandboxed";
 }
 
 std::string executor_summary(const runtime::config::ExecutorConfig& x) {
@@ -301,6 +315,7 @@ int run_config_check(const std::vector<std::string>& args) {
                      {"agents", std::move(agents)},
                      {"executors", std::move(executors)},
                      {"default_executor", engine->default_executor(view.agent)},
+                     {"sandbox", sandbox_summary(engine->main_config().sandbox)},
                      {"problems", std::move(problems)},
                      {"ok", !errors},
                      {"load_failed", engine->failed()}};
@@ -370,6 +385,7 @@ int run_config_check(const std::vector<std::string>& args) {
        engine->default_executor(view.agent) + "):\n  local  the session's folder\n  openvaala  built-in skills (read-only)\n";
   for (const auto& [id, x] : engine->executors()) o += "  " + id + "  " + executor_summary(x) + "  [" + x.file.string() + "]\n";
   if (probe_id) o += "\n" + probe_text;
+  o += "\nSandbox: " + sandbox_summary(engine->main_config().sandbox) + "\n";
 
   std::size_t nerr = 0, nwarn = 0;
   for (const auto& d : all) (d.severity == Diagnostic::Severity::Error ? nerr : nwarn)++;

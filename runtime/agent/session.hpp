@@ -34,7 +34,7 @@ struct ClientInstructions {
 
 struct Session {
   // What its tools may know of it.
-  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode, executor}; }
+  ToolEnv tool_env() const { return ToolEnv{id, cwd, mode, executor, {}}; }
 
   std::string id;
   // A sub-agent's own session: the session that spawned it (hooks keep naming that one).

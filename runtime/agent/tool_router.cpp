@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/approval.hpp"
+#include "runtime/agent/command_sandbox.hpp"
 #include "runtime/agent/containment.hpp"
 #include "runtime/agent/executor_files.hpp"
 #include "runtime/agent/journal.hpp"
@@ -320,6 +321,7 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
   c.env = c.session.tool_env();
   bool ready = true;
   if (c.tool->runs_on_executor()) ready = co_await connect_executor(c);  // else the result says why
+  if (c.env.on_local()) c.env.sandbox = command_sandbox_for(c.session);
   if (ready) {
     Context ctx(*this, c);
     try {

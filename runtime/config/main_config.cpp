@@ -121,6 +121,17 @@ static void read_provider(YamlReader& r, const std::string& id, const YAML::Node
   cfg.providers[id] = std::move(p);
 }
 
+// A value that is not one of the three keeps the default (on): a typo never turns it off.
+static void read_sandbox(YamlReader& r, const YAML::Node& root, MainConfig& cfg) {
+  auto value = r.string(root, "sandbox");
+  if (!value) return;
+  if (*value == "on") cfg.sandbox = SandboxSetting::On;
+  else if (*value == "off") cfg.sandbox = SandboxSetting::Off;
+  else if (*value == "always") cfg.sandbox = SandboxSetting::Always;
+  else
+    r.error(root["sandbox"], "sandbox must be 'on' (every mode but Full auto), 'off' or 'always', not '" + *value + "'");
+}
+
 MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   MainConfig cfg;
   cfg.file = config_root / "config.yaml";
@@ -131,7 +142,7 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   if (!root || root->IsNull()) return cfg;
   if (!r.expect_map(*root, "config.yaml")) return cfg;
   r.check_keys(*root, {"model", "providers", "skills", "plugins", "default_agent", "default_executor", "max_turn_requests",
-                       "mcp_startup_wait_ms", "max_mcp_output_bytes", "max_mcp_tools_per_server"},
+                       "mcp_startup_wait_ms", "max_mcp_output_bytes", "max_mcp_tools_per_server", "sandbox"},
                  "config.yaml");
   cfg.model = r.string(*root, "model");
   if (cfg.model && cfg.model->find('/') == std::string::npos) {
@@ -156,6 +167,7 @@ MainConfig load_main_config(const fs::path& config_root, Diagnostics& diags) {
   if (auto n = r.positive_int(*root, "mcp_startup_wait_ms")) cfg.mcp_startup_wait = std::chrono::milliseconds(*n);
   if (auto n = r.positive_int(*root, "max_mcp_output_bytes")) cfg.mcp_limits.output_bytes = static_cast<std::size_t>(*n);
   if (auto n = r.positive_int(*root, "max_mcp_tools_per_server")) cfg.mcp_limits.tools_per_server = static_cast<std::size_t>(*n);
+  read_sandbox(r, *root, cfg);
   if (cfg.model) {
     auto provider_id = cfg.model->substr(0, cfg.model->find('/'));
     if (!cfg.providers.count(provider_id) && provider_id != "openai" && provider_id != "anthropic")

@@ -41,6 +41,9 @@ struct McpLimits {
   std::size_t output_bytes = 100'000;  // of a tool result's text; ~25k tokens, Claude Code's default
   std::size_t tools_per_server = 500;
 };
+// `sandbox:`, for the commands the model runs on `local` (README "Sandbox"): on (the default) in
+// every mode but Full auto, off, or always (Full auto too).
+enum class SandboxSetting { On, Off, Always };
 
 struct MainConfig {
   std::filesystem::path file;      // where it was read from (may not exist)
@@ -55,6 +58,7 @@ struct MainConfig {
   // that comes up later joins at a later model request (required servers are always waited for).
   std::chrono::milliseconds mcp_startup_wait = kDefaultMcpStartupWait;
   McpLimits mcp_limits;
+  SandboxSetting sandbox = SandboxSetting::On;
 };
 
 // A missing file is not an error (everything has defaults). Problems are appended to `diags`

@@ -82,7 +82,8 @@ class LocalExecutor : public Executor {
 
   boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) override {
     bridge::process::ProcessSpec spec;
-    spec.argv = {"bash", "-c", request.command};
+    spec.argv = std::move(request.wrapper);
+    spec.argv.insert(spec.argv.end(), {"bash", "-c", request.command});
     spec.cwd = cwd_.string();
     spec.timeout = request.timeout;
     spec.max_output_bytes = request.max_output_bytes;

@@ -168,6 +168,8 @@ class SshExecutor : public Executor, public ExecutorPaths {
   }
 
   boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) override {
+    // The sandbox helper is local: a command meant to run confined must not run here unconfined.
+    if (!request.wrapper.empty()) throw error("commands cannot run in the sandbox on ssh executors");
     co_await connect(cancel);
     if (!has_bash_) throw error("bash is not installed there (not found on the remote PATH)");
     // The wrapper: the command in its own process group (set -m), stderr into stdout; a watcher

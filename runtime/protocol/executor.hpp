@@ -43,6 +43,8 @@ struct FileInfo {
 
 struct RunRequest {
   std::string command;  // given to `bash -c`, in the working directory
+  // The argv that runs `bash -c` (the sandbox helper's, CommandSandbox::prefix); local only.
+  std::vector<std::string> wrapper;
   std::chrono::milliseconds timeout{0};
   std::size_t max_output_bytes = 64 * 1024;
   // Output (stdout and stderr as they come), called on the caller's executor while it runs.

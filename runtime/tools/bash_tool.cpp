@@ -39,7 +39,9 @@ class BashTool : public Tool {
   ToolSpec spec() const override {
     return {name(),
             "Run a shell command with bash in the working directory and return its exit code and output "
-            "(stdout and stderr, at most 64 KB). Default timeout 120000 ms, at most 600000.",
+            "(stdout and stderr, at most 64 KB). Default timeout 120000 ms, at most 600000. Unless the session "
+            "is in Full auto, local commands run in a sandbox: they write only inside the session's folders and "
+            "the temp folders, and cannot read openvaala's config folder.",
             json::object{{"type", "object"},
                          {"properties",
                           json::object{{"command", json::object{{"type", "string"}, {"description", "The command"}}},
@@ -70,6 +72,8 @@ class BashTool : public Tool {
       co_return error_result("Executor '" + info.id + "' (" + info.type +
                              ") has files only: bash cannot run there. Use read_file/apply_patch on it, or run the "
                              "command on a local or ssh executor.");
+    // Due but impossible (no Landlock): refused before anything is asked, never run unconfined.
+    if (const auto& refusal = ctx.env().sandbox.refusal; !refusal.empty()) co_return error_result(refusal);
     auto auth = co_await ctx.authorize(Permission::Execute, {}, {});
     if (auth == Authorization::Cancelled) throw ToolCancelled();
     if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
@@ -82,8 +86,11 @@ class BashTool : public Tool {
     auto& host = ctx.host();
     const auto& sid = ctx.env().session_id;
     std::string terminal_id;
-    const std::string shell = "bash";
-    const std::vector<std::string> shell_args{"-c", command};
+    // In the sandbox the editor runs the helper, which confines itself and then runs bash.
+    std::vector<std::string> shell_args = ctx.env().sandbox.prefix;
+    shell_args.insert(shell_args.end(), {"bash", "-c", command});
+    const std::string shell = shell_args.front();
+    shell_args.erase(shell_args.begin());
     try {
       terminal_id = co_await host.terminal_create(sid, shell, shell_args, ctx.env().cwd.string(), kOutputLimit,
                                                     &ctx.cancel());
@@ -154,6 +161,7 @@ class BashTool : public Tool {
     auto shown = std::make_shared<Shown>();
     RunRequest request;
     request.command = command;
+    request.wrapper = ctx.env().sandbox.prefix;
     request.timeout = std::chrono::milliseconds(timeout_ms);
     request.max_output_bytes = kOutputLimit;
     request.on_output = [&ctx, shown](std::string_view chunk) {

@@ -72,7 +72,7 @@ TEST(MainConfig, ErrorsNameFileLineAndWhatIsAllowed) {
   runtime::config::load_main_config(dir, d);
   ASSERT_EQ(d.size(), 3u);
   const auto file = (dir / "config.yaml").string();
-  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, mcp_startup_wait_ms, max_mcp_output_bytes, max_mcp_tools_per_server)");
+  EXPECT_EQ(d[0].to_string(), file + ":5: unknown key 'colour' in config.yaml (allowed: model, providers, skills, plugins, default_agent, default_executor, max_turn_requests, mcp_startup_wait_ms, max_mcp_output_bytes, max_mcp_tools_per_server, sandbox)");
   EXPECT_EQ(d[1].to_string(), file + ":1: model must be '<provider id>/<model name>', got 'gpt'");
   EXPECT_EQ(d[2].to_string(), file + ":4: provider 'main': api_type must be 'openai' or 'anthropic', not 'gemini'");
 }
