@@ -214,8 +214,6 @@ test("bearer token: anything but the exact header is refused with 401, the right
   for (const value of [`Bearer ${token}x`, `bearer ${token}`, `Bearer  ${token}`, `Basic ${token}`, "Bearer ", `Bearer ${token.slice(0, -1)}`])
     assert.equal(await upgradeStatus(server.url, { Authorization: value }), 401, `Authorization: ${value}`);
   assert.equal(await upgradeStatus(server.url, { Authorization: `Bearer ${token}` }), 101);
-  // A browser page (it sends Origin) is refused even with the token.
-  assert.equal(await upgradeStatus(server.url, { Authorization: `Bearer ${token}`, Origin: "https://evil.example" }), 403);
   // The SDK's client without the token cannot initialize.
   const denied = connect(server.url);
   await assert.rejects(denied.initialize());
@@ -227,23 +225,42 @@ test("bearer token: anything but the exact header is refused with 401, the right
   c.assertSchemaClean();
 });
 
-test("start-up refusals: a non-loopback address without a token, a token file others can read", { skip, timeout: 30000 }, async () => {
-  const home = makeConfigHome({ provider: null });
-  const ws = makeWorkspace({});
-  const run = (args) => new Promise((resolve) => {
+test("a browser page (a request with Origin) is refused with 403, even with the token", { skip, timeout: 30000 }, async () => {
+  const { home, ws } = await setup([]);
+  const token = "origin-token";
+  const server = await startServer({ env: home.env, cwd: ws, args: ["--token-file", writeToken(ws, token)] });
+  const headers = { Authorization: `Bearer ${token}`, Origin: "https://evil.example" };
+  assert.equal(await upgradeStatus(server.url, headers), 403, "WebSocket upgrade");
+  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
+  const r = await fetch(server.httpUrl, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(init) });
+  assert.equal(r.status, 403, "Streamable HTTP POST");
+});
+
+function runAcp(home, args) {
+  return new Promise((resolve) => {
     const child = spawn(agentBinary(), ["acp", ...args], { env: agentEnv(home.env), stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d) => { stderr += d; });
     child.once("exit", (code) => resolve({ code, stderr }));
   });
-  const open = await run(["--listen", "0.0.0.0:0"]);
-  assert.equal(open.code, 2);
+}
+
+test("start-up refusal: a non-loopback address without a token file", { skip, timeout: 30000 }, async () => {
+  const home = makeConfigHome({ provider: null });
+  const open = await runAcp(home, ["--listen", "0.0.0.0:0"]);
+  assert.equal(open.code, 2, `exit status; stderr: ${open.stderr}`);
   assert.match(open.stderr, /--token-file/);
+  const bad = await runAcp(home, ["--listen", "nowhere"]);
+  assert.equal(bad.code, 2);
+});
+
+test("start-up refusal: a token file others can read", { skip, timeout: 30000 }, async () => {
+  const home = makeConfigHome({ provider: null });
+  const ws = makeWorkspace({});
+  const run = (args) => runAcp(home, args);
   const readable = await run(["--listen", "127.0.0.1:0", "--token-file", writeToken(ws, "abc", 0o644)]);
   assert.equal(readable.code, 2);
   assert.match(readable.stderr, /0600/);
-  const bad = await run(["--listen", "nowhere"]);
-  assert.equal(bad.code, 2);
 });
 
 test("SIGTERM: the server exits with status 0 within 2 s, connections open", { skip, timeout: 30000 }, async () => {
@@ -277,7 +294,7 @@ test("Streamable HTTP: the SDK's HTTP client: initialize, session/new, a streame
   c.assertSchemaClean();
 });
 
-test("Streamable HTTP on the wire: 200 + Acp-Connection-Id, 202, the event stream, batch 400, 401s, DELETE then 404", { skip, timeout: 60000 }, async () => {
+test("Streamable HTTP on the wire: 200 + Acp-Connection-Id, 202, the event stream, batch 400, DELETE then 404", { skip, timeout: 60000 }, async () => {
   const { home, ws } = await setup([]);
   const token = "wire-token";
   const server = await startServer({ env: home.env, cwd: ws, args: ["--token-file", writeToken(ws, token)] });
@@ -285,11 +302,7 @@ test("Streamable HTTP on the wire: 200 + Acp-Connection-Id, 202, the event strea
   const auth = { Authorization: `Bearer ${token}` };
   const json = { "Content-Type": "application/json" };
   const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
-  // Without the token nothing is created.
-  let r = await fetch(url, { method: "POST", headers: json, body: JSON.stringify(init) });
-  assert.equal(r.status, 401);
-  r = await fetch(url, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}x` }, body: JSON.stringify(init) });
-  assert.equal(r.status, 401);
+  let r;
   r = await fetch(url, { method: "POST", headers: { ...json, ...auth }, body: JSON.stringify(init) });
   assert.equal(r.status, 200);
   const id = r.headers.get("acp-connection-id");
@@ -298,9 +311,6 @@ test("Streamable HTTP on the wire: 200 + Acp-Connection-Id, 202, the event strea
   assert.equal(initResponse.id, 1);
   assert.equal(initResponse.result.protocolVersion, 1);
   const conn = { ...auth, "Acp-Connection-Id": id };
-  // The connection id alone does not let anyone in.
-  for (const method of ["GET", "DELETE"]) assert.equal((await fetch(url, { method, headers: { "Acp-Connection-Id": id, Accept: "text/event-stream" } })).status, 401, method);
-  assert.equal((await fetch(url, { method: "POST", headers: { ...json, "Acp-Connection-Id": id }, body: "{}" })).status, 401);
   // A batch is refused.
   r = await fetch(url, { method: "POST", headers: { ...json, ...conn }, body: JSON.stringify([{ jsonrpc: "2.0", id: 2, method: "session/list", params: {} }]) });
   assert.equal(r.status, 400);
@@ -351,4 +361,24 @@ test("a connection dropped while a permission prompt waits: nothing is edited, a
   assert.ok(b.updates.some((u) => u.sessionId === sessionId && u.update.sessionUpdate === "user_message_chunk"), "history replayed");
   assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n");
   b.assertSchemaClean();
+});
+
+test("Streamable HTTP: without the exact bearer token POST, GET and DELETE are 401, even with a valid connection id", { skip, timeout: 30000 }, async () => {
+  const { home, ws } = await setup([]);
+  const token = "wire-token";
+  const server = await startServer({ env: home.env, cwd: ws, args: ["--token-file", writeToken(ws, token)] });
+  const url = server.httpUrl;
+  const json = { "Content-Type": "application/json" };
+  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
+  // Without the token nothing is created.
+  let r = await fetch(url, { method: "POST", headers: json, body: JSON.stringify(init) });
+  assert.equal(r.status, 401);
+  r = await fetch(url, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}x` }, body: JSON.stringify(init) });
+  assert.equal(r.status, 401);
+  r = await fetch(url, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}` }, body: JSON.stringify(init) });
+  assert.equal(r.status, 200);
+  const id = r.headers.get("acp-connection-id");
+  // The connection id alone does not let anyone in.
+  for (const method of ["GET", "DELETE"]) assert.equal((await fetch(url, { method, headers: { "Acp-Connection-Id": id, Accept: "text/event-stream" } })).status, 401, method);
+  assert.equal((await fetch(url, { method: "POST", headers: { ...json, "Acp-Connection-Id": id }, body: "{}" })).status, 401);
 });
