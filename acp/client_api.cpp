@@ -64,7 +64,9 @@ awaitable<std::optional<std::string>> ClientApi::request_permission(
   try {
     reply = co_await conn_.call(methods::kRequestPermission, std::move(params), cancel);
   } catch (const RpcError& e) {
-    if (e.code() == error_code::kRequestCancelled) co_return std::nullopt;
+    // A client that went away (a network connection dropped) cannot answer: cancelled, as if it
+    // had cancelled the prompt. Nothing is allowed without an answer.
+    if (e.code() == error_code::kRequestCancelled || conn_.closed()) co_return std::nullopt;
     throw;
   }
   if (reply.is_object()) {

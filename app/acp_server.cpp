@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <list>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "acp/connection.hpp"
+#include "acp/network_auth.hpp"
+#include "acp/network_server.hpp"
 #include "acp/transport.hpp"
 #include "app/cli.hpp"
 #include "app/redacting_sink.hpp"
@@ -119,6 +123,93 @@ int run_acp_server() {
   for (auto& t : more_pool_threads) t.join();
   spdlog::shutdown();
   // The reader thread may still sit in read(); exit without waiting for it.
+  std::_Exit(0);
+}
+
+// One network client: its transport, its JSON-RPC connection and its agent face. Each
+// connection sees only what its own sessions send. Kept until the process exits, even after the
+// client went: the agent's requests and turns may still be finishing on the io thread and the
+// pool, and nothing tells when the last of them is done.
+struct NetworkClient {
+  std::unique_ptr<acp::Transport> transport;
+  std::unique_ptr<acp::Connection> conn;
+  std::unique_ptr<runtime::server::AcpAgent> agent;
+  bool gone = false;
+};
+
+int run_acp_network_server(const ListenArgs& args) {
+  std::signal(SIGPIPE, SIG_IGN);
+  setup_logging();
+  acp::NetworkServerOptions options;
+  try {
+    const auto address = acp::parse_listen_address(args.address);
+    if (!address) throw std::runtime_error("--listen takes HOST:PORT (e.g. 127.0.0.1:8765), got '" + args.address + "'");
+    options.host = address->host;
+    options.port = address->port;
+    if (!args.token_file.empty()) options.token = acp::read_token_file(args.token_file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "openvaala: %s\n", e.what());
+    return 2;
+  }
+  runtime::config::remember_configured_keys(runtime::config::config_root());
+  bridge::process::enable_orphan_guard();
+  boost::asio::io_context ioc(1);
+  boost::asio::thread_pool pool(4);
+  std::list<NetworkClient> clients;
+  auto on_connection = [&](std::unique_ptr<acp::Transport> transport) {
+    auto& client = clients.emplace_back();
+    client.transport = std::move(transport);
+    client.conn = std::make_unique<acp::Connection>(ioc.get_executor(), *client.transport);
+    client.agent = std::make_unique<runtime::server::AcpAgent>(*client.conn, pool);
+    client.transport->start({
+        [&client](acp::IncomingMessage&& message) { client.conn->handle_message(std::move(message)); },
+        [&client] {
+          spdlog::info("ACP network client disconnected");
+          client.gone = true;
+          client.conn->close();
+          client.agent->shutdown();
+        },
+    });
+  };
+  std::unique_ptr<acp::NetworkServer> server;
+  try {
+    server = std::make_unique<acp::NetworkServer>(ioc.get_executor(), options, on_connection);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "openvaala: %s\n", e.what());
+    return 2;
+  }
+  const bool ipv6 = options.host.find(':') != std::string::npos;
+  const std::string authority = (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(server->port());
+  std::fprintf(stderr, "openvaala: listening on ws://%s/acp (WebSocket) and http://%s/acp (Streamable HTTP)\n",
+               authority.c_str(), authority.c_str());
+  std::fflush(stderr);
+  server->start();
+
+  boost::asio::signal_set signals(ioc, SIGTERM, SIGINT, SIGHUP);
+  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP: reloading the configuration");
+      runtime::config::remember_configured_keys(runtime::config::config_root());
+      for (auto& c : clients)
+        if (!c.gone) c.agent->reload_config();
+      signals.async_wait(on_signal);
+      return;
+    }
+    spdlog::info("shutting down: {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    server->stop();
+    for (auto& c : clients) {
+      c.agent->prepare_exit();
+      c.conn->close();
+    }
+    ioc.stop();
+  };
+  signals.async_wait(on_signal);
+  ioc.run();
+  bridge::process::end_all_process_groups_on_exit();
+  for (auto& c : clients) c.transport->flush_and_stop();
+  pool.join();
+  spdlog::shutdown();
   std::_Exit(0);
 }
 

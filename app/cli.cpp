@@ -14,6 +14,14 @@ namespace app {
 
 namespace {
 
+constexpr const char* kAcpUsage =
+    "Usage: openvaala acp [--listen HOST:PORT [--token-file PATH]]\n\n"
+    "Runs the ACP server on stdin/stdout. Logs go to stderr.\n\n"
+    "  --listen HOST:PORT   Serve ACP over WebSocket at ws://HOST:PORT/acp instead (one agent, many\n"
+    "                       connections). Port 0 picks a free port; the address is printed on stderr.\n"
+    "  --token-file PATH    Require `Authorization: Bearer <token>`, the token being the file's text\n"
+    "                       (trimmed). The file must have mode 0600. Required unless HOST is loopback.\n";
+
 const char* kUsage =
     "Usage: openvaala <command> [options]\n"
     "\n"
@@ -62,14 +70,20 @@ int run_cli(const std::vector<std::string>& args) {
   // Before any logger or guard: it only restricts itself and executes the command.
   if (cmd == "sandbox") return run_sandbox(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "acp") {
+    ListenArgs listen;
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "-h" || args[i] == "--help") {
-        std::fputs("Usage: openvaala acp\n\nRuns the ACP server on stdin/stdout. Logs go to stderr.\n", stdout);
+        std::fputs(kAcpUsage, stdout);
         return 0;
       }
-      return usage_error("unknown option for 'acp': " + args[i]);
+      const bool takes_value = args[i] == "--listen" || args[i] == "--token-file";
+      if (takes_value && i + 1 >= args.size()) return usage_error(args[i] + " needs a value");
+      if (args[i] == "--listen") listen.address = args[++i];
+      else if (args[i] == "--token-file") listen.token_file = args[++i];
+      else return usage_error("unknown option for 'acp': " + args[i]);
     }
-    return run_acp_server();
+    if (listen.address.empty() && !listen.token_file.empty()) return usage_error("--token-file needs --listen");
+    return listen.address.empty() ? run_acp_server() : run_acp_network_server(listen);
   }
   // The other commands print their results (and the problems they find) on stdout themselves;
   // only a log line about something unexpected goes to stderr, never into that output.

@@ -9,6 +9,12 @@ namespace app {
 int run_cli(const std::vector<std::string>& args);
 
 int run_acp_server();
+// `openvaala acp --listen HOST:PORT [--token-file PATH]`: ACP over WebSocket at /acp.
+struct ListenArgs {
+  std::string address;     // HOST:PORT
+  std::string token_file;  // empty: none
+};
+int run_acp_network_server(const ListenArgs& args);
 int run_config_check(const std::vector<std::string>& args);  // args after `config check`
 int run_serve_reload(const std::vector<std::string>& args);  // args after `serve`
 int run_plugin_cli(const std::vector<std::string>& args);    // args after `plugin`
