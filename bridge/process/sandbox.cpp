@@ -85,7 +85,8 @@ std::string add_rule(int ruleset, const Rule& rule, std::uint64_t handled) {
   const int fd = ::open(rule.path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return {};  // gone since the rules were made: it gets nothing
   struct stat st {};
-  std::uint64_t access = ((rule.rights & kRead) ? kReadAccess : 0) | ((rule.rights & kWrite) ? kWriteAccess : 0);
+  std::uint64_t access = ((rule.rights & kRead) ? kReadAccess : 0) | ((rule.rights & kWrite) ? kWriteAccess : 0) |
+                         ((rule.rights & kList) ? LANDLOCK_ACCESS_FS_READ_DIR : 0);
   access &= handled;
   if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) access &= kFileAccess;
   landlock_path_beneath_attr beneath{};
@@ -121,6 +122,7 @@ std::vector<Grant> grants_of(const Policy& policy) {
   for (const char* t : kTempFolders) grants.push_back({t, kReadWrite, {}});
   for (const auto& w : policy.write) grants.push_back({w, kReadWrite, {}});
   for (auto& g : grants) g.except.insert(g.except.end(), policy.deny.begin(), policy.deny.end());
+  grants.push_back({"/", kList, {}});
   return grants;
 }
 

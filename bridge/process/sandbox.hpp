@@ -17,8 +17,8 @@ namespace bridge::process::sandbox {
 
 namespace fs = std::filesystem;
 
-// kWrite is only ever granted with kRead.
-enum Rights : unsigned { kRead = 1u, kWrite = 2u };
+// kWrite is only ever granted with kRead. kList lists folders (their entries' names), nothing more.
+enum Rights : unsigned { kRead = 1u, kWrite = 2u, kList = 4u };
 inline constexpr unsigned kReadWrite = kRead | kWrite;
 
 // `rights` on `path` and everything beneath it, except `except` (and beneath those).
@@ -43,8 +43,10 @@ struct Policy {
   std::vector<fs::path> deny;
 };
 
-// Reading everything but /dev; reading and writing the harmless devices (null, tty, ...), the
-// temp folders and policy.write; policy.deny excepted from every grant.
+// Listing every folder (names only: `ls ~` and `ls /` work, though Landlock cannot grant reading
+// around an except without leaving its ancestors unlistable); reading everything but /dev; reading
+// and writing the harmless devices (null, tty, ...), the temp folders and policy.write;
+// policy.deny excepted from every grant but the listing.
 std::vector<Grant> grants_of(const Policy& policy);
 
 // The rules that grant exactly `grants`: each path resolved (missing ones left out); a grant

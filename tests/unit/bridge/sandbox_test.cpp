@@ -97,6 +97,9 @@ TEST(SandboxGrants, ReadAllButDevWriteRootsTempAndDevicesEachWithTheDenials) {
     EXPECT_EQ(g->except, std::vector<fs::path>{"/home/me/.config/openvaala"}) << writable;
   }
   EXPECT_EQ(find("/dev"), grants.end());
+  EXPECT_EQ(grants.back().path, "/");
+  EXPECT_EQ(grants.back().rights, kList) << "every folder can be listed (`ls ~`, `ls /`): names, never contents";
+  EXPECT_TRUE(grants.back().except.empty());
   for (const auto& g : grants) EXPECT_NE(g.path, "/home") << "nothing but the write roots and temp folders is writable";
 }
 
@@ -127,7 +130,8 @@ TEST_F(SandboxRules, AppliedTheConfigRootIsUnreadableAndWritesLandOnlyInTheWrite
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // Rules made from this tree, not from `/`: only what these grants name is reachable.
-    std::vector<Grant> grants{{root_, kRead, policy.deny}, {p("home/ws"), kReadWrite, policy.deny}};
+    std::vector<Grant> grants{
+        {root_, kRead, policy.deny}, {p("home/ws"), kReadWrite, policy.deny}, {root_, kList, {}}};
     if (!restrict_self(rules_of(grants)).empty()) ::_exit(100);
     int bad = 0;
     auto opens = [](const fs::path& path, int flags) {
@@ -142,13 +146,16 @@ TEST_F(SandboxRules, AppliedTheConfigRootIsUnreadableAndWritesLandOnlyInTheWrite
     if (!opens(p("home/ws/inside-new.txt"), O_WRONLY | O_CREAT)) bad |= 16;
     if (!opens(p("home/.bashrc"), O_RDONLY)) bad |= 32;
     if (opens(p("home/.bashrc"), O_WRONLY | O_TRUNC)) bad |= 64;
+    if (!opens(p("home"), O_RDONLY | O_DIRECTORY)) bad |= 128;  // `ls ~` around the config root
+    if (opens(p("home/.config/openvaala/credentials.yaml"), O_RDONLY)) bad |= 1;  // listing is no reading
     ::_exit(bad);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 read config, 2 read via symlink, 4 write config, 8 write outside, "
-                                       "16 write inside refused, 32 read elsewhere refused, 64 truncate elsewhere";
+                                       "16 write inside refused, 32 read elsewhere refused, 64 truncate elsewhere, "
+                                       "128 a folder above the config root cannot be listed";
   EXPECT_FALSE(fs::exists(p("home/outside.txt")));
   EXPECT_TRUE(fs::exists(p("home/ws/inside-new.txt")));
   std::ifstream rc(p("home/.bashrc"));

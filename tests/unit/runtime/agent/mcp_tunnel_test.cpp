@@ -217,7 +217,7 @@ TEST_F(McpTunnelTest, AnOptionalServerSlowToStartJoinsTheTurnLater) {
   mcp->start_all();
   support::CancelSource cancel;
   McpManager::TurnOffer offer;
-  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, std::chrono::milliseconds(20), &offer));
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, {}, std::chrono::milliseconds(20), &offer));
   EXPECT_TRUE(tools.empty()) << "the turn went on without the server still starting";
   EXPECT_EQ(offer.late, std::vector<std::string>{"ed"});
   // (run() returned once the server had come up)
@@ -237,7 +237,7 @@ TEST_F(McpTunnelTest, ARequiredServerSlowToStartIsWaitedFor) {
   mcp->start_all();  // as at session/new: it is starting when the turn begins
   support::CancelSource cancel;
   McpManager::TurnOffer offer;
-  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, std::chrono::milliseconds(20), &offer));
+  auto tools = fakes::run(ioc, mcp->tools_for_turn(&cancel, nullptr, {}, std::chrono::milliseconds(20), &offer));
   EXPECT_EQ(tools.size(), 2u) << "a required server must be up before the model is asked";
   EXPECT_TRUE(offer.late.empty());
   fakes::run(ioc, mcp->close());
