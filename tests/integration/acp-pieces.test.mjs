@@ -178,13 +178,16 @@ scenario("config check: a model's price is validated with path:line messages; th
   const r = spawnSync(agentBinary(), ["config", "check"], { env: agentEnv(home.env), encoding: "utf8" });
   const file = home.configPath;
   const problems = (r.stdout + r.stderr).split("\n").filter((l) => l.startsWith(`${file}:`));
-  // config.yaml: 8 lines of provider set-up (harness), then `models:` on line 9
+  // Lines found in the file the harness wrote (its set-up above `models:` may grow).
+  const lines = fs.readFileSync(file, "utf8").split("\n");
+  const lineOf = (text) => lines.findIndex((l) => l.trim() === text.trim()) + 1;
+  const [cheap, minus, noOutput, noId] = ["      input: cheap", "      output: -1", "  - id: no-output", "  - price: {input: 1, output: 1}"].map(lineOf);
   assert.deepEqual(problems, [
-    `${file}:15: provider 'fake': model 'bad-rate': price.input must be a number (what a million tokens cost, 0 or more), not 'cheap'`,
-    `${file}:16: provider 'fake': model 'bad-rate': price.output must be a number (what a million tokens cost, 0 or more), not '-1'`,
-    `${file}:18: unknown key 'discount' in provider 'fake': model 'no-output': price (allowed: input, output, cached_input, currency)`,
-    `${file}:18: provider 'fake': model 'no-output': price.output is missing (what a million output tokens cost)`,
-    `${file}:19: provider 'fake': a models entry written as a mapping needs 'id: <model name>'`,
+    `${file}:${cheap}: provider 'fake': model 'bad-rate': price.input must be a number (what a million tokens cost, 0 or more), not 'cheap'`,
+    `${file}:${minus}: provider 'fake': model 'bad-rate': price.output must be a number (what a million tokens cost, 0 or more), not '-1'`,
+    `${file}:${noOutput + 1}: unknown key 'discount' in provider 'fake': model 'no-output': price (allowed: input, output, cached_input, currency)`,
+    `${file}:${noOutput + 1}: provider 'fake': model 'no-output': price.output is missing (what a million output tokens cost)`,
+    `${file}:${noId}: provider 'fake': a models entry written as a mapping needs 'id: <model name>'`,
   ], "each mistake in a price is reported at its line");
   assert.equal(r.status, 1, "exit 1 on errors");
 });

@@ -253,7 +253,7 @@ scenario("a PreToolUse hook for a read on a files-only (virtual) executor runs o
   assert.equal(res.stopReason, "end_turn");
   const ran = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
   assert.match(ran, /note\.md/, "the guard hook ran for the read on the virtual executor (on this machine), not skipped or refused");
-  assert.equal(toolResults(fake.requests[1])[0].content, "virtual note\n", "a guard that allows lets the read go on");
-  assert.match(toolResults(fake.requests[2])[0].content, /Blocked by a PreToolUse hook.*no secrets/, "a guard that blocks still blocks there");
+  assert.equal(toolResults(fake.requests[1]).at(-1).content, "virtual note\n", "a guard that allows lets the read go on");
+  assert.match(toolResults(fake.requests[2]).at(-1).content, /Blocked by a PreToolUse hook.*no secrets/, "a guard that blocks still blocks there");
   h.assertSchemaClean();
 });

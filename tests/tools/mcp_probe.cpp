@@ -17,6 +17,7 @@
 //     --exit-on-stdin-eof     on stdin EOF kill every server group and exit 3 (orphan tests)
 //   mcp_probe --acp           an ACP agent on stdio (initialize + `_probe/run {cwd, mcpServers,
 //                             calls: [{tool, arguments}], cancelAfterMs?}`), for the MCP-over-ACP tests
+#include <limits>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -133,7 +134,11 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
   support::CancelSource turn;
   std::vector<std::unique_ptr<runtime::tools::Tool>> tools;
   try {
-    tools = co_await mgr.tools_for_turn(&turn);
+    // The probe checks what the transport delivers, whole; the model's cut of a long result
+    // (max_mcp_output_bytes) is tested through the agent (mcp-limits.test.mjs).
+    runtime::config::McpLimits whole;
+    whole.output_bytes = std::numeric_limits<std::size_t>::max();
+    tools = co_await mgr.tools_for_turn(&turn, nullptr, whole);
   } catch (const runtime::mcp::RequiredServerUnavailable& e) {
     report["error"] = json::object{{"code", acp::error_code::kInternalError}, {"message", e.what()}};
   }
