@@ -68,16 +68,7 @@ class LocalExecutor : public Executor {
   }
 
   boost::asio::awaitable<FileInfo> stat(const std::string& path, support::CancelSource*) override {
-    auto job = [p = abs(path)] {
-      std::error_code ec;
-      auto st = fs::status(p, ec);
-      FileInfo fi;
-      fi.exists = !ec && fs::exists(st);
-      fi.is_directory = fi.exists && fs::is_directory(st);
-      if (fi.exists && !fi.is_directory) fi.size = fs::file_size(p, ec);
-      return fi;
-    };
-    co_return co_await support::run_blocking(detail::file_pool(deps_), std::move(job));
+    co_return co_await detail::stat_local(deps_, abs(path));
   }
 
   boost::asio::awaitable<RunResult> run(RunRequest request, support::CancelSource* cancel) override {

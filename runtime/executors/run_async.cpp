@@ -28,6 +28,19 @@ boost::asio::thread_pool& file_pool(const Deps& deps) {
   return deps.file_pool ? deps.file_pool->get() : *deps.pool;
 }
 
+boost::asio::awaitable<FileInfo> stat_local(const Deps& deps, fs::path path) {
+  auto job = [p = std::move(path)] {
+    std::error_code ec;
+    auto st = fs::status(p, ec);
+    FileInfo fi;
+    fi.exists = !ec && fs::exists(st);
+    fi.is_directory = fi.exists && fs::is_directory(st);
+    if (fi.exists && !fi.is_directory) fi.size = fs::file_size(p, ec);
+    return fi;
+  };
+  co_return co_await support::run_blocking(file_pool(deps), std::move(job));
+}
+
 boost::asio::awaitable<support::WindowRead> read_local_lines(const Deps& deps, fs::path path, support::LineWindow window,
                                                              support::CancelSource* cancel) {
   auto job = [path = std::move(path), window](const std::atomic<bool>& stop) {

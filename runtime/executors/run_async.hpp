@@ -30,6 +30,10 @@ boost::asio::awaitable<support::WindowRead> read_local_lines(const Deps& deps, f
 // also when it is larger or the read was cancelled.
 boost::asio::awaitable<std::string> read_local_file(const Deps& deps, fs::path path, support::CancelSource* cancel);
 
+// What a local path is (exists, folder, size), looked up on the file pool: a hung mount must
+// not stall the io thread.
+boost::asio::awaitable<FileInfo> stat_local(const Deps& deps, fs::path path);
+
 // The result of a `bash -c` run as the executors report it: output interleaved, the last bytes kept.
 struct OutputTail {
   explicit OutputTail(std::size_t limit) : limit(limit) {}

@@ -64,14 +64,7 @@ class VirtualExecutor : public Executor, public ExecutorPaths {
   }
 
   boost::asio::awaitable<FileInfo> stat(const std::string& path, support::CancelSource*) override {
-    std::error_code ec;
-    auto p = local_path(path);
-    auto st = fs::status(p, ec);
-    FileInfo fi;
-    fi.exists = !ec && fs::exists(st);
-    fi.is_directory = fi.exists && fs::is_directory(st);
-    if (fi.exists && !fi.is_directory) fi.size = fs::file_size(p, ec);
-    co_return fi;
+    co_return co_await detail::stat_local(deps_, local_path(path));
   }
 
   std::optional<fs::path> local_file(const std::string& path) const override { return local_path(path); }
