@@ -64,6 +64,32 @@ void setup_logging() {
   spdlog::set_default_logger(logger);
 }
 
+// SIGHUP reloads the configuration (the keys first, then `reload`); SIGTERM and SIGINT `stop`.
+// One for the stdio server and the network one.
+class SignalWatch {
+ public:
+  SignalWatch(boost::asio::io_context& ioc, std::function<void()> reload, std::function<void(const char*)> stop)
+      : signals_(ioc, SIGTERM, SIGINT, SIGHUP), reload_(std::move(reload)), stop_(std::move(stop)) {
+    wait();
+  }
+
+ private:
+  void wait() {
+    signals_.async_wait([this](boost::system::error_code ec, int sig) {
+      if (ec) return;
+      if (sig != SIGHUP) return stop_(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      spdlog::info("SIGHUP: reloading the configuration");
+      runtime::config::remember_configured_keys(runtime::config::config_root());
+      reload_();
+      wait();
+    });
+  }
+
+  boost::asio::signal_set signals_;
+  std::function<void()> reload_;
+  std::function<void(const char*)> stop_;
+};
+
 }  // namespace
 
 int run_acp_server() {
@@ -92,19 +118,7 @@ int run_acp_server() {
     conn.close();
     ioc.stop();
   };
-  boost::asio::signal_set signals(ioc, SIGTERM, SIGINT, SIGHUP);
-  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    if (sig == SIGHUP) {
-      spdlog::info("SIGHUP: reloading the configuration");
-      runtime::config::remember_configured_keys(runtime::config::config_root());
-      agent.reload_config();
-      signals.async_wait(on_signal);
-      return;
-    }
-    stop(sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  };
-  signals.async_wait(on_signal);
+  SignalWatch signals(ioc, [&] { agent.reload_config(); }, stop);
 
   transport->start({
       [&](acp::IncomingMessage&& message) { conn.handle_message(std::move(message)); },
@@ -185,18 +199,12 @@ int run_acp_network_server(const ListenArgs& args) {
   std::fflush(stderr);
   server->start();
 
-  boost::asio::signal_set signals(ioc, SIGTERM, SIGINT, SIGHUP);
-  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    if (sig == SIGHUP) {
-      spdlog::info("SIGHUP: reloading the configuration");
-      runtime::config::remember_configured_keys(runtime::config::config_root());
-      for (auto& c : clients)
-        if (!c.gone) c.agent->reload_config();
-      signals.async_wait(on_signal);
-      return;
-    }
-    spdlog::info("shutting down: {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  auto reload = [&] {
+    for (auto& c : clients)
+      if (!c.gone) c.agent->reload_config();
+  };
+  auto stop = [&](const char* why) {
+    spdlog::info("shutting down: {}", why);
     server->stop();
     for (auto& c : clients) {
       c.agent->prepare_exit();
@@ -204,7 +212,7 @@ int run_acp_network_server(const ListenArgs& args) {
     }
     ioc.stop();
   };
-  signals.async_wait(on_signal);
+  SignalWatch signals(ioc, reload, stop);
   ioc.run();
   bridge::process::end_all_process_groups_on_exit();
   for (auto& c : clients) c.transport->flush_and_stop();
