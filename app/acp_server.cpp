@@ -151,6 +151,24 @@ struct NetworkClient {
   bool gone = false;
 };
 
+// A new network connection: its own Connection and AcpAgent over `transport`, kept (marked
+// gone) after it drops.
+static void serve_client(NetworkClient& client, std::unique_ptr<acp::Transport> transport, boost::asio::io_context& ioc,
+                  boost::asio::thread_pool& pool) {
+  client.transport = std::move(transport);
+  client.conn = std::make_unique<acp::Connection>(ioc.get_executor(), *client.transport);
+  client.agent = std::make_unique<runtime::server::AcpAgent>(*client.conn, pool);
+  client.transport->start({
+      [&client](acp::IncomingMessage&& message) { client.conn->handle_message(std::move(message)); },
+      [&client] {
+        spdlog::info("ACP network client disconnected");
+        client.gone = true;
+        client.conn->close();
+        client.agent->shutdown();
+      },
+  });
+}
+
 int run_acp_network_server(const ListenArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
@@ -171,19 +189,7 @@ int run_acp_network_server(const ListenArgs& args) {
   boost::asio::thread_pool pool(4);
   std::list<NetworkClient> clients;
   auto on_connection = [&](std::unique_ptr<acp::Transport> transport) {
-    auto& client = clients.emplace_back();
-    client.transport = std::move(transport);
-    client.conn = std::make_unique<acp::Connection>(ioc.get_executor(), *client.transport);
-    client.agent = std::make_unique<runtime::server::AcpAgent>(*client.conn, pool);
-    client.transport->start({
-        [&client](acp::IncomingMessage&& message) { client.conn->handle_message(std::move(message)); },
-        [&client] {
-          spdlog::info("ACP network client disconnected");
-          client.gone = true;
-          client.conn->close();
-          client.agent->shutdown();
-        },
-    });
+    serve_client(clients.emplace_back(), std::move(transport), ioc, pool);
   };
   std::unique_ptr<acp::NetworkServer> server;
   try {
