@@ -235,8 +235,8 @@ test("removing a folder stops its server; deactivate stops them all", async () =
     assert.equal(api.agentFor(folder(one)), a, "one agent per folder");
     await a.prompt("hi");
     await b.prompt("hi");
-    const childA = a.connection!.child;
-    const childB = b.connection!.child;
+    const childA = a.connection!.child!;
+    const childB = b.connection!.child!;
     (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [folder(two)];
     __test.state.folderEvents.fire({ added: [], removed: [folder(one)] });
     await waitUntil(() => childA.exitCode !== null || childA.signalCode !== null, 5000, "the removed folder's server to stop");
@@ -468,7 +468,7 @@ test("when VS Code disposes the extension's subscriptions the servers stop; afte
   await withExtension([folder(dir)], async (api, ctx) => {
     const a = api.agentFor(folder(dir));
     await a.prompt("hi");
-    const child = a.connection!.child;
+    const child = a.connection!.child!;
     for (const d of ctx.subscriptions) d.dispose();
     await waitUntil(() => child.exitCode !== null || child.signalCode !== null, 5000, "the server to stop");
     await deactivate();
@@ -481,7 +481,7 @@ test("a window reload as VS Code does it (deactivate, then the subscriptions dis
   await withExtension([folder(dir)], async (api, ctx) => {
     const a = api.agentFor(folder(dir));
     await a.prompt("hi");
-    const child = a.connection!.child;
+    const child = a.connection!.child!;
     // VS Code calls deactivate() and, without waiting for it, disposes the subscriptions
     const deactivated = deactivate();
     for (const d of ctx.subscriptions) d.dispose();

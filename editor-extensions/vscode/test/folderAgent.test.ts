@@ -211,13 +211,13 @@ test("a server that keeps crashing is not restarted forever", async () => {
 test("stop, restart and dispose: the server goes away; a closed folder starts nothing", async () => {
   const a = makeAgent(tmp());
   await a.prompt("hello");
-  const child = a.connection!.child;
+  const child = a.connection!.child!;
   await a.restart();
   assert.ok(child.exitCode !== null || child.signalCode !== null, "restart stops the old server");
   assert.equal(a.running, true, "restart starts a new one");
   assert.deepEqual(a.state.items, [], "restart clears the chat");
   assert.equal(a.state.sessionId, undefined);
-  const child2 = a.connection!.child;
+  const child2 = a.connection!.child!;
   await a.stop();
   assert.ok(child2.exitCode !== null || child2.signalCode !== null, "stop ends the server");
   assert.equal(a.running, false);

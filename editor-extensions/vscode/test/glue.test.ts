@@ -173,7 +173,7 @@ test("FolderAgent: one server per folder, a real prompt into the chat state, res
     assert.equal(r2?.stopReason, "end_turn");
 
     // folder removed: its server stops
-    const child = a.connection!.child;
+    const child = a.connection!.child!;
     (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [f2];
     __test.state.folderEvents.fire({ added: [], removed: [f1] });
     await waitUntil(() => child.exitCode !== null || child.signalCode !== null, 5000, "stop on folder removal");

@@ -2,7 +2,7 @@
 // never shows (keys in env and headers), and that the bytes to and from the server are untouched.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lineTap, redactTraffic } from "../src/core/traffic.js";
+import { lineTap, messageTap, redactTraffic } from "../src/core/traffic.js";
 
 test("the traffic log masks MCP server env and header values, and nothing else", () => {
   const line = JSON.stringify({ method: "session/new", params: { cwd: "/w", mcpServers: [{ name: "gh", command: "x", env: [{ name: "TOKEN", value: "ghp_secret" }], headers: [{ name: "Authorization", value: "Bearer abc" }] }] } });
@@ -68,4 +68,19 @@ test("the tap: a character split between two chunks is logged whole", async () =
   const bytes = new TextEncoder().encode('{"t":"é✓"}\n');
   const { seen } = await tap([bytes.slice(0, 7), bytes.slice(7, 9), bytes.slice(9)]);
   assert.deepEqual(seen, ['recv {"t":"é✓"}']);
+});
+
+test("messageTap (the network transports carry messages, not lines): each message passes on untouched and is logged redacted", async () => {
+  const logged: string[] = [];
+  const tap = messageTap<object>("recv", (d, l) => logged.push(`${d} ${l}`));
+  const sent = { jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/w", mcpServers: [{ name: "gh", command: "x", env: [{ name: "T", value: "ghp_secret" }] }] } };
+  const writer = tap.writable.getWriter();
+  void writer.write(sent);
+  void writer.close();
+  const out: object[] = [];
+  for await (const m of tap.readable as unknown as AsyncIterable<object>) out.push(m);
+  assert.deepEqual(out, [sent], "the message reaches the connection as it was, secret and all");
+  assert.equal(logged.length, 1, "one log line per message");
+  assert.match(logged[0]!, /^recv \{"jsonrpc":"2.0","id":1,"method":"session\/new"/, "the direction and the message");
+  assert.doesNotMatch(logged[0]!, /ghp_secret/, "the log masks the env values");
 });

@@ -1,11 +1,14 @@
-// The ACP client side of one `openvaala acp` process, on top of @agentclientprotocol/sdk 2.x
-// (`client().onRequest(...).connect(ndJsonStream(...))`). Everything editor-specific (fs, terminal,
-// permission, session updates) goes through the `ClientHost` interface, so this module does not
-// import `vscode` and is tested with node's test runner against the real binary.
+// The ACP client side of one `openvaala acp`, on top of @agentclientprotocol/sdk 2.x
+// (`client().onRequest(...).connect(stream)`): a child process on this machine (stdio), or a
+// running `openvaala acp --listen` reached by URL (the SDK's Streamable HTTP client transport).
+// Everything editor-specific (fs, terminal, permission, session updates) goes through the
+// `ClientHost` interface, so this module does not import `vscode` and is tested with node's test
+// runner against the real binary.
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { lineTap, type TrafficDirection } from "./traffic.js";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { lineTap, messageTap, type TrafficDirection } from "./traffic.js";
 import { TerminalManager } from "./terminals.js";
 import type { LegacyMcpRouter } from "./mcpRelay.js";
 
@@ -21,7 +24,7 @@ export interface ClientHost {
   writeTextFile(p: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse>;
   /** the agent's stderr, as it comes */
   onStderr?(text: string): void;
-  /** the process is gone; `expected` when we stopped it */
+  /** the process is gone (or, by URL, the connection closed); `expected` when we stopped it */
   onExit?(info: AgentExit): void;
   /** a request we do not implement (logged) */
   onUnknownRequest?(method: string, params: unknown): void;
@@ -34,13 +37,13 @@ export interface AgentExit {
   signal: NodeJS.Signals | null;
   expected: boolean;
   stderrTail: string;
+  /** what ended it, for the user, when it was not a process exit (a closed network connection) */
+  reason?: string;
 }
 
-export interface StartOptions {
-  command: string;
-  args?: string[];
+/** What both ways of reaching the agent take. */
+export interface ConnectionOptions {
   cwd: string;
-  env?: NodeJS.ProcessEnv;
   host: ClientHost;
   terminals?: TerminalManager;
   /** shared MCP-over-ACP provider; `mcp/message` requests are routed to it */
@@ -49,6 +52,41 @@ export interface StartOptions {
   legacyMcp?: () => LegacyMcpRouter | undefined;
   clientInfo?: { name: string; version: string; title?: string };
   clientCapabilities?: acp.ClientCapabilities;
+}
+
+/** Spawn `command args` on this machine and speak ACP over its stdio. */
+export interface StartOptions extends ConnectionOptions {
+  command: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Reach a running `openvaala acp --listen HOST:PORT` by URL. */
+export interface ConnectOptions extends ConnectionOptions {
+  /** `http(s)://host:port/acp`; a `ws(s)://` URL is reached at the same endpoint over HTTP (see `serverHttpUrl`) */
+  url: string;
+  /** sent as `Authorization: Bearer <token>` on every request */
+  token?: string;
+}
+
+/**
+ * The URL the Streamable HTTP transport posts to. The server serves WebSocket and Streamable HTTP
+ * on one `/acp` endpoint; Node's WebSocket cannot send an `Authorization` header, so a `ws(s)://`
+ * URL is reached over `http(s)://` at the same place. A URL without a path gets `/acp`.
+ */
+export function serverHttpUrl(url: string): string {
+  const given = url.trim();
+  const scheme = /^(https?|wss?):\/\//i.exec(given)?.[1]?.toLowerCase();
+  if (!scheme) throw new Error(`openvaala.server.url: "${url}" must start with http://, https://, ws:// or wss://`);
+  let u: URL;
+  try {
+    u = new URL(given);
+  } catch {
+    throw new Error(`openvaala.server.url: "${url}" is not a URL (expected e.g. http://127.0.0.1:8765/acp)`);
+  }
+  u.protocol = scheme === "https" || scheme === "wss" ? "https:" : "http:";
+  if (u.pathname === "/" || u.pathname === "") u.pathname = "/acp";
+  return u.toString();
 }
 
 export const DEFAULT_CLIENT_CAPABILITIES: acp.ClientCapabilities = {
@@ -73,8 +111,19 @@ class Tail {
   }
 }
 
+/** The bytes or messages to and from the agent, and the process behind them when it is ours. */
+interface AgentLink {
+  /** the server process we started; absent when we reached a running server by URL */
+  child?: ChildProcess;
+  /** the URL we reached; absent for a child process */
+  url?: string;
+  stream: acp.Stream;
+}
+
 export class AgentConnection {
-  readonly child: ChildProcess;
+  readonly child: ChildProcess | undefined;
+  /** the server's URL when it was reached over the network */
+  readonly url: string | undefined;
   readonly connection: acp.ClientConnection;
   readonly terminals: TerminalManager;
   initializeResponse: acp.InitializeResponse | undefined;
@@ -82,12 +131,17 @@ export class AgentConnection {
   private readonly stderr = new Tail();
   readonly exited: Promise<AgentExit>;
 
-  private constructor(opts: StartOptions, child: ChildProcess, exited: Promise<AgentExit>) {
-    this.child = child;
-    this.exited = exited;
+  private constructor(opts: ConnectionOptions, link: AgentLink, exited: (self: AgentConnection) => Promise<AgentExit>) {
+    this.child = link.child;
+    this.url = link.url;
     this.terminals = opts.terminals ?? new TerminalManager(opts.cwd);
+    this.connection = AgentConnection.clientApp(opts, this.terminals).connect(link.stream);
+    this.exited = exited(this);
+  }
+
+  /** The editor's side of ACP: what the agent may ask of us, routed to `opts.host`. */
+  private static clientApp(opts: ConnectionOptions, terminals: TerminalManager) {
     const host = opts.host;
-    const terminals = this.terminals;
     let app = acp
       .client({ name: "openvaala-vscode" })
       .onNotification(acp.methods.client.session.update, ({ params }) => host.onSessionUpdate(params))
@@ -122,6 +176,11 @@ export class AgentConnection {
       host.onUnknownRequest?.(method, params);
       throw acp.RequestError.methodNotFound(method);
     });
+    return app;
+  }
+
+  /** newline-delimited JSON over the child's stdin/stdout, with the traffic tap on the lines */
+  private static stdioStream(child: ChildProcess, host: ClientHost): acp.Stream {
     let toAgent = Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>;
     let fromAgent = Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>;
     const onTraffic = host.onTraffic?.bind(host);
@@ -131,8 +190,46 @@ export class AgentConnection {
       toAgent = sent.writable;
       fromAgent = fromAgent.pipeThrough(lineTap("recv", onTraffic));
     }
-    const stream = acp.ndJsonStream(toAgent, fromAgent);
-    this.connection = app.connect(stream);
+    return acp.ndJsonStream(toAgent, fromAgent);
+  }
+
+  /** the SDK's Streamable HTTP client transport, with the traffic tap on the messages */
+  private static httpStream(url: string, token: string | undefined, host: ClientHost): acp.Stream {
+    const stream = createHttpStream(url, token ? { headers: { Authorization: `Bearer ${token}` } } : {}) as unknown as acp.Stream;
+    const onTraffic = host.onTraffic?.bind(host);
+    if (!onTraffic) return stream;
+    const sent = messageTap("send", onTraffic);
+    void sent.readable.pipeTo(stream.writable).catch(() => {});
+    return { writable: sent.writable, readable: stream.readable.pipeThrough(messageTap("recv", onTraffic)) };
+  }
+
+  /**
+   * Connects to a running `openvaala acp --listen` by URL. Nothing is sent until `initialize`;
+   * an unreachable server or a refused token fails that call. The connection's end is reported
+   * as an exit (`reason` says what happened); the server and its sessions live on.
+   */
+  static connect(opts: ConnectOptions): AgentConnection {
+    const url = serverHttpUrl(opts.url);
+    const stream = AgentConnection.httpStream(url, opts.token, opts.host);
+    const self = new AgentConnection(opts, { url, stream }, (conn) => {
+      const ended = (): AgentExit => {
+        const info: AgentExit = { code: null, signal: null, expected: conn.stopping, stderrTail: "", reason: `the connection to ${url} closed` };
+        conn.terminals.disposeAll();
+        opts.host.onExit?.(info);
+        return info;
+      };
+      return conn.connection.closed.then(ended, ended);
+    });
+    self.pendingInit = AgentConnection.initializeRequest(opts);
+    return self;
+  }
+
+  private static initializeRequest(opts: ConnectionOptions): acp.InitializeRequest {
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: opts.clientCapabilities ?? DEFAULT_CLIENT_CAPABILITIES,
+      clientInfo: opts.clientInfo ?? { name: "openvaala-vscode", version: "0.0.0" },
+    };
   }
 
   /** Spawns `command args` (default `acp`) in `cwd` and connects. Rejects if the process cannot start. */
@@ -164,18 +261,14 @@ export class AgentConnection {
       });
     });
     child.stdin!.on("error", () => {}); // EPIPE after exit: reported through `exited`
-    self = new AgentConnection(opts, child, exited);
+    self = new AgentConnection(opts, { child, stream: AgentConnection.stdioStream(child, opts.host) }, () => exited);
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (d: string) => {
       self!.stderr.push(d);
       opts.host.onStderr?.(d);
     });
     (self as { clientInfo?: unknown }).clientInfo = opts.clientInfo;
-    self.pendingInit = {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: opts.clientCapabilities ?? DEFAULT_CLIENT_CAPABILITIES,
-      clientInfo: opts.clientInfo ?? { name: "openvaala-vscode", version: "0.0.0" },
-    };
+    self.pendingInit = AgentConnection.initializeRequest(opts);
     return self;
   }
 
@@ -256,14 +349,15 @@ export class AgentConnection {
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
   }
 
   get isRunning(): boolean {
+    if (!this.child) return !this.connection.signal.aborted;
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Ends stdin, waits up to `grace` ms, then kills the process group. */
+  /** Ends stdin, waits up to `grace` ms, then kills the process group. By URL: closes the connection (the server runs on). */
   async stop(grace = 1500): Promise<AgentExit> {
     this.stopping = true;
     this.terminals.disposeAll();
@@ -272,6 +366,7 @@ export class AgentConnection {
     } catch {
       /* ignore */
     }
+    if (!this.child) return this.exited;
     try {
       this.child.stdin?.end();
     } catch {
@@ -284,11 +379,11 @@ export class AgentConnection {
   }
 
   killGroup(signal: NodeJS.Signals = "SIGKILL"): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
+    const child = this.child;
+    if (child?.pid === undefined) return;
     try {
-      if (process.platform === "win32") this.child.kill();
-      else process.kill(-pid, signal);
+      if (process.platform === "win32") child.kill();
+      else process.kill(-child.pid, signal);
     } catch {
       /* gone */
     }

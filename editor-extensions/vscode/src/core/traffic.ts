@@ -55,3 +55,13 @@ export function lineTap(direction: TrafficDirection, sink: (direction: TrafficDi
     },
   });
 }
+
+/** Hands each JSON-RPC message (redacted) to `sink`: the tap for transports that carry messages, not lines. */
+export function messageTap<M>(direction: TrafficDirection, sink: (direction: TrafficDirection, line: string) => void): TransformStream<M, M> {
+  return new TransformStream({
+    transform(message, controller) {
+      controller.enqueue(message);
+      sink(direction, redactTraffic(JSON.stringify(message)));
+    },
+  });
+}

@@ -9,7 +9,7 @@ import { ChatPanel, ChatViewProvider, type ChatViewDeps } from "./chatView.js";
 import { DiffContentProvider, EditHighlighter } from "./diff.js";
 import { readTextFile } from "./fsHost.js";
 import { configCheck } from "./configCheckCommand.js";
-import { configRoot, serverBinary, serverEnv } from "./serverSettings.js";
+import { configRoot, serverBinary, serverEnv, SERVER_TOKEN_SECRET } from "./serverSettings.js";
 import { parsePersistedChat, worthRestoring } from "../core/chatPersist.js";
 import { createOutputChannel } from "./outputChannel.js";
 
@@ -24,7 +24,25 @@ export const COMMANDS = {
   openConfigFolder: "openvaala.openConfigFolder",
   configCheck: "openvaala.configCheck",
   restart: "openvaala.restartServer",
+  setServerToken: "openvaala.setServerToken",
 } as const;
+
+/**
+ * Keeps the bearer token for `openvaala.server.url` in VS Code's secret storage (an empty answer
+ * removes it). `openvaala.server.tokenFile`, when set, is used instead.
+ */
+async function setServerToken(secrets: vscode.SecretStorage): Promise<void> {
+  const token = await vscode.window.showInputBox({
+    title: "OpenVaala: server token",
+    prompt: "The bearer token of the server at openvaala.server.url (the text of its --token-file). Empty removes the stored token.",
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (token === undefined) return;
+  if (token.trim()) await secrets.store(SERVER_TOKEN_SECRET, token.trim());
+  else await secrets.delete(SERVER_TOKEN_SECRET);
+  void vscode.window.showInformationMessage(token.trim() ? "OpenVaala: server token stored; it is used at the next connection (OpenVaala: Restart Server)." : "OpenVaala: server token removed.");
+}
 
 /**
  * Opens config.yaml of the config root (a new, unsaved one when there is none yet) and, in a local
@@ -175,6 +193,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     vscode.commands.registerCommand(COMMANDS.restart, async () => {
       await current()?.restart();
     }),
+    vscode.commands.registerCommand(COMMANDS.setServerToken, () => setServerToken(context.secrets)),
     vscode.commands.registerCommand(COMMANDS.openConfigFolder, () => openConfigFolder(configRoot(serverEnv(env, chat.currentFolder())))),
     vscode.commands.registerCommand(COMMANDS.configCheck, async () => {
       const folder = chat.currentFolder();

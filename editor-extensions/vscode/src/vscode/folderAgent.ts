@@ -13,7 +13,7 @@ import type { FileChange } from "../core/turnChanges.js";
 import type { Attachment } from "../core/attachments.js";
 import { ChatSession, type ChatSessionHost } from "./chatSession.js";
 import { collectMcpServers } from "./mcpSources.js";
-import { configRoot, serverArgs, serverBinary, serverEnv } from "./serverSettings.js";
+import { configRoot, serverArgs, serverBinary, serverEnv, serverToken, serverUrl } from "./serverSettings.js";
 
 export interface TerminalView {
   id: string;
@@ -228,24 +228,38 @@ export class FolderAgent implements vscode.Disposable {
 
   private async start(): Promise<AgentConnection> {
     if (this.disposed) throw new Error("folder closed");
-    const binary = this.binaryPath();
-    const args = serverArgs(this.folder);
-    this.deps.log.appendLine(`[openvaala-vscode] starting ${binary} ${args.join(" ")} in ${this.folder.uri.fsPath}`);
-    const conn = await AgentConnection.start({
-      command: binary,
-      args,
+    const url = serverUrl(this.folder);
+    const conn = url ? await this.connectTo(url) : await this.spawnServer();
+    this.conn = conn;
+    await conn.initialize();
+    await this.prepareMcp(conn);
+    return conn;
+  }
+
+  /** what both ways of reaching the server share */
+  private connectionOptions() {
+    return {
       cwd: this.folder.uri.fsPath,
-      env: this.agentEnv(),
       host: this.host(),
       terminals: this.terminals,
       mcpProvider: this.deps.mcpProvider,
       legacyMcp: () => this.legacy,
       clientInfo: { name: "openvaala-vscode", title: "OpenVaala for VS Code", version: this.deps.clientVersion ?? "0.1.0" },
-    });
-    this.conn = conn;
-    await conn.initialize();
-    await this.prepareMcp(conn);
-    return conn;
+    };
+  }
+
+  private spawnServer(): Promise<AgentConnection> {
+    const binary = this.binaryPath();
+    const args = serverArgs(this.folder);
+    this.deps.log.appendLine(`[openvaala-vscode] starting ${binary} ${args.join(" ")} in ${this.folder.uri.fsPath}`);
+    return AgentConnection.start({ ...this.connectionOptions(), command: binary, args, env: this.agentEnv() });
+  }
+
+  /** `openvaala.server.url`: a server someone else started (a dev box, a codespace, `ssh -L`) */
+  private async connectTo(url: string): Promise<AgentConnection> {
+    const token = await serverToken(this.folder, this.deps.secrets);
+    this.deps.log.appendLine(`[openvaala-vscode] connecting to ${url}${token ? " with a bearer token" : " without a token"}`);
+    return AgentConnection.connect({ ...this.connectionOptions(), url, token });
   }
 
   /** VS Code's MCP servers: as `acp` servers through the relay when the agent takes them, else as plain entries. */
@@ -283,7 +297,8 @@ export class FolderAgent implements vscode.Disposable {
   }
 
   private onExit(info: AgentExit) {
-    this.deps.log.appendLine(`[openvaala-vscode] server exited (code ${info.code}, signal ${info.signal})${info.expected ? "" : " unexpectedly"}`);
+    const what = info.reason ?? `server exited (code ${info.code}, signal ${info.signal})`;
+    this.deps.log.appendLine(`[openvaala-vscode] ${what}${info.expected ? "" : " unexpectedly"}`);
     for (const c of this.chats) c.serverStopped();
     void this.hub?.dispose();
     this.hub = undefined;
@@ -301,8 +316,14 @@ export class FolderAgent implements vscode.Disposable {
       });
       return;
     }
-    notice("warning", `The OpenVaala server exited (${info.signal ?? `code ${info.code}`}); restarting.`);
-    void vscode.window.showWarningMessage(`OpenVaala server for ${this.folder.name} exited (${info.signal ?? `code ${info.code}`}); restarting it.`);
+    if (info.reason) {
+      // a server reached by URL runs on: reconnect and load the sessions again
+      notice("warning", `OpenVaala: ${info.reason}; reconnecting.`);
+      void vscode.window.showWarningMessage(`OpenVaala for ${this.folder.name}: ${info.reason}; reconnecting.`);
+    } else {
+      notice("warning", `The OpenVaala server exited (${info.signal ?? `code ${info.code}`}); restarting.`);
+      void vscode.window.showWarningMessage(`OpenVaala server for ${this.folder.name} exited (${info.signal ?? `code ${info.code}`}); restarting it.`);
+    }
     // the old sessions live on only if the new process can load them
     const lastSessions = [...this.chats].map((c) => ({ c, sessionId: c.state.sessionId }));
     for (const c of this.chats) c.state = { ...c.state, sessionId: undefined };
