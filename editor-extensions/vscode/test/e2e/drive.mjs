@@ -189,6 +189,7 @@ async function finishTurn(ms = 30000) {
   throw new Error("the turn did not end");
 }
 
+let networkServer; // step 9's `openvaala acp --listen`
 try {
   await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60000, "code-server to listen");
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
@@ -457,11 +458,36 @@ try {
   const sideBack = await findWebview(`.msg.user:has-text(${JSON.stringify(sideLast)})`, 30000).then(() => true, () => false);
   check(sideBack, "the side bar chat shows its session again after a window reload", sideLast);
   await shot("dark-after-reload");
+
+  // 9. a server already running (a dev box, a codespace): openvaala.server.url and a token file;
+  // the chat talks to it over the network and no process is started by the extension
+  const tokenFile = path.join(root, "acp-token");
+  fs.writeFileSync(tokenFile, "e2e-network-token\n", { mode: 0o600 });
+  networkServer = spawn(BIN, ["acp", "--listen", "127.0.0.1:0", "--token-file", tokenFile], { cwd: ws, env: { ...process.env, ...serverEnv }, stdio: ["ignore", "ignore", "pipe"] });
+  const acpUrl = await new Promise((resolve, reject) => {
+    let err = "";
+    networkServer.stderr.on("data", (d) => {
+      err += d;
+      const m = /listening on (ws:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
+    networkServer.once("exit", (c) => reject(new Error(`the network server exited (${c}): ${err}`)));
+  });
+  fs.writeFileSync(path.join(userData, "Machine", "settings.json"), JSON.stringify({ "openvaala.path": "/nonexistent/openvaala", "openvaala.env": serverEnv, "openvaala.server.url": acpUrl, "openvaala.server.tokenFile": tokenFile }, null, 2));
+  await sleep(1500); // the settings file watcher
+  await runCommand("OpenVaala: Restart Server");
+  await until(async () => (await chat().locator(".msg.user").count()) === 0, 20000, "the chat cleared by the restart");
+  fake.push({ chunks: ["Answered by the server ", "at a URL."] });
+  await send("Over the network");
+  const overUrl = await until(async () => (await chat().locator(".msg.agent", { hasText: "Answered by the server at a URL." }).count()) > 0, 30000, "the answer over the network").catch(() => false);
+  check(!!overUrl, "with openvaala.server.url the chat talks to the running server (openvaala.path points nowhere)");
+  await shot("dark-chat-over-url");
 } catch (e) {
   check(false, "the run went through", e.stack || String(e));
   await shot("failure").catch(() => {});
 } finally {
   fs.writeFileSync(path.join(OUT, "results.txt"), results.join("\n") + "\n");
+  networkServer?.kill("SIGTERM");
   await browser.close().catch(() => {});
   try {
     process.kill(-cs.pid, "SIGTERM");
