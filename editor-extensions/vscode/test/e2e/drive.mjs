@@ -105,15 +105,29 @@ fs.writeFileSync(path.join(userData, "Machine", "settings.json"), JSON.stringify
 writeSettings("Default Light Modern");
 
 // ---- code-server -------------------------------------------------------------------------------
-const port = await freePort();
 const csLog = fs.createWriteStream(path.join(OUT, "code-server.log"));
-const cs = spawn(
-  env("E2E_NODE"),
-  [env("CODE_SERVER"), "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--user-data-dir", userData, "--extensions-dir", env("E2E_EXTENSIONS_DIR"), ws],
-  { env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local", "share") }, stdio: ["ignore", "pipe", "pipe"], detached: true },
-);
-cs.stdout.pipe(csLog);
-cs.stderr.pipe(csLog);
+/**
+ * code-server on a free port, listening: the port is picked before code-server binds it, and on a
+ * busy machine another process can take it in between (EADDRINUSE), so a lost race picks again.
+ */
+async function startCodeServer(attempts = 3) {
+  for (let i = 1; ; i++) {
+    const port = await freePort();
+    const child = spawn(
+      env("E2E_NODE"),
+      [env("CODE_SERVER"), "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--user-data-dir", userData, "--extensions-dir", env("E2E_EXTENSIONS_DIR"), ws],
+      { env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local", "share") }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    child.stdout.pipe(csLog, { end: false });
+    child.stderr.pipe(csLog, { end: false });
+    const exited = new Promise((r) => child.once("exit", () => r(false)));
+    const listening = until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60000, "code-server to listen");
+    listening.catch(() => {}); // an exit first leaves this poll to time out unheard
+    if (await Promise.race([listening, exited])) return { cs: child, port };
+    if (i >= attempts) throw new Error(`code-server did not start in ${attempts} attempts (see code-server.log)`);
+  }
+}
+const { cs, port } = await startCodeServer();
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
 let step = 0;
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -191,7 +205,6 @@ async function finishTurn(ms = 30000) {
 
 let networkServer; // step 9's `openvaala acp --listen`
 try {
-  await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60000, "code-server to listen");
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await until(() => page.locator(".activitybar").isVisible(), 60000, "the workbench");
   const activity = page.locator('.activitybar [aria-label^="OpenVaala"]').first();
