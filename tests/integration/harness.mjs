@@ -140,7 +140,9 @@ export function makeConfigHome({
   extraYaml = "",
   providerYaml = "",
   maxRetries = 2,
-  idleTimeoutSeconds = 2,
+  // A fake model answers at once on an idle machine; on a loaded one its first byte may take a
+  // few seconds, and a 2 s idle timeout then retried the request and shifted the script.
+  idleTimeoutSeconds = 2 * SLACK,
   model = "fake/test-model",
   // How long a turn's first model request waits for optional MCP servers still starting: long
   // here, so that a scenario's servers are offered from its first request however loaded the
