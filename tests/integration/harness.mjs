@@ -202,35 +202,54 @@ export function agentEnv(extra = {}) {
 
 let validatorSingleton = null;
 
+const FORMATS_MODULE = path.join(HERE, "acp-formats.cjs");
+
+/**
+ * The ajv validators of every ACP method's messages, compiled once per schema version and kept as
+ * ajv's standalone code in the temp folder: compiling them cost each test file one to three
+ * seconds of its start-up, loading them takes about 0.1 s.
+ */
+function precompiledValidators(schemas, refs) {
+  const key = crypto.createHash("sha256");
+  for (const s of Object.values(schemas)) key.update(JSON.stringify(s));
+  key.update(fs.readFileSync(FORMATS_MODULE)).update(require("ajv/package.json").version).update(JSON.stringify(refs));
+  const file = path.join(os.tmpdir(), `openvaala-acp-validators-${key.digest("hex").slice(0, 16)}.cjs`);
+  if (!fs.existsSync(file)) {
+    const ajv = newAjv({ source: true, formats: require("ajv/dist/2020")._`require(${FORMATS_MODULE})` });
+    for (const [id, s] of Object.entries(schemas)) ajv.addSchema(s, id);
+    // The generated code requires ajv's runtime by package name: made absolute, it loads from the temp folder.
+    const code = require("ajv/dist/standalone").default(ajv, refs)
+      .replace(/require\("(ajv\/dist\/runtime\/[^"]+)"\)/g, (_m, p) => `require(${JSON.stringify(require.resolve(p))})`);
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, code);
+    fs.renameSync(tmp, file);  // two files at once may both write it: each writes it whole
+  }
+  return require(file);
+}
+
+function newAjv(code = {}) {
+  const Ajv2020 = require("ajv/dist/2020").default;
+  // validateSchema: false: the schema files are the ACP's own; checking them against the JSON
+  // Schema meta-schema cost every test file up to a second or two of start-up.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, validateSchema: false, code });
+  for (const [name, format] of Object.entries(require(FORMATS_MODULE))) ajv.addFormat(name, format);
+  return ajv;
+}
+
 export class AcpSchemaValidator {
   constructor(schemaDir = SCHEMA_DIR) {
-    const Ajv2020 = require("ajv/dist/2020").default;
-    const addFormats = require("ajv-formats").default ?? require("ajv-formats");
-    // validateSchema: false: the schema files are the ACP's own; checking them against the JSON
-    // Schema meta-schema cost every test file up to a second or two of start-up.
-    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
-    addFormats(this.ajv, ["uri"]);
-    const ints = {
-      int32: [-(2 ** 31), 2 ** 31 - 1],
-      uint16: [0, 65535],
-      uint32: [0, 2 ** 32 - 1],
-      int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-      uint64: [0, Number.MAX_SAFE_INTEGER],
-    };
-    for (const [name, [lo, hi]] of Object.entries(ints)) {
-      this.ajv.addFormat(name, { type: "number", validate: (n) => Number.isInteger(n) && n >= lo && n <= hi });
-    }
-    this.ajv.addFormat("double", { type: "number", validate: (n) => Number.isFinite(n) });
     this.schemas = {};
     for (const [id, file] of [["acp-stable", "schema.json"], ["acp-unstable", "schema.unstable.json"]]) {
       const s = JSON.parse(fs.readFileSync(path.join(schemaDir, file), "utf8"));
       s.$id = id;
-      this.ajv.addSchema(s, id);
       this.schemas[id] = s;
     }
     // method -> { request, response, notification } def names, stable first, unstable for the rest
     this.index = { stable: this.#buildIndex(this.schemas["acp-stable"]), unstable: this.#buildIndex(this.schemas["acp-unstable"]) };
-    this.cache = new Map();
+    const refs = {};
+    for (const [id, s] of Object.entries(this.schemas))
+      for (const [name, def] of Object.entries(s.$defs)) if (def["x-method"] || name === "Error") refs[`${id}#${name}`] = `${id}#/$defs/${name}`;
+    this.cache = new Map(Object.entries(precompiledValidators(this.schemas, refs)));
     // session/update kinds of the stable schema; the others (subagent_update…) are checked against
     // the unstable one, which the agent uses only when the client advertised them.
     this.stableUpdateKinds = new Set(
@@ -262,7 +281,11 @@ export class AcpSchemaValidator {
   validateDef(schemaId, name, value) {
     const key = `${schemaId}#${name}`;
     let v = this.cache.get(key);
-    if (!v) {
+    if (!v) {  // a def no method names (e.g. Usage): compiled here
+      if (!this.ajv) {
+        this.ajv = newAjv();
+        for (const [id, sc] of Object.entries(this.schemas)) this.ajv.addSchema(sc, id);
+      }
       v = this.ajv.compile({ $ref: `${schemaId}#/$defs/${name}` });
       this.cache.set(key, v);
     }
