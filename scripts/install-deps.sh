@@ -5,6 +5,7 @@
 # the tests and the VS Code extension (into this repo's own node_modules folders).
 # openssh-server: the executors tests start a throw-away sshd on 127.0.0.1 (tests/integration/sshd.mjs);
 # iproute2 (ss): a fixture tells which process opened a connection (forwarded through sshd or not).
+# lld: links openvaala with start-up's functions first (CMakeLists.txt, OPENVAALA_STARTUP_ORDER).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ PKGS="build-essential cmake pkg-config git nodejs npm clang
 libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev
 libyaml-cpp-dev libspdlog-dev libre2-dev libssl-dev ca-certificates openssl
 libgtest-dev libgmock-dev libbenchmark-dev
-openssh-client openssh-server iproute2"
+openssh-client openssh-server iproute2 lld"
 
 missing=""
 for p in $PKGS; do

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, withTimeout, waitUntil, assertProcessesGone, pgrep, toolCallStatuses, toolResultText, userText } from "./harness.mjs";
+import { SLACK, scenario, withTimeout, waitUntil, assertProcessesGone, pgrep, toolCallStatuses, toolResultText, userText } from "./harness.mjs";
 
 /**
  * The model request of the turn after a cancelled one (the session goes on): what the model is
@@ -44,7 +44,7 @@ for (const provider of ["openai", "anthropic"]) {
     await h.cancel(sessionId);
     const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
     assert.equal(res.stopReason, "cancelled");
-    assert.ok(Date.now() - t0 < 2000);
+    assert.ok(Date.now() - t0 < 2000 * SLACK);
     assert.ok(h.textOf(sessionId).length < chunks.join("").length, "the stream was cut short");
     assert.equal(fake.requests.length, 1);
     // the session is usable afterwards
@@ -76,7 +76,7 @@ scenario("cancel mid-command in a client terminal: cancelled within 2 s, termina
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
   assert.equal(res.stopReason, "cancelled");
-  assert.ok(Date.now() - t0 < 2000);
+  assert.ok(Date.now() - t0 < 2000 * SLACK);
   await waitUntil(() => term.killed || term.released, { timeout: 2000, label: "terminal/kill or terminal/release" });
   await waitUntil(() => !term.running, { timeout: 2000, label: "terminal process gone" });
   await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command in the client terminal is gone within 2 s" });
@@ -105,7 +105,7 @@ scenario("cancel mid-command run locally: cancelled within 2 s, no process left,
   await h.cancel(sessionId);
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
   assert.equal(res.stopReason, "cancelled");
-  assert.ok(Date.now() - t0 < 2000);
+  assert.ok(Date.now() - t0 < 2000 * SLACK);
   await assertProcessesGone(() => pgrep(s.pattern), { promise: "after a cancel mid-command, the command run locally is gone within 2 s" });
   assert.equal(h.requestsOf("terminal/create").length, 0);
   assertToldCancelled(await nextTurnRequest(h, fake, sessionId), "call_sleep", { not: [/finished-/] });
@@ -164,7 +164,7 @@ scenario("cancel while a permission request is pending: cancelled, nothing edite
   answer("cancelled"); // the client answers pending permission requests with `cancelled` after session/cancel (spec)
   const res = await withTimeout(prompt, 2000, "prompt after session/cancel");
   assert.equal(res.stopReason, "cancelled");
-  assert.ok(Date.now() - t0 < 2000);
+  assert.ok(Date.now() - t0 < 2000 * SLACK);
   assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n");
   assert.equal(h.requestsOf("fs/write_text_file").length, 0);
   assert.equal(toolCallStatuses(h, sessionId, "call_patch").at(-1), "failed", "the editor sees the call end (failed), not left pending");

@@ -120,8 +120,8 @@ scenario("model picker: an Anthropic provider's list comes from GET {base_url}/v
 });
 
 scenario("model picker: a models endpoint that fails offers just the current model, with no error shown", async (ctx) => {
-  const { fake, ws, h } = await ctx.setup();
-  fake.models = null; // the fake answers 500 for the list
+  // Failing from the start: set after the agent started, the start-up fetch could be answered first.
+  const { fake, ws, h } = await ctx.setup({ fakeOpts: { models: null } }); // the fake answers 500 for the list
   const created = await h.newSession(ws);
   await h.waitUntil(() => fake.modelListRequests.length === 1, { label: "the models endpoint asked" });
   await new Promise((r) => setTimeout(r, 300));
@@ -132,8 +132,8 @@ scenario("model picker: a models endpoint that fails offers just the current mod
 });
 
 scenario("model picker: a models endpoint that failed is asked again, and the open session's picker fills in", async (ctx) => {
-  const { fake, ws, h } = await ctx.setup();
-  fake.models = null; // down at start-up
+  // Down from the start: set after the agent started, the start-up fetch could be answered first (under load).
+  const { fake, ws, h } = await ctx.setup({ fakeOpts: { models: null } });
   const created = await h.newSession(ws);
   await h.waitUntil(() => fake.modelListRequests.length === 1, { label: "the models endpoint asked" });
   fake.models = ["test-model", "came-back"]; // the gateway is up again

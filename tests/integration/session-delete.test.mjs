@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { scenario, sleep, waitUntil } from "./harness.mjs";
+import { scenario, waitUntil } from "./harness.mjs";
 
 scenario("session/delete during a turn leaves no file of the session behind", async (ctx) => {
   const fake = await ctx.fakeModel([{ text: "first answer" }, { chunks: ["streaming ", "forever"], stallAfterChunks: 1 }]);
@@ -22,8 +22,9 @@ scenario("session/delete during a turn leaves no file of the session behind", as
   await waitUntil(() => /streaming/.test(h.textOf(sessionId)), { label: "the second answer streams" });
   await h.request("session/delete", { sessionId });
   await turn;
-  await sleep(200);  // the turn's end runs after the delete's answer
-  assert.deepEqual(filesOf(), [], "no log, no sidecar left");
+  // The turn's end runs after the delete's answer.
+  await waitUntil(() => filesOf().length === 0, { label: "no log, no sidecar left" })
+    .catch(() => assert.deepEqual(filesOf(), [], "no log, no sidecar left"));
   const listed = await h.request("session/list", {});
   assert.ok(!listed.sessions.some((s) => s.sessionId === sessionId), "nor listed");
 });

@@ -27,13 +27,11 @@ function sh(cmd, args, opts = {}) {
 }
 
 export function ensureTestUser(user = TEST_USER) {
-  try {
-    sh("id", ["-u", user]);
-  } catch {
-    sh("useradd", ["-m", "-s", "/bin/bash", user]);
-  }
+  // Under flock: test files run in parallel, and two useradd/usermod at once fail on the
+  // /etc/passwd lock or on a user the other one just made.
   // '*': no password, but not locked ('!'): with UsePAM no, sshd refuses locked accounts.
-  sh("usermod", ["-p", "*", user]);
+  sh("flock", [path.join(os.tmpdir(), "openvaala-test-user.lock"), "sh", "-c",
+    'id -u "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1"; usermod -p "*" "$1"', "sh", user]);
   const home = sh("getent", ["passwd", user]).split(":")[5];
   const uid = Number(sh("id", ["-u", user]).trim());
   const gid = Number(sh("id", ["-g", user]).trim());
@@ -45,17 +43,23 @@ function keygen(file) {
   return fs.readFileSync(`${file}.pub`, "utf8").trim();
 }
 
-async function waitForPort(port, ms = 5000) {
+// Resolves once sshd listens on `port`; false when it exited first (the port was taken between
+// freePort and its bind: another test file's server got it). sshd writes its pid file once it
+// listens, so a connection before that may be to whoever took the port.
+async function waitForPort(port, proc, pidFile, ms = 20000) {
+  let exited = false;
+  proc.once("exit", () => (exited = true));
   const t0 = Date.now();
   for (;;) {
-    const ok = await new Promise((resolve) => {
+    const ok = fs.existsSync(pidFile) && await new Promise((resolve) => {
       const c = net.connect(port, "127.0.0.1", () => {
         c.destroy();
         resolve(true);
       });
       c.once("error", () => resolve(false));
     });
-    if (ok) return;
+    if (ok) return true;
+    if (exited) return false;
     if (Date.now() - t0 > ms) throw new Error(`sshd did not listen on 127.0.0.1:${port} within ${ms} ms`);
     await sleep(50);
   }
@@ -85,7 +89,15 @@ export function sshdForThisFile() {
   return { sshd, sshScenario };
 }
 
-export async function startSshd({ pathDirs = null } = {}) {
+export async function startSshd(opts = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const server = await startSshdOnce(opts);
+    if (server || attempt === 5) return server ?? Promise.reject(new Error("sshd could not bind a free port 5 times"));
+  }
+}
+
+// null when sshd exited before listening (its port was taken meanwhile).
+async function startSshdOnce({ pathDirs = null } = {}) {
   const u = ensureTestUser();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ov-sshd-"));
   fs.chmodSync(dir, 0o755);
@@ -123,7 +135,10 @@ export async function startSshd({ pathDirs = null } = {}) {
   let staged = null;  // the folder nodeCommand copies into, made on first use
   let log = "";
   proc.stderr.on("data", (d) => (log += d.toString()));
-  await waitForPort(port);
+  if (!(await waitForPort(port, proc, path.join(dir, "sshd.pid")))) {
+    for (const d of [dir, clientDir, workdir]) fs.rmSync(d, { recursive: true, force: true });
+    return null;
+  }
 
   const fixture = {
     port,
