@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "executor_test_util.hpp"
+#include "runtime/protocol/executor_paths.hpp"
 #include "runtime/config/executor_config.hpp"
 
 using namespace executor_test;
@@ -247,7 +248,8 @@ TEST_F(SshExecutor, CopyTreeCopiesAFolderOnce) {
 TEST_F(SshExecutor, RealPathsAreResolvedThereWithTheConfigRootLast) {
   fs::create_directories(home / "work" / "real");
   fs::create_directory_symlink(home / "work" / "real", home / "work" / "link");
-  auto r = run(ex().real_paths({"link/f.txt", "plain"}, nullptr));
+  auto& paths = dynamic_cast<runtime::ExecutorPaths&>(ex());
+  auto r = run(paths.real_paths({"link/f.txt", "plain"}, nullptr));
   ASSERT_EQ(r.paths.size(), 2u);
   EXPECT_EQ(r.paths[0], (home / "work" / "real" / "f.txt").string()) << "symlinks resolved there, relative to the workdir";
   EXPECT_EQ(r.paths[1], (home / "work" / "plain").string());

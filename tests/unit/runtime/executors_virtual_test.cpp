@@ -2,6 +2,7 @@
 // built-in `openvaala` shows its skills under /skills), files only, never a path outside the
 // folder (`..` or a symlink), read-only when configured so.
 #include "executor_test_util.hpp"
+#include "runtime/protocol/executor_paths.hpp"
 
 using namespace executor_test;
 using runtime::executors::make_virtual_executor;
@@ -38,7 +39,7 @@ TEST_F(VirtualExecutor, SaysWhatItIs) {
 TEST_F(VirtualExecutor, SlashIsTheFolder) {
   EXPECT_EQ(run(ex()->read_file("/note.md", nullptr)), "virtual note\n");
   EXPECT_EQ(run(ex()->read_file("note.md", nullptr)), "virtual note\n") << "relative paths start at /";
-  EXPECT_EQ(ex()->local_file("/note.md").value_or(""), root / "note.md");
+  EXPECT_EQ(dynamic_cast<runtime::ExecutorPaths&>(*ex()).local_file("/note.md").value_or(""), root / "note.md");
   auto st = run(ex()->stat("/note.md", nullptr));
   EXPECT_TRUE(st.exists);
   EXPECT_EQ(st.size, 13u);
