@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { formatCost, sessionUsageText } from "../src/core/usage.js";
 import { completeSlash, parseSlash } from "../src/core/slash.js";
+import { initialChatState, reduce, type ChatEvent } from "../src/core/chatState.js";
 
 test("a currency that is not exactly three capitals follows the amount (Intl would refuse it as a code)", () => {
   assert.equal(formatCost({ amount: 2, currency: "EURO" }), "2.00 EURO", "promise: only an ISO 4217 code is formatted as a currency");
@@ -35,4 +36,23 @@ test("only the leading slash of a command's name is dropped, and a command must 
   assert.equal(completeSlash(cmds, "git")[0]!.name, "git/commit");
   assert.equal(parseSlash("/git/commit now", cmds)?.known, true, "promise: a command whose name has a slash is known");
   assert.equal(parseSlash("see /git/commit", cmds), undefined, "promise: text that does not start with / is not a command");
+});
+
+test("a loaded session whose history is only a tool call or only a thought: its first turn's cost is unknown too", () => {
+  const turnThenCost: ChatEvent[] = [
+    { type: "userPrompt", text: "q" },
+    { type: "turnStarted" },
+    { type: "update", update: { sessionUpdate: "usage_update", used: 100, size: 1000, cost: { amount: 3, currency: "USD" } } },
+    { type: "turnEnded", stopReason: "end_turn", usage: { inputTokens: 90, outputTokens: 10, totalTokens: 100 } },
+  ];
+  const histories: Record<string, ChatEvent> = {
+    tool: { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "old", title: "Read a.txt", kind: "read", status: "completed" } },
+    thought: { type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "old thought" } } },
+  };
+  for (const [kind, replayed] of Object.entries(histories)) {
+    const s = [replayed, ...turnThenCost].reduce(reduce, initialChatState());
+    const usage = s.items.filter((i) => i.kind === "usage") as { cost?: unknown }[];
+    assert.equal(usage.length, 1, kind);
+    assert.equal(usage[0]!.cost, undefined, `promise: after a replayed ${kind} the session's cost before the turn is unknown, so the turn shows no cost (not the whole session's)`);
+  }
 });
