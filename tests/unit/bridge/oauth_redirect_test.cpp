@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -34,9 +35,15 @@ int port_of(const std::string& redirect_uri) {
   return std::stoi(redirect_uri.substr(colon + 1));
 }
 
-// A connected socket to the listener (blocking), or -1.
+// How long a request waits for its answer: a listener that stopped serving (a sign-in ended by a
+// forged redirect) must fail the test, not hang it.
+constexpr timeval kAnswerWithin{5, 0};
+
+// A connected socket to the listener (blocking, reads and writes bounded by kAnswerWithin), or -1.
 int connect_to(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &kAnswerWithin, sizeof kAnswerWithin);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &kAnswerWithin, sizeof kAnswerWithin);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -48,7 +55,7 @@ int connect_to(int port) {
   return fd;
 }
 
-// The HTTP status of the answer to GET `target` (0: no answer).
+// The HTTP status of the answer to GET `target` (0: no answer within kAnswerWithin).
 int get(int port, const std::string& target) {
   const int fd = connect_to(port);
   if (fd < 0) return 0;
@@ -101,15 +108,21 @@ TEST(OAuthRedirect, ARedirectWithAWrongOrMissingStateIsRefusedAndTheSignInWaitsF
   SignIn s;
   std::vector<int> statuses;
   s.run(std::chrono::seconds(20), [&](int port) {
-    statuses.push_back(get(port, "/callback?code=forged&state=wrong-state"));
-    statuses.push_back(get(port, "/callback?code=forged"));
-    statuses.push_back(get(port, "/callback?code=forged&state="));
-    statuses.push_back(get(port, "/callback?error=access_denied&state=wrong-state"));
-    statuses.push_back(get(port, "/elsewhere?code=forged&state=right-state"));
-    statuses.push_back(get(port, "/callback?code=the-code&state=right-state"));
+    // Stops at the first wrong answer: a forged redirect that ended the sign-in leaves nobody
+    // serving, and every later request would only wait out kAnswerWithin.
+    const auto answered = [&](const std::string& target, int want) {
+      statuses.push_back(get(port, target));
+      return statuses.back() == want;
+    };
+    (void)(answered("/callback?code=forged&state=wrong-state", 400) && answered("/callback?code=forged", 400) &&
+           answered("/callback?code=forged&state=", 400) &&
+           answered("/callback?error=access_denied&state=wrong-state", 400) &&
+           answered("/elsewhere?code=forged&state=right-state", 404) &&
+           answered("/callback?code=the-code&state=right-state", 200));
   });
-  EXPECT_EQ(statuses, (std::vector<int>{400, 400, 400, 400, 404, 200}));
-  EXPECT_EQ(s.code, std::optional<std::string>("the-code")) << s.error;
+  const char* promise = "a redirect with a wrong or missing state gets 400 and the sign-in waits for the right one";
+  EXPECT_EQ(statuses, (std::vector<int>{400, 400, 400, 400, 404, 200})) << promise;
+  EXPECT_EQ(s.code, std::optional<std::string>("the-code")) << promise << "; " << s.error;
 }
 
 TEST(OAuthRedirect, TheRightStatesErrorEndsTheSignIn) {
