@@ -60,7 +60,7 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
   if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
   if (user_message.id.empty()) user_message.id = support::random_id("msg_");
   record(session, sessions::UserMessage{user_message, settings.prompt_blocks});
-  session.history.push_back(std::move(user_message));
+  session.conversation.history.push_back(std::move(user_message));
   Turn t{session, model, settings, cancel, router_.specs(settings), {}, {}, {}, {}};
   auto& host = hooks_.host();
   const std::string sid = session.id;
@@ -95,8 +95,8 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
 // One model request: streams the answer and keeps it in the history and the journal.
 boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) {
   Session& session = t.session;
-  providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.history, t.specs,
-                              session.reasoning_effort};
+  providers::ModelRequest req{t.model.model().model, t.settings.system_prompt, &session.conversation.history, t.specs,
+                              session.settings.reasoning_effort};
   t.streamed_text.clear();
   t.streamed_reasoning.clear();
   t.message_id = support::random_id("msg_");
@@ -119,17 +119,17 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   t.request = nullptr;
   if (t.answer_cut) co_return cut_answer(t);
   auto& r = t.response;
-  session.context_tokens = r.usage.input_tokens + r.usage.output_tokens;
-  session.total_usage += r.usage;
-  if (session.context_tokens > 0) {
-    if (!session.turn_usage) session.turn_usage.emplace();
-    *session.turn_usage += r.usage;
+  session.conversation.context_tokens = r.usage.input_tokens + r.usage.output_tokens;
+  session.conversation.total_usage += r.usage;
+  if (session.conversation.context_tokens > 0) {
+    if (!session.conversation.turn_usage) session.conversation.turn_usage.emplace();
+    *session.conversation.turn_usage += r.usage;
   }
   const auto spent = cost_of_response(t);
-  if (session.context_tokens > 0) {
+  if (session.conversation.context_tokens > 0) {
     std::optional<Cost> total;
-    if (spent) total = Cost{session.cost[spent->currency], spent->currency};
-    hooks_.host().emit(session.id, ContextUsage{session.context_tokens, context_window(t.model), total});
+    if (spent) total = Cost{session.conversation.cost[spent->currency], spent->currency};
+    hooks_.host().emit(session.id, ContextUsage{session.conversation.context_tokens, context_window(t.model), total});
   }
   Message assistant;
   assistant.role = Message::Role::Assistant;
@@ -141,7 +141,7 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::ask_model(Turn& t) 
   r.tool_calls = assistant.tool_calls;
   record(session, sessions::AssistantMessage{assistant});
   record(session, sessions::UsageRecord{r.usage, spent});
-  session.history.push_back(std::move(assistant));
+  session.conversation.history.push_back(std::move(assistant));
   co_return std::nullopt;
 }
 
@@ -151,7 +151,7 @@ std::optional<Cost> AgentLoop::cost_of_response(Turn& t) {
   auto price = m.provider.prices.find(m.model);
   if (price == m.provider.prices.end()) return std::nullopt;
   Cost spent{providers::cost_of(t.response.usage, price->second), price->second.currency};
-  t.session.cost[spent.currency] += spent.amount;
+  t.session.conversation.cost[spent.currency] += spent.amount;
   return spent;
 }
 
@@ -171,8 +171,8 @@ std::string_view AgentLoop::within_answer_limit(Turn& t, std::string_view text) 
 StopReason AgentLoop::cut_answer(Turn& t) {
   spdlog::warn("the model's answer went past {} bytes: cut off, the turn ends", kMaxAnswerBytes);
   keep_partial_answer(t, kCutOffMark);
-  notify(host(), t.session, NoticeSeverity::Warning, "The model's answer was cut off",
-         "It exceeded the 8 MiB limit for one message; the turn ended there.");
+  notify(t.session, {NoticeSeverity::Warning, "The model's answer was cut off",
+                     "It exceeded the 8 MiB limit for one message; the turn ended there."});
   return StopReason::MaxTokens;
 }
 
@@ -187,7 +187,7 @@ void AgentLoop::keep_partial_answer(Turn& t, std::string_view mark) {
   partial.text = t.streamed_text + std::string(mark);
   partial.reasoning = t.streamed_reasoning;
   record(t.session, sessions::AssistantMessage{partial});
-  t.session.history.push_back(std::move(partial));
+  t.session.conversation.history.push_back(std::move(partial));
 }
 
 // What follows an answer: the end of the turn, the Stop hooks, or the tool calls it asked for.
@@ -205,7 +205,7 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::after_answer(Turn& 
     co_return t.cancel.cancelled() ? StopReason::Cancelled : StopReason::EndTurn;
   hooks::HookInput input = hook_input(t.session, t.settings.scope);
   input.stop_hook_active = t.stop_hook_active;
-  input.last_assistant_message = t.session.history.back().text;
+  input.last_assistant_message = t.session.conversation.history.back().text;
   auto stop = co_await hooks_.fire(t.session, t.settings.hooks, stop_event, std::move(input), &t.cancel);
   if (t.cancel.cancelled()) co_return StopReason::Cancelled;
   if (!stop.blocked || stop.stop_turn) co_return StopReason::EndTurn;
@@ -218,7 +218,7 @@ boost::asio::awaitable<std::optional<StopReason>> AgentLoop::after_answer(Turn& 
   nudge.text = "A Stop hook asked you to continue: " + (stop.reason.empty() ? std::string("(no reason given)") : stop.reason);
   for (const auto& c : stop.additional_context) nudge.text += "\n\n" + c;
   record(t.session, sessions::UserMessage{nudge, {}});
-  t.session.history.push_back(std::move(nudge));
+  t.session.conversation.history.push_back(std::move(nudge));
   co_return std::nullopt;
 }
 
@@ -230,11 +230,11 @@ boost::asio::awaitable<bool> AgentLoop::run_tool_calls(Turn& t, const std::vecto
       // Every call needs an answer in the history, or the next request is malformed.
       auto skipped = tool_message(call.id, "Cancelled by the user.");
       record(t.session, sessions::ToolResult{skipped});
-      t.session.history.push_back(std::move(skipped));
+      t.session.conversation.history.push_back(std::move(skipped));
       continue;
     }
     auto outcome = co_await router_.dispatch(t.session, call, t.settings, t.cancel);
-    t.session.history.push_back(std::move(outcome.result));
+    t.session.conversation.history.push_back(std::move(outcome.result));
     stop_turn = stop_turn || outcome.stop_turn;
   }
   co_return stop_turn;

@@ -48,12 +48,12 @@ CommandSandbox command_sandbox(const SandboxFacts& facts) {
 CommandSandbox command_sandbox_for(const Session& session) {
   static const int abi = sandbox::landlock_abi();  // the kernel's: asked once
   SandboxFacts facts;
-  facts.mode = session.mode;
-  facts.roots.push_back(session.cwd);
-  facts.roots.insert(facts.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
-  if (session.engine) {
-    facts.setting = session.engine->main_config().sandbox;
-    facts.config_root = session.engine->options().config_root;
+  facts.mode = session.settings.mode;
+  facts.roots.push_back(session.settings.cwd);
+  facts.roots.insert(facts.roots.end(), session.settings.additional_roots.begin(), session.settings.additional_roots.end());
+  if (session.services.engine) {
+    facts.setting = session.services.engine->main_config().sandbox;
+    facts.config_root = session.services.engine->options().config_root;
   } else {
     facts.config_root = config::config_root();
   }

@@ -26,11 +26,11 @@ void shrink_for_summary(Message& m) {
 // Deeper AGENTS.md files entered the context with reads; they would be lost with those reads.
 std::vector<engine::AgentsMdFile> deeper_agents_md(const Session& session) {
   std::vector<engine::AgentsMdFile> deeper;
-  for (const auto& path : session.agents_md_included) {
+  for (const auto& path : session.conversation.agents_md_included) {
     bool in_chain = false;
-    for (const auto& f : session.view.agents_md) in_chain = in_chain || f.path == path;
+    for (const auto& f : session.services.view.agents_md) in_chain = in_chain || f.path == path;
     if (in_chain) continue;
-    for (auto& f : engine::agents_md_for_read(session.view, path, {}))
+    for (auto& f : engine::agents_md_for_read(session.services.view, path, {}))
       if (f.path == path) deeper.push_back(std::move(f));
   }
   return deeper;
@@ -42,20 +42,20 @@ std::int64_t AgentLoop::context_window(const providers::Model& model) {
 }
 
 bool AgentLoop::needs_compaction(const Session& session, const providers::Model& model) {
-  return session.context_tokens > context_window(model) * 8 / 10 && session.history.size() >= 2;
+  return session.conversation.context_tokens > context_window(model) * 8 / 10 && session.conversation.history.size() >= 2;
 }
 
 boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Model& model, const TurnSettings& settings,
                                                 support::CancelSource& cancel) {
-  if (session.history.empty()) co_return false;
-  const std::string id = "compaction-" + std::to_string(++session.compactions);
+  if (session.conversation.history.empty()) co_return false;
+  const std::string id = "compaction-" + std::to_string(++session.conversation.compactions);
   auto& host = hooks_.host();
   const std::string sid = session.id;
   auto ended = [&](CompactionStatus status, std::string error) {
     host.emit(sid, CompactionProgress{id, status, std::nullopt, std::move(error), 0});
   };
   host.emit(sid, CompactionProgress{id, CompactionStatus::InProgress, std::nullopt, {}, 0});
-  std::vector<Message> request_history = session.history;
+  std::vector<Message> request_history = session.conversation.history;
   for (auto& m : request_history) shrink_for_summary(m);
   Message ask;
   ask.role = Message::Role::User;
@@ -84,11 +84,11 @@ boost::asio::awaitable<bool> AgentLoop::compact(Session& session, providers::Mod
   summary.role = Message::Role::User;
   summary.text = "This conversation was compacted. Summary of everything before this point:\n\n" + response.text;
   if (auto deeper = deeper_agents_md(session); !deeper.empty()) summary.text += "\n\n" + engine::agents_md_prompt(deeper);
-  const auto before = session.history.size();
-  session.history.clear();
+  const auto before = session.conversation.history.size();
+  session.conversation.history.clear();
   record(session, sessions::Compaction{response.text, {summary}, 0, id});
-  session.history.push_back(std::move(summary));
-  session.context_tokens = response.usage.output_tokens;
+  session.conversation.history.push_back(std::move(summary));
+  session.conversation.context_tokens = response.usage.output_tokens;
   host.emit(sid, CompactionProgress{id, CompactionStatus::Completed, std::nullopt, {}, before});
   co_return true;
 }

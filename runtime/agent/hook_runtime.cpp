@@ -9,7 +9,7 @@ hooks::HookInput hook_input(const Session& session, const TurnScope& scope) {
   // Inside a sub-agent the hooks are told the session the user started, as they always were.
   input.session_id = session.parent_id.empty() ? session.id : session.parent_id;
   input.turn_id = scope.turn_id;
-  input.cwd = session.cwd;
+  input.cwd = session.settings.cwd;
   input.agent_id = scope.agent_id;
   input.agent_type = scope.agent_type;
   return input;
@@ -17,11 +17,6 @@ hooks::HookInput hook_input(const Session& session, const TurnScope& scope) {
 
 std::string decided_by(const hooks::HookOutcome& outcome) {
   return outcome.decided_by_label ? " (" + *outcome.decided_by_label + ")" : std::string();
-}
-
-void notify(EditorHost& host, const Session& session, NoticeSeverity severity, std::string title,
-            std::string description) {
-  host.emit(session.id, Notice{severity, std::move(title), std::move(description)});
 }
 
 boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& session,
@@ -33,7 +28,7 @@ boost::asio::awaitable<hooks::HookOutcome> HookRuntime::fire(const Session& sess
   auto outcome = co_await hooks::run_hooks_async(pool_, std::move(set), event, std::move(input), cancel, std::move(place));
   // A hook's systemMessage is free text for the user: the notice names the event, the text is the detail.
   for (const auto& m : outcome.system_messages)
-    notify(host_, session, NoticeSeverity::Info, "Message from a " + std::string(hooks::to_string(event)) + " hook", m);
+    notify(session, {NoticeSeverity::Info, "Message from a " + std::string(hooks::to_string(event)) + " hook", m});
   for (const auto& e : outcome.errors) notify_error(session, event, outcome, e);
   co_return outcome;
 }
@@ -44,14 +39,14 @@ void HookRuntime::notify_error(const Session& session, hooks::HookEvent event, c
                                const hooks::HookError& e) {
   const std::string ev(hooks::to_string(event));
   if (!e.could_not_run) {
-    notify(host_, session, NoticeSeverity::Warning, "A " + ev + " hook failed", e.to_string());
+    notify(session, {NoticeSeverity::Warning, "A " + ev + " hook failed", e.to_string()});
     return;
   }
   const bool blocked = outcome.blocked && outcome.decided_by == e.hook;
   const std::string what = event == hooks::HookEvent::PreToolUse ? "the tool call" : "the prompt";
-  notify(host_, session, NoticeSeverity::Error,
-         "A " + ev + " hook could not run" + (blocked ? ", so " + what + " was blocked" : std::string()),
-         e.to_string());
+  notify(session, {NoticeSeverity::Error,
+                   "A " + ev + " hook could not run" + (blocked ? ", so " + what + " was blocked" : std::string()),
+                   e.to_string()});
 }
 
 }  // namespace runtime

@@ -26,10 +26,6 @@ hooks::HookInput hook_input(const Session& session, const TurnScope& scope);
 // " (<label of the hook that decided>)", or "" when no hook is named.
 std::string decided_by(const hooks::HookOutcome& outcome);
 
-// Shows a notice to the user only (never to the model).
-void notify(EditorHost& host, const Session& session, NoticeSeverity severity, std::string title,
-            std::string description = {});
-
 // Where the hooks of `event` run when `executor` is not local (DESIGN §10): connected, each
 // matching hook's script copied to ~/.cache/openvaala/hooks/<hash>/<file name> there (only when
 // content or mode changed) and its plugin's folder to ~/.cache/openvaala/plugins/<name>-<hash>/;

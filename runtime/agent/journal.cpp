@@ -9,12 +9,12 @@ namespace runtime {
 namespace {
 template <typename Write>
 void journal(Session& session, Write&& write) {
-  if (!session.log) return;
+  if (!session.services.journal) return;
   try {
-    write(*session.log);
+    write(*session.services.journal);
   } catch (const std::exception& e) {
     spdlog::error("session {}: cannot write the session log: {}", session.id, e.what());
-    if (session.log_error.empty()) session.log_error = e.what();
+    if (session.services.journal_error.empty()) session.services.journal_error = e.what();
   }
 }
 
@@ -36,7 +36,7 @@ std::optional<sessions::RecordBody> shown_of_subagent(const Session& child, sess
 }  // namespace
 
 void record(Session& session, sessions::RecordBody body) {
-  if (!session.log && session.shown_in) {
+  if (!session.services.journal && session.shown_in) {
     if (auto shown = shown_of_subagent(session, std::move(body))) record(*session.shown_in->parent, std::move(*shown));
     return;
   }
@@ -44,7 +44,7 @@ void record(Session& session, sessions::RecordBody body) {
 }
 
 void record_all(Session& session, std::vector<sessions::RecordBody> bodies) {
-  if (!session.log && session.shown_in) {
+  if (!session.services.journal && session.shown_in) {
     std::vector<sessions::RecordBody> shown;
     for (auto& b : bodies)
       if (auto s = shown_of_subagent(session, std::move(b))) shown.push_back(std::move(*s));
@@ -55,14 +55,29 @@ void record_all(Session& session, std::vector<sessions::RecordBody> bodies) {
 }
 
 void record_turn_end(Session& session, const char* stop_reason) {
-  if (!session.log) return;
+  if (!session.services.journal) return;
   record(session, sessions::TurnEnd{stop_reason});
   try {
-    session.log->turn_boundary();
+    session.services.journal->turn_boundary();
   } catch (const std::exception& e) {
     spdlog::error("session {}: cannot sync the session log: {}", session.id, e.what());
-    if (session.log_error.empty()) session.log_error = e.what();
+    if (session.services.journal_error.empty()) session.services.journal_error = e.what();
   }
+}
+
+void change_settings(Session& session, const SettingsChange& change) {
+  session.settings.apply(change);
+  const auto& now = session.settings;
+  if (change.mode) record(session, sessions::ModeChange{mode_id(now.mode)});
+  if (change.agent_name) record(session, sessions::AgentChange{now.agent_name});
+  if (change.model) record(session, sessions::ModelChange{now.model});
+  if (change.reasoning_effort) record(session, sessions::ThoughtLevelChange{now.reasoning_effort});
+  if (change.executor) record(session, sessions::ExecutorChange{now.executor});
+}
+
+std::vector<sessions::RecordBody> settings_records(const SessionSettings& s) {
+  return {sessions::ModeChange{mode_id(s.mode)}, sessions::AgentChange{s.agent_name}, sessions::ModelChange{s.model},
+          sessions::ThoughtLevelChange{s.reasoning_effort}, sessions::ExecutorChange{s.executor}};
 }
 
 }  // namespace runtime

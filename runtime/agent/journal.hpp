@@ -1,6 +1,6 @@
 #pragma once
 // Appending to a session's journal from the agent: a failing disk is logged and kept in
-// `session.log_error` for the end of the turn to tell the editor, never fatal to the turn in flight.
+// `session.services.journal_error` for the end of the turn to tell the editor, never fatal to the turn in flight.
 #include "runtime/agent/session.hpp"
 #include "runtime/sessions/session_store.hpp"
 
@@ -11,5 +11,9 @@ void record(Session& session, sessions::RecordBody body);
 void record_all(Session& session, std::vector<sessions::RecordBody> bodies);
 // The turn's end: a turn_end record, then fsync (a finished turn survives a crash).
 void record_turn_end(Session& session, const char* stop_reason);
+// The settings changed and each change journaled (a load's restore applies them without).
+void change_settings(Session& session, const SettingsChange& change);
+// Every journaled setting as records: what a fork starts with.
+std::vector<sessions::RecordBody> settings_records(const SessionSettings& settings);
 
 }  // namespace runtime

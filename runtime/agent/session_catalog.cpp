@@ -1,11 +1,11 @@
-// Saved sessions as the editor's session list sees them: titles set by the user, the archive,
-// and whether a session is open. These work on sessions that are not open too, through the
-// store (on the worker pool); an open session's own writer is used when there is one, so its
-// sidecar stays right.
+#include "runtime/agent/session_catalog.hpp"
+
 #include <spdlog/spdlog.h>
 
+#include <variant>
+
+#include "runtime/agent/agent_error.hpp"
 #include "runtime/agent/journal.hpp"
-#include "runtime/agent/session_manager.hpp"
 #include "support/run_blocking.hpp"
 
 namespace runtime {
@@ -52,47 +52,60 @@ boost::asio::awaitable<bool> append_to_saved(boost::asio::thread_pool& pool, ses
 }
 }  // namespace
 
-boost::asio::awaitable<std::string> SessionManager::set_title(const std::string& id, std::string title) {
+boost::asio::awaitable<sessions::ListPage> SessionCatalog::list(std::optional<std::string> cwd,
+                                                                std::optional<std::string> cursor,
+                                                                sessions::ArchiveFilter archived) {
+  auto job = [this, cwd, cursor, archived]() -> std::variant<sessions::ListPage, std::string> {
+    try {
+      return store_.list(cwd, cursor, 50, archived);
+    } catch (const sessions::InvalidCursor& e) {
+      return std::string(e.what());
+    }
+  };
+  auto page = co_await support::run_blocking(pool_, std::move(job));
+  if (auto* err = std::get_if<std::string>(&page)) throw AgentError(AgentError::Kind::InvalidParams, "'cursor': " + *err);
+  co_return std::move(std::get<sessions::ListPage>(page));
+}
+
+boost::asio::awaitable<std::string> SessionCatalog::set_title(const std::string& id, std::string title) {
   std::string stored = normalise_title(title);
   if (stored.empty()) throw AgentError(AgentError::Kind::InvalidParams, "'title' must not be empty");
-  if (auto it = sessions_.find(id); it != sessions_.end()) {
-    Session& s = *it->second;
+  if (auto open = open_.find(id)) {
+    Session& s = *open;
     record(s, sessions::TitleChange{stored});
-    if (s.log) s.log->turn_boundary();  // answered only once it is stored (ACP)
-    s.title_sent = stored;
-    deps_.host->emit(s.id, TitleChanged{stored, s.log ? s.log->updated_at() : std::string{}});
+    if (s.services.journal) s.services.journal->turn_boundary();  // answered only once it is stored (ACP)
+    editor_.emit(s.id, TitleChanged{stored, s.services.journal ? s.services.journal->updated_at() : std::string{}});
     co_return stored;
   }
   // Separate statements: GCC 12 mishandles co_await inside || (see AcpAgent::end_session).
   bool saved = sessions::valid_session_id(id);
   const sessions::RecordBody change = sessions::TitleChange{stored};
-  if (saved) saved = co_await append_to_saved(*deps_.pool, store_, id, change);
+  if (saved) saved = co_await append_to_saved(pool_, store_, id, change);
   if (!saved) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
   co_return stored;
 }
 
-boost::asio::awaitable<void> SessionManager::set_archived(const std::string& id, bool archived) {
-  if (auto it = sessions_.find(id); it != sessions_.end()) {
+boost::asio::awaitable<void> SessionCatalog::set_archived(const std::string& id, bool archived) {
+  if (auto session = open_.find(id)) {
     // Through the session's own writer, which a turn still ending may use after us: its sidecar
     // then keeps the archive state. An archived session is not worked on: a turn in flight is
     // cancelled and its servers stop, as session/close does.
-    auto session = it->second;
-    if (archived) co_await close(id);
+    if (archived) co_await open_.close(id);
     record(*session, sessions::ArchiveChange{archived});
-    if (session->log) session->log->turn_boundary();
+    if (session->services.journal) session->services.journal->turn_boundary();
     co_return;
   }
   bool saved = sessions::valid_session_id(id);
   const sessions::RecordBody change = sessions::ArchiveChange{archived};
-  if (saved) saved = co_await append_to_saved(*deps_.pool, store_, id, change);
+  if (saved) saved = co_await append_to_saved(pool_, store_, id, change);
   if (!saved) throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
   spdlog::info("session {} {}", id, archived ? "archived" : "unarchived");
 }
 
-boost::asio::awaitable<const char*> SessionManager::status(const std::string& id) {
-  if (sessions_.count(id)) co_return "open";
+boost::asio::awaitable<const char*> SessionCatalog::status(const std::string& id) {
+  if (open_.find(id)) co_return "open";
   auto job = [this, id] { return sessions::valid_session_id(id) && store_.exists(id); };
-  const bool saved = co_await support::run_blocking(*deps_.pool, std::move(job));
+  const bool saved = co_await support::run_blocking(pool_, std::move(job));
   if (saved) co_return "saved";
   throw AgentError(AgentError::Kind::NotFound, "Unknown session: " + id);
 }

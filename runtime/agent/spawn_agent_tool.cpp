@@ -35,7 +35,7 @@ class SpawnAgentTool : public tools::Tool {
   tools::ToolDescription describe(const json::object& args, const ToolEnv&) const override {
     tools::ToolDescription d;
     d.kind = ToolKind::Other;
-    std::string agent(support::str_at(args, "agent", c_.parent->agent_name));
+    std::string agent(support::str_at(args, "agent", c_.parent->settings.agent_name));
     std::string prompt(support::str_at(args, "prompt"));
     if (auto nl = prompt.find('\n'); nl != std::string::npos) prompt = prompt.substr(0, nl) + " …";
     if (prompt.size() > 100) prompt = prompt.substr(0, 100) + "…";
@@ -47,108 +47,125 @@ class SpawnAgentTool : public tools::Tool {
     Session& parent = *c_.parent;
     std::string prompt(support::str_at(args, "prompt"));
     if (prompt.empty()) co_return tools::error_result("spawn_agent needs a 'prompt'.");
-    std::string agent_name(support::str_at(args, "agent", parent.agent_name));
+    std::string agent_name(support::str_at(args, "agent", parent.settings.agent_name));
     const engine::Agent* agent = c_.engine->find_agent(agent_name);
     if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
     co_await ctx.authorize(tools::Permission::None, {}, {});
 
     // Without a session of its own the sub-conversation reports into the parent's session (same
     // id): the editor shows its messages and tool calls as progress of this call, and it keeps no
-    // log of its own.
-    Session child;
-    child.id = parent.id;
-    child.cwd = parent.cwd;
-    child.additional_roots = parent.additional_roots;
-    child.mode = parent.mode;
-    child.executor = parent.executor;  // its tools run where the parent's do
-    child.executors = parent.executors;
-    child.remembered_permissions = parent.remembered_permissions;
-    child.engine = c_.engine;
-    child.agent_name = agent_name;
-    child.executor_files = parent.executor_files;  // and reads the same skills and AGENTS.md
-    child.view = c_.engine->session_view(child.cwd, agent_name, child.executor_files.get());
+    // journal of its own.
+    Session child = Session::child_of(parent, c_.engine, agent_name);
     const std::string agent_id = ctx.tool_call_id();
     // SubagentStart and SubagentStop carry the same turn id, so a script can pair them.
     const TurnScope scope{parent.id + "-" + agent_id, agent_id, agent_name};
-
-    Message first;
-    first.role = Message::Role::User;
-    first.text = prompt;
-    if (c_.hooks && c_.hooks->has(hooks::HookEvent::SubagentStart)) {
-      auto input = hook_input(parent, scope);
-      auto start = co_await c_.loop->hooks().fire(parent, c_.hooks, hooks::HookEvent::SubagentStart, std::move(input), &ctx.cancel());
-      for (const auto& extra : start.additional_context) first.text += "\n\n<context>\n" + extra + "\n</context>";
-    }
-
+    Message first = co_await first_message(parent, prompt, scope, ctx.cancel());
     std::unique_ptr<providers::Model> model;
     try {
       model = c_.open_model(providers::resolve_model(c_.engine->main_config(), agent->model));
     } catch (const providers::ModelError& e) {
       co_return tools::error_result(std::string("The sub-agent has no usable model: ") + e.what());
     }
-    TurnSettings settings;
-    settings.max_turn_requests = c_.max_turn_requests;
-    settings.system_prompt = c_.base_system_prompt;
-    if (auto block = child.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
-    settings.scope = scope;
-    settings.hooks = c_.hooks;
-    settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
-    for (auto* t : c_.mcp_tools) {
-      // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
-      if (!agent->mcp_servers) {
-        settings.extra_tools.push_back(t);
-        continue;
-      }
-      for (const auto& id : *agent->mcp_servers)
-        if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
-    }
+    TurnSettings settings = turn_settings(child, *agent, prompt, scope);
     // The parent's cancel stops the sub-agent; with a session of its own, so does its own.
     auto cancel = std::make_shared<support::CancelSource>();
     auto follow_parent = ctx.cancel().on_cancel([cancel] { cancel->cancel(); });
     const bool own_session = c_.sessions && c_.loop->host().shows_subagents();
     if (!own_session) child.shown_in = Session::ShownIn{&parent, agent_id};  // replayed as shown
-    if (own_session) {
-      c_.sessions->start_child(child, parent, cancel);
-      SubagentChanged hello;
-      hello.session_id = child.id;
-      hello.title = agent_name;
-      hello.description = prompt;
-      hello.cwd = child.cwd.string();
-      hello.tool_call_id = agent_id;
-      hello.cancellable = true;
-      hello.state = SubagentChanged::State::Running;
-      tell_parent(parent, std::move(hello));  // before anything of the child's own
-    }
-    StopReason stop_reason = StopReason::EndTurn;
-    std::string failure;
-    std::exception_ptr unexpected;
+    if (own_session) start_own_session(child, parent, cancel, agent_id, prompt);
+    ChildEnd end;
     try {
-      stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, *cancel);
+      end.stop_reason = co_await c_.loop->run_turn(child, std::move(first), *model, settings, *cancel);
     } catch (const providers::ModelError& e) {
-      failure = e.what();
+      end.failure = e.what();
     } catch (...) {
-      unexpected = std::current_exception();
-      failure = "internal error";
+      end.unexpected = std::current_exception();
+      end.failure = "internal error";
     }
-    if (own_session) {
-      SubagentChanged done;
-      done.session_id = child.id;
-      done.state = SubagentChanged::State::Idle;
-      done.stop_reason = failure.empty() ? stop_reason_name(stop_reason) : "error";
-      done.error = failure;
-      c_.sessions->end_child(child, done.stop_reason.c_str());
-      tell_parent(parent, std::move(done));  // after everything of the child's own
-    }
-    if (unexpected) std::rethrow_exception(unexpected);
-    if (!failure.empty()) co_return tools::error_result("The sub-agent failed: " + failure);
+    if (own_session) end_own_session(child, parent, end);
+    if (end.unexpected) std::rethrow_exception(end.unexpected);
+    if (!end.failure.empty()) co_return tools::error_result("The sub-agent failed: " + end.failure);
     // What the user allowed for good inside the sub-agent holds for the session.
     for (const auto& [tool, allowed] : child.remembered_permissions) parent.remembered_permissions[tool] = allowed;
-    if (stop_reason == StopReason::Cancelled) {
+    if (end.stop_reason == StopReason::Cancelled) {
       if (ctx.cancel().cancelled()) throw tools::ToolCancelled();
       co_return tools::error_result("The user stopped the " + agent_name + " agent before it finished.");
     }
+    co_return report(child, agent_name, end.stop_reason);
+  }
+
+ private:
+  // How the sub-agent's turn ended.
+  struct ChildEnd {
+    StopReason stop_reason = StopReason::EndTurn;
+    std::string failure;  // the model failed (or an internal error): the call's error
+    std::exception_ptr unexpected;
+  };
+
+  // The task, with what SubagentStart hooks add to it.
+  boost::asio::awaitable<Message> first_message(Session& parent, const std::string& prompt, const TurnScope& scope,
+                                                support::CancelSource& cancel) {
+    Message first;
+    first.role = Message::Role::User;
+    first.text = prompt;
+    if (c_.hooks && c_.hooks->has(hooks::HookEvent::SubagentStart)) {
+      auto input = hook_input(parent, scope);
+      auto start = co_await c_.loop->hooks().fire(parent, c_.hooks, hooks::HookEvent::SubagentStart, std::move(input), &cancel);
+      for (const auto& extra : start.additional_context) first.text += "\n\n<context>\n" + extra + "\n</context>";
+    }
+    co_return first;
+  }
+
+  // Its instructions, skills and the MCP tools its agent selects.
+  TurnSettings turn_settings(const Session& child, const engine::Agent& agent, const std::string& prompt,
+                             const TurnScope& scope) const {
+    TurnSettings settings;
+    settings.max_turn_requests = c_.max_turn_requests;
+    settings.system_prompt = c_.base_system_prompt;
+    if (auto block = child.services.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
+    settings.scope = scope;
+    settings.hooks = c_.hooks;
+    settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
+    for (auto* t : c_.mcp_tools) {
+      // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
+      if (!agent.mcp_servers) {
+        settings.extra_tools.push_back(t);
+        continue;
+      }
+      for (const auto& id : *agent.mcp_servers)
+        if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
+    }
+    return settings;
+  }
+
+  void start_own_session(Session& child, Session& parent, support::CancelSourcePtr cancel, const std::string& agent_id,
+                         const std::string& prompt) {
+    c_.sessions->start_child(child, parent, std::move(cancel));
+    SubagentChanged hello;
+    hello.session_id = child.id;
+    hello.title = child.settings.agent_name;
+    hello.description = prompt;
+    hello.cwd = child.settings.cwd.string();
+    hello.tool_call_id = agent_id;
+    hello.cancellable = true;
+    hello.state = SubagentChanged::State::Running;
+    tell_parent(parent, std::move(hello));  // before anything of the child's own
+  }
+
+  void end_own_session(Session& child, Session& parent, const ChildEnd& end) {
+    SubagentChanged done;
+    done.session_id = child.id;
+    done.state = SubagentChanged::State::Idle;
+    done.stop_reason = end.failure.empty() ? stop_reason_name(end.stop_reason) : "error";
+    done.error = end.failure;
+    c_.sessions->end_child(child, done.stop_reason.c_str());
+    tell_parent(parent, std::move(done));  // after everything of the child's own
+  }
+
+  // Its last answer is the call's result.
+  static tools::ToolResult report(const Session& child, const std::string& agent_name, StopReason stop_reason) {
     std::string answer;
-    for (auto it = child.history.rbegin(); it != child.history.rend(); ++it)
+    for (auto it = child.conversation.history.rbegin(); it != child.conversation.history.rend(); ++it)
       if (it->role == Message::Role::Assistant && !it->text.empty()) {
         answer = it->text;
         break;
@@ -158,10 +175,9 @@ class SpawnAgentTool : public tools::Tool {
              (answer.empty() ? " without a report." : ":\n\n" + answer);
     r.is_error = stop_reason != StopReason::EndTurn;
     r.content.push_back(TextContent{answer.empty() ? "(no report)" : answer});
-    co_return r;
+    return r;
   }
 
- private:
   // Journaled too: session/load of the parent shows its sub-agent sessions again.
   void tell_parent(Session& parent, SubagentChanged change) {
     record(parent, sessions::SubagentRecord{change});

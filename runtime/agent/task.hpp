@@ -13,7 +13,16 @@ namespace runtime {
 
 class Task {
  public:
-  explicit Task(SessionManager& sessions);
+  struct Deps {
+    SessionManager& sessions;  // a session's set-up before its first turn; sub-agents' own sessions
+    EngineHost& engines;       // the skills a turn waits for
+    SessionMcp& mcp;           // required MCP servers placed before a turn
+    AgentLoop& loop;
+    EditorHost& editor;
+    boost::asio::thread_pool& pool;
+    providers::ModelFactory open_model;  // empty: the real provider client
+  };
+  explicit Task(Deps deps);
 
   // Throws AgentError(InvalidRequest) when a prompt already runs in the session, and
   // providers::ModelError when the model cannot be used or fails.
@@ -25,11 +34,14 @@ class Task {
   boost::asio::awaitable<std::optional<StopReason>> before_turn(Prompt& p);
   boost::asio::awaitable<void> read_linked_resources(Prompt& p);
   boost::asio::awaitable<StopReason> turn(Prompt& p);
-  void end_turn(Session& session, const char* stop_reason);  // "error" when the turn threw
+  // `stop_reason`: "error" when the turn threw; `title_before`: the journal's title at the prompt.
+  void end_turn(Session& session, const char* stop_reason, const std::string& title_before);
   // A notice that the turn is not in the session's history, because of `why` (none when empty).
   void tell_unsaved(Session& session, const std::string& why);
 
-  SessionManager& sessions_;
+  std::unique_ptr<providers::Model> open_model(providers::ResolvedModel model) const;
+
+  Deps deps_;
   std::unique_ptr<tools::Tool> plan_tool_;
 };
 

@@ -6,7 +6,7 @@
 #include "runtime/agent/approval.hpp"
 #include "runtime/agent/command_sandbox.hpp"
 #include "runtime/agent/containment.hpp"
-#include "runtime/agent/executor_files.hpp"
+#include "runtime/agent/remote/executor_files.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
@@ -30,12 +30,12 @@ namespace {
 // repository in ~ must not open all of ~).
 containment::Scope scope_of(const Session& session) {
   containment::Scope scope;
-  scope.roots.push_back(session.cwd);
-  scope.roots.insert(scope.roots.end(), session.additional_roots.begin(), session.additional_roots.end());
-  for (const auto& skill : session.view.skills) scope.read_roots.push_back(skill->file.parent_path());
-  for (const auto& f : session.view.agents_md) scope.read_files.push_back(f.path);
-  for (const auto& f : session.agents_md_included) scope.read_files.push_back(f);
-  containment::guard_config_root(scope, session.engine ? session.engine->options().config_root : config::config_root());
+  scope.roots.push_back(session.settings.cwd);
+  scope.roots.insert(scope.roots.end(), session.settings.additional_roots.begin(), session.settings.additional_roots.end());
+  for (const auto& skill : session.services.view.skills) scope.read_roots.push_back(skill->file.parent_path());
+  for (const auto& f : session.services.view.agents_md) scope.read_files.push_back(f.path);
+  for (const auto& f : session.conversation.agents_md_included) scope.read_files.push_back(f);
+  containment::guard_config_root(scope, session.services.engine ? session.services.engine->options().config_root : config::config_root());
   return scope;
 }
 
@@ -101,7 +101,7 @@ class ToolRouter::Context : public tools::ToolContext {
                                                   std::vector<std::filesystem::path> paths) override {
     const auto& remembered = c_.session.remembered_permissions;
     auto it = remembered.find(c_.tool->name());
-    approval::Request request{c_.session.mode, p, c_.hook_allowed,
+    approval::Request request{c_.session.settings.mode, p, c_.hook_allowed,
                               it == remembered.end() ? std::nullopt : std::optional<bool>(it->second)};
     request.place = co_await place_of(access_of(p), std::move(paths));
     Authorization a = Authorization::Allowed;
@@ -263,15 +263,15 @@ namespace {
 // The executor a tool's hooks run on: the tool's (its `executor` argument, else the session's);
 // tools that run nowhere in particular (MCP, spawn_agent) use the session's.
 std::string hook_executor(const tools::Tool* tool, const json::object& args, const Session& session) {
-  return tool && tool->runs_on_executor() ? tools::executor_of(args, session.tool_env()) : session.executor;
+  return tool && tool->runs_on_executor() ? tools::executor_of(args, session.tool_env()) : session.settings.executor;
 }
 
 // A hook's continue: false ends the turn; the user learns why.
-void note_stop(EditorHost& host, const Session& session, const hooks::HookOutcome& o, const char* event, bool& stop) {
+void note_stop(const Session& session, const hooks::HookOutcome& o, const char* event, bool& stop) {
   if (!o.stop_turn) return;
   stop = true;
-  notify(host, session, NoticeSeverity::Info, std::string("A ") + event + " hook" + decided_by(o) + " ended the turn",
-         o.stop_reason);
+  notify(session, {NoticeSeverity::Info, std::string("A ") + event + " hook" + decided_by(o) + " ended the turn",
+                   o.stop_reason});
 }
 }  // namespace
 
@@ -283,7 +283,7 @@ boost::asio::awaitable<void> ToolRouter::pre_tool_use(Call& c) {
   auto pre = co_await hooks_.fire(c.session, c.settings.hooks, hooks::HookEvent::PreToolUse, std::move(input), &c.cancel,
                                   hook_executor(c.tool, c.args, c.session));
   for (const auto& extra : pre.additional_context) c.model_context += "\n\n" + extra;
-  note_stop(hooks_.host(), c.session, pre, "PreToolUse", c.stop_turn);
+  note_stop(c.session, pre, "PreToolUse", c.stop_turn);
   if (pre.blocked || pre.permission == hooks::PermissionDecision::Deny) {
     c.blocked = true;
     std::string reason = pre.blocked ? pre.reason : pre.permission_reason;
@@ -337,7 +337,7 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
   // local default through the engine, elsewhere through the executor).
   if (ready && c.executor && !c.cancel.cancelled())
     c.model_context += co_await agents_md_on_first_use(c.session, *c.executor, hooks_.pool(), &c.cancel);
-  const bool local_default = c.env.on_local() && c.session.executor == c.env.executor;
+  const bool local_default = c.env.on_local() && c.session.settings.executor == c.env.executor;
   const auto path = c.result.is_error ? std::nullopt : c.tool->file_read(c.args);
   if (path && local_default)
     c.model_context += agents_md_after_read(c.session, *path);
@@ -350,15 +350,15 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
 // directory the call's; false with the error as the result when it cannot be used.
 boost::asio::awaitable<bool> ToolRouter::connect_executor(Call& c) {
   c.env.executor = tools::executor_of(c.args, c.env);
-  if (c.session.executors) c.executor = c.session.executors->find(c.env.executor, c.session.cwd);
+  if (c.session.services.executors) c.executor = c.session.services.executors->find(c.env.executor, c.session.settings.cwd);
   else if (c.env.on_local()) {  // a session without the server's executors (tests): local still works
     auto io = co_await boost::asio::this_coro::executor;
-    c.executor = executors::make_local_executor({io, &hooks_.pool()}, c.session.cwd);
+    c.executor = executors::make_local_executor({io, &hooks_.pool()}, c.session.settings.cwd);
   }
   if (!c.executor) {
     std::string ids;
-    if (c.session.executors)
-      for (const auto& id : c.session.executors->ids()) ids += (ids.empty() ? "" : ", ") + id;
+    if (c.session.services.executors)
+      for (const auto& id : c.session.services.executors->ids()) ids += (ids.empty() ? "" : ", ") + id;
     c.result = tools::error_result("There is no executor '" + c.env.executor + "' (available: " + ids + ").");
     co_return false;
   }
@@ -384,7 +384,7 @@ boost::asio::awaitable<void> ToolRouter::post_tool_use(Call& c) {
     c.notes.push_back(objection);
   }
   for (const auto& extra : post.additional_context) c.model_context += "\n\n" + extra;
-  note_stop(hooks_.host(), c.session, post, "PostToolUse", c.stop_turn);
+  note_stop(c.session, post, "PostToolUse", c.stop_turn);
 }
 
 // The call's end: its completed state and the result the model gets, journaled together (one
@@ -418,9 +418,9 @@ ToolRouter::Outcome ToolRouter::finish(Call& c) {
 // AGENTS.md files between the session's folder and a deeper file the agent just read join the
 // context once, right after the read.
 std::string ToolRouter::agents_md_after_read(Session& session, const std::string& path) {
-  auto files = engine::agents_md_for_read(session.view, path, session.agents_md_included);
+  auto files = engine::agents_md_for_read(session.services.view, path, session.conversation.agents_md_included);
   if (files.empty()) return {};
-  for (const auto& f : files) session.agents_md_included.insert(f.path);
+  for (const auto& f : files) session.conversation.agents_md_included.insert(f.path);
   return "\n\n" + engine::agents_md_prompt(files);
 }
 

@@ -50,6 +50,12 @@ class EditorHost {
   virtual void emit_all(const std::string& session_id, std::vector<SessionEvent> events) {
     for (auto& event : events) emit(session_id, std::move(event));
   }
+  // A session's presentation (runtime/server/session_presentation.hpp): one being opened, whose
+  // notices and slash commands wait until the editor has the session/new|load|resume answer; the
+  // answer is out; it closed (what was shown of it is forgotten).
+  virtual void session_opening(const std::string& /*session_id*/) {}
+  virtual void session_announced(const std::string& /*session_id*/) {}
+  virtual void session_closed(const std::string& /*session_id*/) {}
   // Resumes once the editor has read most of what was emitted (at once while it keeps up, or
   // when `cancel` fires). The turn waits here before reading more of the model's stream.
   virtual boost::asio::awaitable<void> wait_for_editor(support::CancelSource* /*cancel*/) { co_return; }

@@ -176,15 +176,15 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
                    bool watch_skill_files)
     : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
       sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
-                                     config::config_root(), config::data_dir() / "sessions", std::move(open_model),
+                                     config::config_root(), config::data_dir() / "sessions", open_model,
                                      watch_skill_files}),
-      task_(sessions_),
+      task_(Task::Deps{sessions_, sessions_.engines(), sessions_.mcp(), sessions_.loop(), host_, pool, open_model}),
       models_(conn.executor()) {
   models_.on_change([this] {
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
   });
   // The first load and each reload: new providers' lists are fetched, `models:` shown at once.
-  sessions_.on_reloaded([this](const engine::Engine& engine) {
+  sessions_.engines().on_reloaded([this](const engine::Engine& engine) {
     models_.fetch_missing(engine.main_config());
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
   });
@@ -197,7 +197,7 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
     return acp::RpcError(acp::error_code::kInvalidRequest,
                          "The agent is not initialized: send `initialize` before " + std::string(method));
   });
-  sessions_.start_loading_engine();
+  sessions_.engines().start_loading();
 }
 
 AcpAgent::~AcpAgent() { shutdown(); }
@@ -297,22 +297,22 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   };
   auto session = co_await mapping_errors(body);
   // The model picker fills in when the providers' lists arrive (config_option_update); nothing waits.
-  models_.fetch_missing(session->engine->main_config());
+  models_.fetch_missing(session->services.engine->main_config());
   json::object reply{{"modes", modes_state(*session)}, {"configOptions", shown_config_options(*session)}};
   if (kind == OpenRequest::Kind::New || kind == OpenRequest::Kind::Fork) reply["sessionId"] = session->id;
   co_return reply;
 }
 
 acp::awaitable<std::string> AcpAgent::missing_model() {
-  auto engine = co_await sessions_.loaded_engine();
+  auto engine = co_await sessions_.engines().loaded_engine();
   if (auto why = model_problem(*engine); why.empty()) co_return why;
   // The terminal login writes config.yaml while this server runs: read it again before refusing.
-  engine = co_await sessions_.reload_now();
+  engine = co_await sessions_.engines().reload_now();
   co_return model_problem(*engine);
 }
 
 acp::awaitable<void> AcpAgent::require_model() {
-  auto engine = co_await sessions_.loaded_engine();
+  auto engine = co_await sessions_.engines().loaded_engine();
   if (engine->failed()) co_return;  // a broken config: opening the session says what is wrong
   auto why = co_await missing_model();
   if (!why.empty()) throw model_required(why, client_.capabilities());
@@ -342,7 +342,7 @@ acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
     else if (*filter != "exclude")
       throw acp::invalid_params("unknown archived filter '" + *filter + "' (available: exclude, include, only)");
   }
-  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.list(cwd, cursor, archived); };
+  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.catalog().list(cwd, cursor, archived); };
   auto page = co_await mapping_errors(body);
   json::array infos;
   for (const auto& s : page.sessions) {
@@ -365,7 +365,7 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   StopReason reason = co_await mapping_errors(body);
   json::object reply{{"stopReason", stop_reason_name(reason)}};
   // The turn's tokens (unstable PromptResponse.usage), when the provider reported them.
-  if (const auto& u = session->turn_usage) {
+  if (const auto& u = session->conversation.turn_usage) {
     json::object usage{{"totalTokens", u->input_tokens + u->output_tokens},
                        {"inputTokens", u->input_tokens},
                        {"outputTokens", u->output_tokens}};
@@ -438,15 +438,13 @@ void AcpAgent::send_config_options(Session& s) {
 
 json::array AcpAgent::shown_config_options(Session& s) {
   auto options = config_options(s, models_);
-  s.config_options_sent = json::serialize(options);
+  host_.presentation().show_config_options(s.id, json::serialize(options));
   return options;
 }
 
 void AcpAgent::send_config_options_if_changed(Session& s) {
   auto options = config_options(s, models_);
-  auto shown = json::serialize(options);
-  if (shown == s.config_options_sent) return;
-  s.config_options_sent = std::move(shown);
+  if (!host_.presentation().show_config_options(s.id, json::serialize(options))) return;
   client_.session_update(s.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
 }
 

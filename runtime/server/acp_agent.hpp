@@ -27,12 +27,12 @@ class AcpAgent {
   ~AcpAgent();
 
   // Re-reads the configuration (SIGHUP, `openvaala serve reload`).
-  void reload_config() { sessions_.reload_config(); }
+  void reload_config() { sessions_.engines().reload_config(); }
   // The client is gone: cancel every turn, stop every MCP server and the model lists' retries.
   void shutdown() {
-    sessions_.stop_watching_skills();
+    sessions_.engines().stop_watching_skills();
     sessions_.shutdown();
-    sessions_.close_executors();
+    sessions_.executors()->shutdown();
     models_.stop();
   }
   // The client is gone and the process exits next: cancel every turn and close the executors'
@@ -40,9 +40,9 @@ class AcpAgent {
   // which signals every group at once (closing, signalling and polling 100 servers one by one
   // here woke each of them on the way out and cost ~0.3 s with 100 stubborn servers).
   void prepare_exit() {
-    sessions_.stop_watching_skills();
+    sessions_.engines().stop_watching_skills();
     sessions_.cancel_all_turns();
-    sessions_.close_executors();
+    sessions_.executors()->shutdown();
   }
 
  private:

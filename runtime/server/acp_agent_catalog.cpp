@@ -38,7 +38,7 @@ acp::awaitable<json::value> AcpAgent::set_title(json::value params) {
   auto title = p.required_string("title");
   std::string stored;
   try {
-    stored = co_await sessions_.set_title(id, std::move(title));
+    stored = co_await sessions_.catalog().set_title(id, std::move(title));
   } catch (const AgentError& e) {
     if (e.kind == AgentError::Kind::NotFound) unknown_session(id, e.what());
     if (e.kind == AgentError::Kind::InvalidParams) throw acp::invalid_params(e.what());
@@ -50,7 +50,7 @@ acp::awaitable<json::value> AcpAgent::set_title(json::value params) {
 acp::awaitable<json::value> AcpAgent::set_archived(json::value params, bool archived) {
   auto id = Params(params).required_string("sessionId");
   try {
-    co_await sessions_.set_archived(id, archived);
+    co_await sessions_.catalog().set_archived(id, archived);
   } catch (const AgentError& e) {
     if (e.kind == AgentError::Kind::NotFound) unknown_session(id, e.what());
     throw acp::RpcError(acp::error_code::kInternalError, e.what());
@@ -62,7 +62,7 @@ acp::awaitable<json::value> AcpAgent::session_status(json::value params) {
   auto id = Params(params).required_string("sessionId");
   const char* status = nullptr;
   try {
-    status = co_await sessions_.status(id);
+    status = co_await sessions_.catalog().status(id);
   } catch (const AgentError& e) {
     unknown_session(id, e.what());
   }
@@ -70,14 +70,14 @@ acp::awaitable<json::value> AcpAgent::session_status(json::value params) {
 }
 
 acp::awaitable<json::value> AcpAgent::auth_status(json::value) {
-  auto engine = co_await sessions_.loaded_engine();
+  auto engine = co_await sessions_.engines().loaded_engine();
   auto status = auth_status_of(*engine);
   auth_state_reported_ = std::string(status.at("state").as_string());
   co_return status;
 }
 
 acp::awaitable<void> AcpAgent::report_auth_status_if_changed() {
-  auto engine = co_await sessions_.loaded_engine();
+  auto engine = co_await sessions_.engines().loaded_engine();
   auto status = auth_status_of(*engine);
   std::string state(status.at("state").as_string());
   if (state == auth_state_reported_) co_return;

@@ -27,17 +27,17 @@ json::object agent_option(const engine::Engine& engine, const std::string& curre
 // Where the session's tools run unless a call names another executor.
 json::object executor_option(const Session& s) {
   json::array options;
-  for (const auto& id : s.executors->ids()) {
+  for (const auto& id : s.services.executors->ids()) {
     json::object o{{"value", id}, {"name", id}};
-    if (auto ex = s.executors->find(id, s.cwd)) o["description"] = ex->describe();
+    if (auto ex = s.services.executors->find(id, s.settings.cwd)) o["description"] = ex->describe();
     options.push_back(std::move(o));
   }
-  return select("executor", "Executor", "Where files are read and edited and commands run", s.executor,
+  return select("executor", "Executor", "Where files are read and edited and commands run", s.settings.executor,
                 std::move(options));
 }
 
 std::string current_model(const Session& s) {
-  return providers::choose_model(s.engine->main_config(), s.model_override()).model;
+  return providers::choose_model(s.services.engine->main_config(), s.model_override()).model;
 }
 }  // namespace
 
@@ -45,14 +45,14 @@ json::object modes_state(const Session& s) {
   json::array modes;
   for (const auto& m : all_modes())
     modes.push_back(json::object{{"id", m.id}, {"name", m.name}, {"description", m.description}});
-  return json::object{{"currentModeId", mode_id(s.mode)}, {"availableModes", std::move(modes)}};
+  return json::object{{"currentModeId", mode_id(s.settings.mode)}, {"availableModes", std::move(modes)}};
 }
 
 std::vector<std::string> thought_level_values(const Session& s) {
-  if (!s.engine) return {};
+  if (!s.services.engine) return {};
   auto current = current_model(s);
   if (current.empty()) return {};
-  const auto& cfg = s.engine->main_config();
+  const auto& cfg = s.services.engine->main_config();
   const std::string provider = current.substr(0, current.find('/'));
   auto it = cfg.providers.find(provider);
   // The built-in providers are named after their api_type.
@@ -61,16 +61,16 @@ std::vector<std::string> thought_level_values(const Session& s) {
 }
 
 std::vector<std::string> model_values(const Session& s, const providers::ModelCatalog& models) {
-  if (!s.engine) return {};
+  if (!s.services.engine) return {};
   auto current = current_model(s);
   if (current.empty()) return {};
-  return models.choices(s.engine->main_config(), current);
+  return models.choices(s.services.engine->main_config(), current);
 }
 
 json::array config_options(const Session& s, const providers::ModelCatalog& models) {
   json::array modes;
   for (const auto& m : all_modes()) modes.push_back(json::object{{"value", m.id}, {"name", m.name}, {"description", m.description}});
-  auto mode = select("mode", "Mode", "What the agent may do without asking", mode_id(s.mode), std::move(modes));
+  auto mode = select("mode", "Mode", "What the agent may do without asking", mode_id(s.settings.mode), std::move(modes));
   mode["category"] = "mode";
   json::array out{std::move(mode)};
   // Category "model": editors (Zed) build their model menu from the option of that category.
@@ -85,13 +85,13 @@ json::array config_options(const Session& s, const providers::ModelCatalog& mode
     json::array options;
     for (auto& v : levels) options.push_back(json::object{{"value", v}, {"name", v == kDefaultThoughtLevel ? "Model default" : v}});
     auto level = select("thought_level", "Thought level", "How hard the model reasons (OpenAI reasoning_effort)",
-                        s.reasoning_effort.empty() ? kDefaultThoughtLevel : s.reasoning_effort, std::move(options));
+                        s.settings.reasoning_effort.empty() ? kDefaultThoughtLevel : s.settings.reasoning_effort, std::move(options));
     level["category"] = "thought_level";
     out.push_back(std::move(level));
   }
-  if (s.engine && s.engine->agents().size() > 1) out.push_back(agent_option(*s.engine, s.agent_name));
+  if (s.services.engine && s.services.engine->agents().size() > 1) out.push_back(agent_option(*s.services.engine, s.settings.agent_name));
   // Only once executors/ declares one: local and the built-in openvaala alone are no choice to offer.
-  if (s.executors && s.engine && !s.engine->executors().empty()) out.push_back(executor_option(s));
+  if (s.services.executors && s.services.engine && !s.services.engine->executors().empty()) out.push_back(executor_option(s));
   return out;
 }
 

@@ -27,7 +27,12 @@ void AcpEditorHost::emit(const std::string& session_id, SessionEvent event) {
   };
   if (const auto* chunk = std::get_if<JournalChunk>(&event)) return send_journal(*chunk);
   if (const auto* call = std::get_if<JournalToolCall>(&event)) return send_journal(*call);
+  if (!presentation_.admit(session_id, event)) return;
   if (auto update = encode_update(event, client_.capabilities())) client_.session_update(session_id, std::move(*update));
+}
+
+void AcpEditorHost::session_announced(const std::string& session_id) {
+  for (auto& event : presentation_.announced(session_id)) emit(session_id, std::move(event));
 }
 
 void AcpEditorHost::emit_all(const std::string& session_id, std::vector<SessionEvent> events) {

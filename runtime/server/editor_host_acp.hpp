@@ -4,6 +4,7 @@
 // EditorError.
 #include "acp/client_api.hpp"
 #include "runtime/protocol/editor_host.hpp"
+#include "runtime/server/session_presentation.hpp"
 
 namespace runtime::server {
 
@@ -13,6 +14,10 @@ class AcpEditorHost : public EditorHost {
 
   void emit(const std::string& session_id, SessionEvent event) override;
   void emit_all(const std::string& session_id, std::vector<SessionEvent> events) override;
+  void session_opening(const std::string& session_id) override { presentation_.opening(session_id); }
+  void session_announced(const std::string& session_id) override;
+  void session_closed(const std::string& session_id) override { presentation_.closed(session_id); }
+  SessionPresentation& presentation() { return presentation_; }
   boost::asio::awaitable<void> wait_for_editor(support::CancelSource* cancel) override {
     return client_.connection().wait_until_writable(cancel);
   }
@@ -50,6 +55,7 @@ class AcpEditorHost : public EditorHost {
 
  private:
   acp::ClientApi& client_;
+  SessionPresentation presentation_;
 };
 
 }  // namespace runtime::server

@@ -6,7 +6,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "engine_test_util.hpp"
-#include "runtime/agent/executor_files.hpp"
+#include "runtime/agent/remote/executor_files.hpp"
 #include "runtime/mcp/mcp_server.hpp"
 
 using namespace runtime::engine;

@@ -43,7 +43,8 @@ class AgentLoopTest : public ::testing::Test {
     builtins.push_back(std::move(t));
     loop = std::make_unique<AgentLoop>(editor, pool, std::move(builtins));
     session.id = "ses_test";
-    session.cwd = "/work/project";
+    session.settings.cwd = "/work/project";
+    session.services.editor = &editor;
   }
   ~AgentLoopTest() override { pool.join(); }
 
@@ -73,12 +74,12 @@ TEST_F(AgentLoopTest, AnswerWithoutToolsEndsTheTurnAndStreamsTheText) {
   auto text = editor.all<TextDelta>();
   ASSERT_EQ(text.size(), 1u) << "the model's text reaches the editor as it streams";
   EXPECT_EQ(text[0].text, "hello there");
-  ASSERT_EQ(session.history.size(), 2u) << "the prompt and the answer stay in the history";
-  EXPECT_EQ(session.history[1].text, "hello there");
+  ASSERT_EQ(session.conversation.history.size(), 2u) << "the prompt and the answer stay in the history";
+  EXPECT_EQ(session.conversation.history[1].text, "hello there");
 }
 
 TEST_F(AgentLoopTest, AToolCallIsAnnouncedRunAndItsResultFedBack) {
-  session.mode = Mode::FullAuto;
+  session.settings.mode = Mode::FullAuto;
   model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
   model.responses.push_back(ScriptedModel::says("done"));
   EXPECT_EQ(turn("count"), StopReason::EndTurn);
@@ -159,7 +160,7 @@ TEST_F(AgentLoopTest, AnEditorThatFailsThePromptRefusesTheCall) {
 }
 
 TEST_F(AgentLoopTest, ReadOnlyRefusesWithoutAsking) {
-  session.mode = Mode::ReadOnly;
+  session.settings.mode = Mode::ReadOnly;
   model.responses.push_back(ScriptedModel::calls("c1", "count", "{}"));
   model.responses.push_back(ScriptedModel::says("ok"));
   turn("count");
@@ -168,7 +169,7 @@ TEST_F(AgentLoopTest, ReadOnlyRefusesWithoutAsking) {
 }
 
 TEST_F(AgentLoopTest, LimitsEndTheTurnWithTheirStopReason) {
-  session.mode = Mode::FullAuto;
+  session.settings.mode = Mode::FullAuto;
   settings.max_turn_requests = 2;
   for (auto id : {"c1", "c2", "c3"}) model.responses.push_back(ScriptedModel::calls(id, "count", "{}"));
   EXPECT_EQ(turn("loop"), StopReason::MaxTurnRequests);
@@ -198,16 +199,16 @@ TEST_F(AgentLoopTest, ModelFailuresReachTheCallerAndUsageIsShown) {
   EXPECT_EQ(usage[0].used, 1050);
   EXPECT_EQ(usage[0].size, 128000) << "the default context window";
   EXPECT_THROW(turn("two"), providers::ModelError) << "a model failure is the caller's to report";
-  EXPECT_EQ(session.history.back().text, "two") << "the user's message stays in the history";
+  EXPECT_EQ(session.conversation.history.back().text, "two") << "the user's message stays in the history";
 }
 
 TEST_F(AgentLoopTest, AnAnswerTheUserStoppedStaysInTheHistoryMarkedAsInterrupted) {
   model.responses.push_back(ScriptedModel::says("Here is the first half"));
   model.stop_after_streaming = &cancel;
   EXPECT_EQ(turn("explain"), StopReason::Cancelled);
-  ASSERT_EQ(session.history.size(), 2u) << "the partial answer is kept after the prompt";
-  EXPECT_EQ(session.history[1].role, Message::Role::Assistant);
-  EXPECT_EQ(session.history[1].text.rfind("Here is the first half", 0), 0u) << session.history[1].text;
-  EXPECT_NE(session.history[1].text.find("interrupted"), std::string::npos)
-      << "the model is told its answer was interrupted: " << session.history[1].text;
+  ASSERT_EQ(session.conversation.history.size(), 2u) << "the partial answer is kept after the prompt";
+  EXPECT_EQ(session.conversation.history[1].role, Message::Role::Assistant);
+  EXPECT_EQ(session.conversation.history[1].text.rfind("Here is the first half", 0), 0u) << session.conversation.history[1].text;
+  EXPECT_NE(session.conversation.history[1].text.find("interrupted"), std::string::npos)
+      << "the model is told its answer was interrupted: " << session.conversation.history[1].text;
 }

@@ -14,6 +14,7 @@
 
 #include "runtime/protocol/editor_host.hpp"
 #include "runtime/providers/model_provider.hpp"
+#include "runtime/server/session_presentation.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace fakes {
@@ -35,8 +36,17 @@ class FakeEditor : public runtime::EditorHost {
     // A replay's text kept as the log's JSON is kept here as what it means (the editor is sent the
     // same either way: SessionStoreTest.TheLogsTextReplaysExactlyWhatItsDecodedRecordsShow).
     if (const auto* chunk = std::get_if<runtime::JournalChunk>(&event)) event = decoded(*chunk);
+    // What the server's side holds or drops (an unchanged list, a notice before the answer) is not
+    // shown here either.
+    if (!presentation.admit(session_id, event)) return;
     events.push_back({session_id, std::move(event)});
   }
+  void session_opening(const std::string& session_id) override { presentation.opening(session_id); }
+  void session_announced(const std::string& session_id) override {
+    for (auto& event : presentation.announced(session_id)) emit(session_id, std::move(event));
+  }
+  void session_closed(const std::string& session_id) override { presentation.closed(session_id); }
+  runtime::server::SessionPresentation presentation;
   static runtime::SessionEvent decoded(const runtime::JournalChunk& c) {
     const std::string id(boost::json::parse(c.message_id).as_string());
     const auto content = boost::json::parse(c.json);

@@ -30,7 +30,7 @@ class SessionManagerTest : public ::testing::Test {
     sessions.reset();
     SessionManager::Deps deps{ioc.get_executor(), &pool, &editor, {}, tree.config(), tree.p("sessions")};
     sessions = std::make_unique<SessionManager>(std::move(deps));
-    sessions->start_loading_engine();
+    sessions->engines().start_loading();
   }
   ~SessionManagerTest() override {
     sessions.reset();
@@ -104,8 +104,8 @@ TEST_F(SessionManagerTest, LoadReplaysTheHistoryAndRestoresTheMode) {
   editor.events.clear();
 
   auto loaded = open(OpenRequest::Kind::Load, id);
-  EXPECT_EQ(loaded->mode, Mode::AcceptEdits) << "the mode is kept by the journal";
-  ASSERT_EQ(loaded->history.size(), 2u);
+  EXPECT_EQ(loaded->settings.mode, Mode::AcceptEdits) << "the mode is kept by the journal";
+  ASSERT_EQ(loaded->conversation.history.size(), 2u);
   auto users = editor.all<UserContent>();
   auto texts = editor.all<TextDelta>();
   ASSERT_EQ(users.size(), 1u) << "load shows the user's prompt again";
@@ -125,7 +125,7 @@ TEST_F(SessionManagerTest, ResumeRestoresWithoutReplay) {
   fakes::run(ioc, sessions->close(id));
   editor.events.clear();
   auto resumed = open(OpenRequest::Kind::Resume, id);
-  EXPECT_EQ(resumed->history.size(), 1u);
+  EXPECT_EQ(resumed->conversation.history.size(), 1u);
   EXPECT_TRUE(editor.all<UserContent>().empty()) << "resume does not replay the history";
 }
 
@@ -140,7 +140,7 @@ TEST_F(SessionManagerTest, AReloadGivesOpenSessionsNewSkillsAndKeepsTheOldConfig
   ioc.poll();
   editor.events.clear();
   tree.skill("config/skills/release-notes", "release-notes", "Writes release notes.");
-  sessions->reload_config();
+  sessions->engines().reload_config();
   for (int i = 0; i < 500 && editor.all<CommandsChanged>().empty(); ++i) {
     ioc.restart();
     ioc.run_for(std::chrono::milliseconds(10));
@@ -150,7 +150,7 @@ TEST_F(SessionManagerTest, AReloadGivesOpenSessionsNewSkillsAndKeepsTheOldConfig
   bool found = false;
   for (const auto& c : commands.back().commands) found = found || c.name == "release-notes";
   EXPECT_TRUE(found) << "the new skill is a slash command after the reload";
-  EXPECT_NE(s->view.find_skill("release-notes"), nullptr);
+  EXPECT_NE(s->services.view.find_skill("release-notes"), nullptr);
 }
 
 // Issue 39.2: `required: true` holds when the server's executor cannot be reached (nothing listens
@@ -163,13 +163,13 @@ TEST_F(SessionManagerTest, ARequiredMcpServerOnAnUnreachableExecutorFailsTheTurn
                                                   "\nuser: nobody\nssh_options: [UserKnownHostsFile=/dev/null]\n");
   tree.write("config/mcp_servers/far.yaml", "id: far\ntype: stdio\ncommand: node\nexecutors: [deadbox]\nrequired: true\n");
   start();
-  ASSERT_TRUE(fakes::run(ioc, sessions->skills_loaded(nullptr))) << "the whole configuration is in";
+  ASSERT_TRUE(fakes::run(ioc, sessions->engines().skills_loaded(nullptr))) << "the whole configuration is in";
   auto s = open(OpenRequest::Kind::New);
   ASSERT_TRUE(fakes::run(ioc, sessions->complete_set_up(s, nullptr)));
-  ASSERT_EQ(s->view.mcp_servers.size(), 1u);
+  ASSERT_EQ(s->services.view.mcp_servers.size(), 1u);
   for (int turn = 0; turn < 2; ++turn) {
     try {
-      fakes::run(ioc, sessions->place_required_mcp_servers(s));
+      fakes::run(ioc, sessions->mcp().place_required(s));
       ADD_FAILURE() << "promise: a required server whose executor cannot be reached fails the turn";
     } catch (const mcp::RequiredServerUnavailable& e) {
       const std::string what = e.what();

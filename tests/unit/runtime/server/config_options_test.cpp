@@ -31,11 +31,11 @@ class ConfigOptions : public ::testing::Test {
     config::Diagnostics d;
     Session s;
     s.id = "ses_1";
-    s.cwd = tree_.project();
-    s.engine = tree_.load(d);
+    s.settings.cwd = tree_.project();
+    s.services.engine = tree_.load(d);
     EXPECT_TRUE(d.empty()) << engine_test::join(d);
-    s.agent_name = s.engine->default_agent();
-    s.view = s.engine->session_view(s.cwd, s.agent_name);
+    s.settings.agent_name = s.services.engine->default_agent();
+    s.services.view = s.services.engine->session_view(s.settings.cwd, s.settings.agent_name);
     return s;
   }
 
@@ -71,7 +71,7 @@ TEST_F(ConfigOptions, ModelPickerListsConfiguredModelsCurrentFirst) {
 
 TEST_F(ConfigOptions, PickedModelIsCurrentAndFirst) {
   auto s = session(kTwoProviders);
-  s.model = "local/qwen";
+  s.settings.model = "local/qwen";
   auto options = server::config_options(s, catalog_);
   const auto* model = option(options, "model");
   ASSERT_TRUE(model);
@@ -88,7 +88,7 @@ TEST_F(ConfigOptions, ThoughtLevelIsOfferedForOpenAiModelsOnly) {
   EXPECT_EQ(level->at("category"), "thought_level");
   EXPECT_EQ(level->at("currentValue"), "default") << "nothing picked: the model's default";
   EXPECT_EQ(values(*level), (std::vector<std::string>{"default", "low", "medium", "high"}));
-  s.reasoning_effort = "high";
+  s.settings.reasoning_effort = "high";
   options = server::config_options(s, catalog_);
   EXPECT_EQ(option(options, "thought_level")->at("currentValue"), "high");
 

@@ -1,16 +1,15 @@
-// The engine a connection's sessions use: the startup's three-step load (settings, then plugins,
-// hooks and MCP files, then skills), a session's set-up once the later steps are in (or refused
-// while they do not load), and reloads.
+#include "runtime/agent/engine_host.hpp"
+
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <utility>
 
-#include "runtime/agent/session_manager.hpp"
-#include "runtime/mcp/mcp_manager.hpp"
+#include "runtime/agent/agent_error.hpp"
 #include "support/run_blocking.hpp"
 
 namespace runtime {
@@ -29,7 +28,8 @@ std::shared_ptr<const engine::Engine> load_engine_logged(const std::filesystem::
   return load_engine_logged(engine::Engine::default_options(config_root));
 }
 
-// `what_fails`: "no session can start", "this prompt cannot run"; `read_again`: when the files are read again.
+}  // namespace
+
 std::string broken_config_message(const engine::Engine& engine, std::string_view what_fails, std::string_view read_again) {
   constexpr std::size_t kShown = 10;
   std::string msg = "OpenVaala's configuration does not load, so " + std::string(what_fails) + ":";
@@ -42,14 +42,12 @@ std::string broken_config_message(const engine::Engine& engine, std::string_view
   return msg + "\nFix it (`openvaala config check` lists every problem); " + std::string(read_again) + " reads the files again.";
 }
 
-}  // namespace
-
-void SessionManager::start_loading_engine() {
-  settings_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
-  engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
-  skills_ready_ = std::make_unique<support::OneShotEvent>(deps_.executor);
+void EngineHost::start_loading() {
+  settings_ready_ = std::make_unique<support::OneShotEvent>(deps_.io);
+  engine_ready_ = std::make_unique<support::OneShotEvent>(deps_.io);
+  skills_ready_ = std::make_unique<support::OneShotEvent>(deps_.io);
   boost::asio::co_spawn(
-      deps_.executor,
+      deps_.io,
       [this]() -> boost::asio::awaitable<void> {
         // In three steps, each on the pool. The settings (a few small files): all a session/new
         // answer needs. Then without the skills (plugins, hooks, MCP servers: what a session needs
@@ -64,7 +62,7 @@ void SessionManager::start_loading_engine() {
         };
         auto settings = co_await support::run_blocking(*deps_.pool, [&] { return partial_load(false); });
         engine_ = settings;
-        executors_->configure(engine_->executors());
+        deps_.executors->configure(engine_->executors());
         settings_ready_->set();
         // As after a reload: the model lists are fetched now, so that the first session/new
         // (a client such as acpx reads the model picker only from its answer) already has them.
@@ -79,7 +77,7 @@ void SessionManager::start_loading_engine() {
       boost::asio::detached);
 }
 
-void SessionManager::adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole) {
+void EngineHost::adopt_whole_engine(std::shared_ptr<const engine::Engine> core, std::shared_ptr<const engine::Engine> whole) {
   if (engine_ != core) return;  // a reload or a retry (engine_for_session) put a whole engine in first
   if (whole->failed() && !core->failed()) {  // the files changed in between: as a reload that fails
     spdlog::error("the configuration did not load; keeping the previous one");
@@ -88,28 +86,25 @@ void SessionManager::adopt_whole_engine(std::shared_ptr<const engine::Engine> co
   use_engine(std::move(whole));
 }
 
-void SessionManager::use_engine(std::shared_ptr<const engine::Engine> engine) {
+void EngineHost::use_engine(std::shared_ptr<const engine::Engine> engine) {
   engine_ = std::move(engine);
-  executors_->configure(engine_->executors());
-  for (auto& [_, s] : sessions_) {
-    s->engine = engine_;
-    refresh_view(*s);
-  }
+  deps_.executors->configure(engine_->executors());
+  user_.use_engine(engine_);
   if (on_reloaded_) on_reloaded_(*engine_);
   watch_skills();
 }
 
-boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::loaded_engine() {
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> EngineHost::loaded_engine() {
   if (settings_ready_) co_await settings_ready_->wait();
   co_return engine_;
 }
 
-boost::asio::awaitable<bool> SessionManager::skills_loaded(support::CancelSource* cancel) {
+boost::asio::awaitable<bool> EngineHost::skills_loaded(support::CancelSource* cancel) {
   if (!skills_ready_) co_return true;  // no startup load (sessions made by hand, in tests)
   co_return co_await skills_ready_->wait(cancel);
 }
 
-boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::engine_for_session() {
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> EngineHost::engine_for_session() {
   auto engine = co_await loaded_engine();
   if (!engine->failed()) co_return engine;
   // The files are read again on every attempt, so fixing them is enough: no restart, no reload.
@@ -126,7 +121,7 @@ boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::en
   co_return fresh;
 }
 
-boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::complete_engine(support::CancelSource* cancel) {
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> EngineHost::complete_engine(support::CancelSource* cancel) {
   if (engine_ready_ && !co_await engine_ready_->wait(cancel)) co_return nullptr;
   if (!engine_->failed()) co_return engine_;
   auto job = [root = deps_.config_root] { return load_engine_logged(root); };
@@ -136,74 +131,27 @@ boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::co
   co_return engine_;
 }
 
-boost::asio::awaitable<bool> SessionManager::complete_set_up(std::shared_ptr<Session> session, support::CancelSource* cancel) {
-  Session& s = *session;
-  if (s.set_up) co_return true;
-  if (!s.engine->extensions_loaded() || s.engine->failed()) {
-    auto engine = co_await complete_engine(cancel);
-    if (!engine || !sessions_.count(s.id)) co_return false;
-    if (engine->failed())
-      throw AgentError(AgentError::Kind::Internal, broken_config_message(*engine, "this session cannot run a prompt", "the next prompt"));
-    if (s.engine != engine) {
-      s.engine = std::move(engine);
-      rebuild_view(s);
-      send_commands_if_changed(s);
-    }
-  }
-  if (!s.mcp) co_await make_session_mcp(session, std::exchange(s.editor_servers, {}));
-  if (!s.mcp || !sessions_.count(s.id)) co_return false;  // closed meanwhile
-  s.set_up = true;
-  send_commands_if_changed(s);
-  s.mcp->start_all();
-  co_return true;
-}
-
-boost::asio::awaitable<bool> SessionManager::make_session_mcp(std::shared_ptr<Session> session,
-                                                              std::vector<bridge::mcp::ServerSpec> editor_servers) {
-  Session& s = *session;
-  auto links = co_await connect_mcp_executors(s);
-  if (s.mcp || !sessions_.count(s.id)) co_return false;  // closed (or given servers by another path) meanwhile
-  make_mcp(session, std::move(editor_servers), links);
-  co_return true;
-}
-
-boost::asio::awaitable<void> SessionManager::set_up(std::shared_ptr<Session> session, OpenRequest::Kind kind,
-                                                    std::optional<sessions::LoadedSession> history) {
-  if (history) co_await load_history(*session, *history);
-  bool ready = false;
-  try {
-    ready = co_await complete_set_up(session, session->closing.get());
-  } catch (const AgentError& e) {  // the configuration does not load: its turns are refused until it does
-    spdlog::error("session {}: {}", session->id, e.what());
-    notify(*session, {NoticeSeverity::Error, "Fix the configuration before the first prompt", e.what(), {}});
-  }
-  if (ready)
-    co_await run_session_start_hooks(session, kind);  // sets `started`
-  else
-    session->started->set();  // the first turn must not wait forever
-}
-
-void SessionManager::reload_config() {
+void EngineHost::reload_config() {
   whole_reload_pending_ = true;
   run_reloads();
 }
 
-boost::asio::awaitable<std::shared_ptr<const engine::Engine>> SessionManager::reload_now() {
+boost::asio::awaitable<std::shared_ptr<const engine::Engine>> EngineHost::reload_now() {
   co_await reload_whole();
   co_return engine_;
 }
 
-void SessionManager::skills_changed(SkillWatcher::Change change) {
+void EngineHost::skills_changed(engine::SkillWatcher::Change change) {
   if (change.whole) return reload_config();
   changed_skill_dirs_.insert(change.skill_dirs.begin(), change.skill_dirs.end());
   run_reloads();
 }
 
-void SessionManager::run_reloads() {
+void EngineHost::run_reloads() {
   if (reloading_) return;  // the running loop takes what came in meanwhile, with the newest files
   reloading_ = true;
   boost::asio::co_spawn(
-      deps_.executor,
+      deps_.io,
       [this]() -> boost::asio::awaitable<void> {
         while (whole_reload_pending_ || !changed_skill_dirs_.empty()) {
           if (!whole_reload_pending_) {
@@ -220,7 +168,7 @@ void SessionManager::run_reloads() {
       boost::asio::detached);
 }
 
-boost::asio::awaitable<void> SessionManager::reload_whole() {
+boost::asio::awaitable<void> EngineHost::reload_whole() {
   auto job = [root = deps_.config_root] { return load_engine_logged(root); };
   auto fresh = co_await support::run_blocking(*deps_.pool, std::move(job));
   if (fresh->failed()) {
@@ -232,7 +180,7 @@ boost::asio::awaitable<void> SessionManager::reload_whole() {
   use_engine(std::move(fresh));
 }
 
-boost::asio::awaitable<bool> SessionManager::reload_skills(std::vector<std::filesystem::path> dirs) {
+boost::asio::awaitable<bool> EngineHost::reload_skills(std::vector<std::filesystem::path> dirs) {
   const auto started = std::chrono::steady_clock::now();
   auto base = engine_;
   struct Result {
@@ -263,7 +211,7 @@ boost::asio::awaitable<bool> SessionManager::reload_skills(std::vector<std::file
   co_return true;
 }
 
-std::chrono::steady_clock::time_point SessionManager::use_skills(std::shared_ptr<const engine::Engine> engine,
+std::chrono::steady_clock::time_point EngineHost::use_skills(std::shared_ptr<const engine::Engine> engine,
                                                                  const std::vector<engine::Engine::SkillSwap>& swaps) {
   auto replaced = std::exchange(engine_, std::move(engine));
   // Most edits change a skill's text, not what its slash command shows: then no session's list
@@ -272,31 +220,24 @@ std::chrono::steady_clock::time_point SessionManager::use_skills(std::shared_ptr
     return s.before && s.after && s.before->name == s.after->name && s.before->description == s.after->description &&
            s.before->argument_hint == s.after->argument_hint;
   });
-  std::vector<Session*> to_announce;
-  for (auto& [_, s] : sessions_) {
-    s->engine = engine_;
-    bool swapped = true;
-    for (const auto& swap : swaps) swapped = swapped && s->view.swap_skill(swap.before, swap.after);
-    if (!swapped) rebuild_view(*s);
-    if (!swapped || !commands_same) to_announce.push_back(s.get());
-  }
+  auto show_commands = user_.use_skills(engine_, swaps, commands_same);
   // The engine replaced indexes every skill (20,000 entries): freed on the pool, not on the io
   // thread, once no session holds it.
   boost::asio::post(*deps_.pool, [replaced = std::move(replaced)]() mutable { replaced.reset(); });
   const auto in_use = std::chrono::steady_clock::now();
-  for (Session* s : to_announce) send_commands_if_changed(*s);
+  show_commands();
   return in_use;
 }
 
-void SessionManager::watch_skills() {
+void EngineHost::watch_skills() {
   if (!deps_.watch_skill_files || !engine_->skills_loaded()) return;
   std::vector<const void*> folders;
   for (const auto& place : engine_->skill_places()) folders.push_back(place.folders.get());
   if (folders == watched_folders_) return;
   watched_folders_ = std::move(folders);
   if (!skill_watcher_)
-    skill_watcher_ = std::make_unique<SkillWatcher>(deps_.executor, *deps_.pool,
-                                                    [this](SkillWatcher::Change c) { skills_changed(std::move(c)); });
+    skill_watcher_ = std::make_unique<engine::SkillWatcher>(
+        deps_.io, *deps_.pool, [this](engine::SkillWatcher::Change c) { skills_changed(std::move(c)); });
   skill_watcher_->watch(engine_->skill_places());
 }
 

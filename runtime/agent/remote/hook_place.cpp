@@ -76,11 +76,11 @@ boost::asio::awaitable<std::shared_ptr<const hooks::HookPlace>> hook_place(const
                                                                           const std::string& executor,
                                                                           boost::asio::thread_pool& pool,
                                                                           support::CancelSource* cancel) {
-  const std::string id = executor.empty() ? session.executor : executor;
-  if (id == config::kLocalExecutor || !session.executors) co_return nullptr;
+  const std::string id = executor.empty() ? session.settings.executor : executor;
+  if (id == config::kLocalExecutor || !session.services.executors) co_return nullptr;
   auto place = std::make_shared<hooks::HookPlace>();
   place->executor = id;
-  auto ex = session.executors->find(id, session.cwd);
+  auto ex = session.services.executors->find(id, session.settings.cwd);
   if (!ex) {
     place->refusal = "there is no executor '" + id + "' to run it on";
     co_return place;

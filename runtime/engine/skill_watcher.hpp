@@ -18,7 +18,7 @@
 
 #include "runtime/engine/engine.hpp"
 
-namespace runtime {
+namespace runtime::engine {
 
 class SkillWatcher {
  public:
@@ -44,4 +44,4 @@ class SkillWatcher {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace runtime
+}  // namespace runtime::engine

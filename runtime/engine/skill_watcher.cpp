@@ -1,6 +1,6 @@
 // inotify watches on the skill places: one instance per watch() (added on the pool, then read on
 // the io executor), so replacing the watched set never mixes descriptors of two sets.
-#include "runtime/agent/skill_watcher.hpp"
+#include "runtime/engine/skill_watcher.hpp"
 #include "runtime/engine/skill_search.hpp"
 
 #include <spdlog/spdlog.h>
@@ -17,7 +17,7 @@
 #include <set>
 #include <unordered_map>
 
-namespace runtime {
+namespace runtime::engine {
 
 namespace fs = std::filesystem;
 
@@ -251,4 +251,4 @@ void SkillWatcher::watch(const std::vector<engine::SkillPlace>& places) {
   });
 }
 
-}  // namespace runtime
+}  // namespace runtime::engine

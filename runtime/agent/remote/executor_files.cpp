@@ -1,5 +1,5 @@
 // Skills and AGENTS.md read on a session's default executor (DESIGN §10).
-#include "runtime/agent/executor_files.hpp"
+#include "runtime/agent/remote/executor_files.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -110,23 +110,23 @@ boost::asio::awaitable<engine::ExecutorSnapshot> read_executor_files(Executor& e
 boost::asio::awaitable<std::string> agents_md_on_first_use(Session& s, Executor& ex, boost::asio::thread_pool& pool,
                                                                           support::CancelSource* cancel) {
   const std::string id = ex.info().id;
-  if (id == s.executor || !s.executors_used.insert(id).second) co_return std::string();
+  if (id == s.settings.executor || !s.services.executors_used.insert(id).second) co_return std::string();
   std::vector<engine::AgentsMdFile> files;
   try {
     if (id == config::kLocalExecutor) {
-      auto job = [cwd = s.cwd] { return engine::load_agents_md_chain(cwd); };
+      auto job = [cwd = s.settings.cwd] { return engine::load_agents_md_chain(cwd); };
       files = co_await support::run_blocking(pool, std::move(job));
     } else {
       files = (co_await read_executor_files(ex, false, cancel)).agents_md;
     }
   } catch (const ExecutorError& e) {
     spdlog::warn("session {}: AGENTS.md of executor {} not read: {}", s.id, id, e.what());
-    s.executors_used.erase(id);  // tried again at the next use
+    s.services.executors_used.erase(id);  // tried again at the next use
     co_return std::string();
   }
   std::vector<engine::AgentsMdFile> fresh;
   for (auto& f : labelled(std::move(files), id))
-    if (s.agents_md_included.insert(f.path).second) fresh.push_back(std::move(f));
+    if (s.conversation.agents_md_included.insert(f.path).second) fresh.push_back(std::move(f));
   if (fresh.empty()) co_return std::string();
   co_return "\n\nThese AGENTS.md files are on the executor `" + id + "` (first used just now):\n\n" +
       engine::agents_md_prompt(fresh);
@@ -136,16 +136,16 @@ boost::asio::awaitable<std::string> agents_md_after_read_on(Session& s, Executor
                                                             const std::string& path, support::CancelSource* cancel) {
   const auto folders = engine::folders_below(workdir, path, false);  // read_file reads files
   const std::string id = ex.info().id;
-  const std::string label = id == s.executor ? "" : id + ":";  // as the session's own chain is keyed
+  const std::string label = id == s.settings.executor ? "" : id + ":";  // as the session's own chain is keyed
   std::vector<engine::AgentsMdFile> fresh;
   try {
     for (const auto& dir : folders) {
       const std::string file = (dir / "AGENTS.md").string();
-      if (s.agents_md_included.count(label + file)) continue;
+      if (s.conversation.agents_md_included.count(label + file)) continue;
       auto st = co_await ex.stat(file, cancel);
       if (!st.exists || st.is_directory) continue;
       if (auto f = engine::agents_md_file(label + file, co_await ex.read_file(file, cancel))) {
-        s.agents_md_included.insert(f->path);
+        s.conversation.agents_md_included.insert(f->path);
         fresh.push_back(std::move(*f));
       }
     }

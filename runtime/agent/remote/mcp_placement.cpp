@@ -1,4 +1,4 @@
-#include "runtime/agent/mcp_placement.hpp"
+#include "runtime/agent/remote/mcp_placement.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -24,11 +24,11 @@ std::optional<std::pair<std::string, std::string>> url_authority(const std::stri
 
 boost::asio::awaitable<McpExecutorLinks> connect_mcp_executors(const Session& s) {
   McpExecutorLinks links;
-  if (!s.executors) co_return links;
-  for (const auto& c : s.view.mcp_servers) {
-    const std::string id = mcp_executor(c, s.executor);
+  if (!s.services.executors) co_return links;
+  for (const auto& c : s.services.view.mcp_servers) {
+    const std::string id = mcp_executor(c, s.settings.executor);
     if (id == config::kLocalExecutor || links.unreachable.count(id)) continue;
-    auto ex = s.executors->find(id, s.cwd);
+    auto ex = s.services.executors->find(id, s.settings.cwd);
     if (!ex || !ex->info().can_run) continue;  // place_mcp_server says why
     try {
       co_await ex->working_directory(nullptr);
@@ -50,10 +50,10 @@ boost::asio::awaitable<McpExecutorLinks> connect_mcp_executors(const Session& s)
 
 bridge::mcp::ServerSpec place_mcp_server(bridge::mcp::ServerSpec spec, const engine::McpServerConfig& c,
                                          const Session& s, const McpExecutorLinks& links) {
-  const std::string id = mcp_executor(c, s.executor);
+  const std::string id = mcp_executor(c, s.settings.executor);
   spec.executor = id;
   if (id == config::kLocalExecutor) return spec;
-  auto ex = s.executors ? s.executors->find(id, s.cwd) : nullptr;
+  auto ex = s.services.executors ? s.services.executors->find(id, s.settings.cwd) : nullptr;
   if (!ex) throw ExecutorError("there is no executor '" + id + "'");
   if (!ex->info().can_run)
     throw ExecutorError("executor '" + id + "' cannot run MCP servers: it has files only (" + ex->info().type + ")");
