@@ -2,7 +2,6 @@
 
 namespace runtime::approval {
 
-using tools::Authorization;
 using tools::Permission;
 
 Verdict decide(const Request& r) {
@@ -30,13 +29,13 @@ Verdict decide(const Request& r) {
 
 Answer interpret(PermissionAnswer answer) {
   switch (answer) {
-    case PermissionAnswer::AllowOnce: return {Authorization::Allowed, std::nullopt};
-    case PermissionAnswer::AllowAlways: return {Authorization::Allowed, true};
-    case PermissionAnswer::RejectOnce: return {Authorization::Rejected, std::nullopt};
-    case PermissionAnswer::RejectAlways: return {Authorization::Rejected, false};
-    case PermissionAnswer::Cancelled: return {Authorization::Cancelled, std::nullopt};
+    case PermissionAnswer::AllowOnce: return {Verdict::Allow, std::nullopt};
+    case PermissionAnswer::AllowAlways: return {Verdict::Allow, true};
+    case PermissionAnswer::RejectOnce: return {Verdict::Reject, std::nullopt};
+    case PermissionAnswer::RejectAlways: return {Verdict::Reject, false};
+    case PermissionAnswer::Cancelled: return {Verdict::Cancelled, std::nullopt};
   }
-  return {Authorization::Cancelled, std::nullopt};
+  return {Verdict::Cancelled, std::nullopt};
 }
 
 }  // namespace runtime::approval

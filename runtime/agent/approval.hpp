@@ -10,8 +10,9 @@
 
 namespace runtime::approval {
 
-// Forbid: refused in every mode without asking (the credentials file).
-enum class Verdict { Allow, Reject, Ask, Forbid };
+// The one name of a permission decision. Forbid: refused in every mode without asking (the
+// credentials file); Cancelled: the prompt was cancelled with the turn (no rejection).
+enum class Verdict { Allow, Reject, Ask, Forbid, Cancelled };
 
 struct Request {
   Mode mode = Mode::Default;
@@ -29,7 +30,7 @@ struct Request {
 Verdict decide(const Request& request);
 
 struct Answer {
-  tools::Authorization authorization;
+  Verdict verdict;  // Allow, Reject or Cancelled
   std::optional<bool> remember;  // set: remember for this tool, allowed (true) or refused (false)
 };
 

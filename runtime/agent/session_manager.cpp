@@ -22,14 +22,6 @@ namespace {
 
 std::string new_session_id() { return support::random_id("ses_"); }
 
-std::vector<std::unique_ptr<tools::Tool>> builtin_tools() {
-  std::vector<std::unique_ptr<tools::Tool>> t;
-  t.push_back(tools::make_read_file_tool());
-  t.push_back(tools::make_apply_patch_tool());
-  t.push_back(tools::make_bash_tool());
-  return t;
-}
-
 }  // namespace
 
 std::string executor_list(const engine::Engine& engine) {
@@ -39,7 +31,7 @@ std::string executor_list(const engine::Engine& engine) {
 }
 
 SessionManager::SessionManager(Deps deps)
-    : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, builtin_tools()), store_(deps_.sessions_dir),
+    : deps_(std::move(deps)), loop_(*deps_.host, *deps_.pool, ToolRouter::builtins()), store_(deps_.sessions_dir),
       executors_(std::make_shared<executors::Registry>(executors::Deps{deps_.executor, deps_.pool,
                                                                        std::make_shared<support::LazyThreadPool>(executors::kFileIoThreads)},
                                                        engine::Engine::default_options(deps_.config_root).builtin_skills_dir)) {}

@@ -5,12 +5,14 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "runtime/protocol/events.hpp"
+#include "runtime/protocol/executor.hpp"
 #include "support/cancellation.hpp"
 #include "support/terminal.hpp"
 
@@ -53,6 +55,12 @@ class EditorHost {
   // Resumes once the editor has read most of what was emitted (at once while it keeps up, or
   // when `cancel` fires). The turn waits here before reading more of the model's stream.
   virtual boost::asio::awaitable<void> wait_for_editor(support::CancelSource* /*cancel*/) { co_return; }
+
+  // `local` as a session's tools reach it: through the editor's fs/* and terminal/* where it
+  // offers them (it sees unsaved buffers; the user watches commands run), the rest on `local`.
+  virtual std::shared_ptr<Executor> local_for_tools(const std::string& /*session_id*/, std::shared_ptr<Executor> local) {
+    return local;
+  }
 
   virtual bool can_read_files() const = 0;
   virtual bool can_write_files() const = 0;

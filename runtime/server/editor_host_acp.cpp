@@ -1,5 +1,6 @@
 #include "runtime/server/editor_host_acp.hpp"
 
+#include "runtime/server/editor_executor.hpp"
 #include "runtime/server/session_updates.hpp"
 
 namespace runtime::server {
@@ -28,6 +29,11 @@ void AcpEditorHost::emit(const std::string& session_id, SessionEvent event) {
   if (const auto* chunk = std::get_if<JournalChunk>(&event)) return send_journal(*chunk);
   if (const auto* call = std::get_if<JournalToolCall>(&event)) return send_journal(*call);
   if (auto update = encode_update(event, client_.capabilities())) client_.session_update(session_id, std::move(*update));
+}
+
+std::shared_ptr<Executor> AcpEditorHost::local_for_tools(const std::string& session_id,
+                                                        std::shared_ptr<Executor> local) {
+  return server::local_for_tools(*this, session_id, std::move(local));
 }
 
 void AcpEditorHost::emit_all(const std::string& session_id, std::vector<SessionEvent> events) {

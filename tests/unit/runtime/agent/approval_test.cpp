@@ -12,7 +12,6 @@
 using runtime::Mode;
 using runtime::PermissionAnswer;
 using runtime::approval::Verdict;
-using runtime::tools::Authorization;
 using runtime::tools::Permission;
 
 namespace {
@@ -32,6 +31,7 @@ const char* name(Verdict v) {
     case Verdict::Reject: return "reject";
     case Verdict::Ask: return "ask";
     case Verdict::Forbid: return "forbid";
+    case Verdict::Cancelled: return "cancelled";
   }
   return "?";
 }
@@ -108,16 +108,16 @@ TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
 
 TEST(Approval, WhatEachAnswerMeans) {
   using runtime::approval::interpret;
-  EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).authorization, Authorization::Allowed);
+  EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).verdict, Verdict::Allow);
   EXPECT_FALSE(interpret(PermissionAnswer::AllowOnce).remember) << "allow once is not remembered";
-  EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).authorization, Authorization::Allowed);
+  EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).verdict, Verdict::Allow);
   EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).remember, std::optional<bool>(true)) << "allow always is remembered as allowed";
-  EXPECT_EQ(interpret(PermissionAnswer::RejectOnce).authorization, Authorization::Rejected);
+  EXPECT_EQ(interpret(PermissionAnswer::RejectOnce).verdict, Verdict::Reject);
   EXPECT_FALSE(interpret(PermissionAnswer::RejectOnce).remember) << "reject once is not remembered";
-  EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).authorization, Authorization::Rejected);
+  EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).verdict, Verdict::Reject);
   EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).remember, std::optional<bool>(false))
       << "reject always must be remembered as a refusal, never as an allow";
-  EXPECT_EQ(interpret(PermissionAnswer::Cancelled).authorization, Authorization::Cancelled)
+  EXPECT_EQ(interpret(PermissionAnswer::Cancelled).verdict, Verdict::Cancelled)
       << "a cancelled prompt is not the user's rejection";
   EXPECT_FALSE(interpret(PermissionAnswer::Cancelled).remember);
 }
