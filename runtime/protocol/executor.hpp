@@ -113,13 +113,13 @@ class Executor {
   // until shutdown. Throws ExecutorError where connections cannot be forwarded.
   virtual boost::asio::awaitable<std::string> forward_tcp(const std::string& host, const std::string& port,
                                                           support::CancelSource* cancel);
-  // Whether another process opens the files this executor reads (`writes` false) or writes: the
-  // editor's fs/* does, and there /proc/self/… or /dev/fd/… name other files than the ones judged.
-  virtual bool opens_elsewhere(bool /*writes*/) const { return false; }
   // What this executor is, for the model's system prompt: "id (type, where), working directory …".
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
   virtual void shutdown() {}
+  // Whether another process opens the files this executor reads (`writes` false) or writes: the
+  // editor's fs/* does, and there /proc/self/… or /dev/fd/… name other files than the ones judged.
+  virtual bool opens_elsewhere(bool /*writes*/) const { return false; }
 };
 
 inline std::vector<std::string> Executor::launch_argv(const std::string&, const EnvList&) const {
