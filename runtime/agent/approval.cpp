@@ -27,6 +27,17 @@ Verdict decide(const Request& r) {
   return Verdict::Ask;
 }
 
+std::optional<bool> remembered(const std::map<std::string, bool>& answers, const std::vector<std::string>& keys) {
+  if (keys.empty()) return std::nullopt;
+  bool all = true;
+  for (const auto& key : keys) {
+    auto it = answers.find(key);
+    if (it == answers.end()) all = false;
+    else if (!it->second) return false;  // a refusal of one part refuses the call
+  }
+  return all ? std::optional<bool>(true) : std::nullopt;
+}
+
 Answer interpret(PermissionAnswer answer) {
   switch (answer) {
     case PermissionAnswer::AllowOnce: return {Verdict::Allow, std::nullopt};

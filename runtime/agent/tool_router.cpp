@@ -15,6 +15,8 @@
 
 #include <boost/asio/this_coro.hpp>
 
+#include <algorithm>
+
 namespace runtime {
 
 namespace json = boost::json;
@@ -41,6 +43,30 @@ containment::Scope scope_of(const Session& session) {
 
 containment::Access access_of(Permission p) {
   return p == Permission::Read ? containment::Access::Read : containment::Access::Write;
+}
+
+// An edit inside the roots is remembered by the root it is in (never beyond the roots: an edit
+// outside or in the config root is not remembered at all); a command or an MCP tool by the keys
+// it declares; a read never (reads inside ask nothing).
+approval::Memory memory_of(const Session& session, const tools::ApprovalRequest& request, Place place) {
+  approval::Memory m;
+  if (request.permission == Permission::Execute) return {request.keys, request.keys_label};
+  if (request.permission != Permission::Edit || place != Place::Inside) return m;
+  std::vector<std::filesystem::path> roots{session.cwd};
+  roots.insert(roots.end(), session.additional_roots.begin(), session.additional_roots.end());
+  for (const auto& path : request.paths) {
+    const auto root = std::find_if(roots.begin(), roots.end(), [&](const auto& r) {
+      const auto rel = path.lexically_relative(r);
+      return !rel.empty() && *rel.begin() != "..";
+    });
+    if (root == roots.end()) return {};  // (a resolved path under a symlinked root: asked again)
+    const std::string key = "edit:" + root->lexically_normal().string();
+    if (std::find(m.keys.begin(), m.keys.end(), key) != m.keys.end()) continue;
+    m.keys.push_back(key);
+    m.label += (m.label.empty() ? "" : ", ") + (root == roots.begin() ? std::string("this workspace") : root->string());
+  }
+  m.label = "edits in " + m.label;
+  return m;
 }
 
 // Why a prompt is asked although the mode would not ask, for its title and content.
@@ -152,17 +178,17 @@ boost::asio::awaitable<bool> ToolRouter::prepare(Call& c, Context& ctx, tools::A
 
 // The policy's verdict, and the user's answer when it says ask.
 boost::asio::awaitable<Verdict> ToolRouter::decide(Call& c, const tools::ApprovalRequest& request, Place place) {
-  const auto& remembered = c.session.remembered_permissions;
-  auto it = remembered.find(c.tool->name());
+  const approval::Memory memory = memory_of(c.session, request, place);
   approval::Request policy{c.session.mode, request.permission, c.hook_allowed,
-                           it == remembered.end() ? std::nullopt : std::optional<bool>(it->second), place};
+                           approval::remembered(c.session.remembered_permissions, memory.keys), place};
   const Verdict verdict = approval::decide(policy);
   if (verdict != Verdict::Ask) co_return verdict;
-  co_return co_await ask(c, request.preview, why_asked(place));
+  co_return co_await ask(c, request.preview, why_asked(place), memory);
 }
 
-boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent> preview, const std::string& why) {
-  PermissionRequest request{c.call.id, c.tool->name(), {}};
+boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent> preview, const std::string& why,
+                                                const approval::Memory& memory) {
+  PermissionRequest request{c.call.id, c.tool->name(), memory.label, {}};
   request.call.title = why.empty() ? c.desc.title : c.desc.title + " (" + why + ")";
   request.call.kind = c.desc.kind;
   request.call.status = ToolStatus::Pending;
@@ -179,7 +205,8 @@ boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent
   }
   if (c.cancel.cancelled()) co_return Verdict::Cancelled;
   auto meaning = approval::interpret(answer);
-  if (meaning.remember) c.session.remembered_permissions[c.tool->name()] = *meaning.remember;
+  if (meaning.remember)
+    for (const auto& key : memory.keys) c.session.remembered_permissions[key] = *meaning.remember;
   co_return meaning.verdict;
 }
 

@@ -59,7 +59,8 @@ class ToolRouter {
   boost::asio::awaitable<bool> prepare(Call& c, Context& ctx, tools::ApprovalRequest& request);
   boost::asio::awaitable<approval::Verdict> decide(Call& c, const tools::ApprovalRequest& request,
                                                    containment::Place place);
-  boost::asio::awaitable<approval::Verdict> ask(Call& c, std::vector<ToolContent> preview, const std::string& why);
+  boost::asio::awaitable<approval::Verdict> ask(Call& c, std::vector<ToolContent> preview, const std::string& why,
+                                                const approval::Memory& memory);
   boost::asio::awaitable<containment::Place> place_of(Call& c, containment::Access access,
                                                       std::vector<std::filesystem::path> paths);
   boost::asio::awaitable<containment::Place> place_remote(Call& c, ExecutorPaths& there, containment::Access access,

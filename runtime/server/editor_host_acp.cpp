@@ -48,12 +48,11 @@ boost::asio::awaitable<PermissionAnswer> AcpEditorHost::ask_permission(const std
                                                                       {"allow_always", PermissionAnswer::AllowAlways},
                                                                       {"reject_once", PermissionAnswer::RejectOnce},
                                                                       {"reject_always", PermissionAnswer::RejectAlways}};
-  const std::vector<acp::PermissionOption> options{
-      {"allow_once", "Allow", "allow_once"},
-      {"allow_always", "Always allow " + request.tool_name, "allow_always"},
-      {"reject_once", "Reject", "reject_once"},
-      {"reject_always", "Always reject " + request.tool_name, "reject_always"},
-  };
+  std::vector<acp::PermissionOption> options{{"allow_once", "Allow", "allow_once"}};
+  if (!request.remembers.empty()) options.push_back({"allow_always", "Always allow " + request.remembers, "allow_always"});
+  options.push_back({"reject_once", "Reject", "reject_once"});
+  if (!request.remembers.empty())
+    options.push_back({"reject_always", "Always reject " + request.remembers, "reject_always"});
   auto tool_call = encode_tool_call(request.tool_call_id, request.call);
   std::optional<std::string> choice;
   try {

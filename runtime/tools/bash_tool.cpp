@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "support/json_read.hpp"
+#include "runtime/tools/command_keys.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime::tools {
@@ -71,6 +72,13 @@ class BashTool : public Tool {
                                      "the command on a local or ssh executor.");
     else if (const auto& refusal = ctx.env().sandbox.refusal; !refusal.empty()) request.refusal = error_result(refusal);
     request.permission = Permission::Execute;
+    // Remembered per part of the command; a line that cannot be keyed safely is never remembered.
+    if (auto keys = command_keys(support::str_at(args, "command"))) {
+      for (const auto& k : *keys) {
+        request.keys_label += (request.keys_label.empty() ? "`" : " and `") + k + "`";
+        request.keys.push_back("bash:" + k);
+      }
+    }
     co_return request;
   }
 

@@ -96,6 +96,8 @@ class McpTool : public Tool {
   boost::asio::awaitable<ApprovalRequest> approval(ToolContext&, const json::object&) override {
     ApprovalRequest request;
     request.permission = Permission::Execute;
+    request.keys = {"mcp:" + server_id_ + "/" + info_.name};  // remembered by server and tool
+    request.keys_label = "`" + info_.name + "` of " + server_id_;
     co_return request;
   }
 

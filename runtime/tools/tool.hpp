@@ -53,6 +53,12 @@ struct ApprovalRequest {
   // whether it asks (the path judged is the path opened).
   std::vector<std::filesystem::path> paths;
   std::vector<ToolContent> preview;  // shown with the question (a patch, its diffs)
+  // What an "Always allow" / "Always reject" answer to a command is remembered by (issue 36),
+  // every key at once, and how the option names them: bash keys each part of its command
+  // ("npm test"), an MCP tool its server and tool. Empty: no answer to it is remembered. (The
+  // router keys an edit inside the roots by its root; other edits and reads are never keyed.)
+  std::vector<std::string> keys;
+  std::string keys_label;  // "`npm test`", "`git status` and `npm test`"
   // What the model is told when the user (or Read only) refuses; empty: refused_result(mode).
   std::string refused_text;
   // Set: the call ends with this result before anything is asked or run (bad arguments, a

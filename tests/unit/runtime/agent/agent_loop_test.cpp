@@ -24,6 +24,8 @@ class CountingTool : public tools::Tool {
   boost::asio::awaitable<tools::ApprovalRequest> approval(tools::ToolContext&, const json::object&) override {
     tools::ApprovalRequest request;
     request.permission = tools::Permission::Execute;
+    request.keys = {"count"};  // an "always" answer is remembered for every count
+    request.keys_label = "`count`";
     co_return request;
   }
   boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext&, const json::object&) override {

@@ -225,3 +225,25 @@ TEST_F(ContainmentTable, HookAllowAndAlwaysAnswersNeverOpenTheCredentialsFile) {
   auto got = runtime::approval::decide({Mode::FullAuto, Permission::Read, true, true, Place::Credentials});
   EXPECT_EQ(got, Verdict::Forbid) << "neither a hook's allow nor 'always allow' reaches the credentials file";
 }
+
+// Approvals per key (issue 36): a call is covered by earlier "always" answers only when every one
+// of its keys was allowed; a refusal of any key refuses it; a call without keys is never covered.
+TEST(Approval, AnAlwaysAnswerCoversACallOnlyForEveryKey) {
+  using runtime::approval::remembered;
+  const std::map<std::string, bool> answers{{"bash:npm test", true}, {"bash:git status", true}, {"bash:rm", false}};
+  const std::optional<bool> none;
+  struct KeyRow {
+    std::vector<std::string> keys;
+    std::optional<bool> expected;
+    const char* promise;
+  };
+  const KeyRow rows[] = {
+      {{"bash:npm test"}, true, "the same command runs unasked"},
+      {{"bash:npm install"}, none, "another subcommand of the same program is asked"},
+      {{"bash:npm test", "bash:git status"}, true, "a compound command whose every part was allowed runs"},
+      {{"bash:npm test", "bash:curl"}, none, "one part never answered: asked"},
+      {{"bash:npm test", "bash:rm"}, false, "one part always rejected: refused"},
+      {{}, none, "a call without keys is never covered"},
+  };
+  for (const auto& r : rows) EXPECT_EQ(remembered(answers, r.keys), r.expected) << r.promise;
+}

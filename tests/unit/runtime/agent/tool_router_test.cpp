@@ -256,3 +256,39 @@ TEST(ToolRouterForTurn, AnAgentsServersSelectTheMcpToolsAndTheTurnsOwnComeLast) 
       << "an agent's selection keeps its servers' tools only (git is not github)";
   EXPECT_TRUE(ToolRouter::for_turn(mcp, std::vector<std::string>{}).empty()) << "[] selects none";
 }
+
+TEST_F(ToolRouterTest, AnAlwaysAllowIsRememberedPerKeyNotPerTool) {
+  tool->declared.permission = tools::Permission::Execute;
+  tool->declared.paths.clear();
+  tool->declared.keys = {"bash:echo"};
+  tool->declared.keys_label = "`echo`";
+  editor.answers = {PermissionAnswer::AllowAlways, PermissionAnswer::RejectOnce};
+  EXPECT_EQ(call(), "ran");
+  ASSERT_EQ(editor.permission_requests.size(), 1u);
+  EXPECT_EQ(editor.permission_requests[0].remembers, "`echo`") << "the option names what is remembered";
+  EXPECT_EQ(call(), "ran") << "the same key runs unasked";
+  EXPECT_EQ(editor.permission_requests.size(), 1u);
+  tool->declared.keys = {"bash:echo", "bash:rm"};
+  EXPECT_NE(call(), "ran") << "a command with another part is asked (and was rejected)";
+  EXPECT_EQ(editor.permission_requests.size(), 2u);
+  EXPECT_EQ(session.remembered_permissions.count("step"), 0u) << "nothing is remembered per tool name";
+}
+
+TEST_F(ToolRouterTest, AnEditIsRememberedByItsRootAndNeverOutside) {
+  editor.answers = {PermissionAnswer::AllowAlways, PermissionAnswer::AllowAlways, PermissionAnswer::RejectOnce};
+  EXPECT_EQ(call(), "ran");
+  ASSERT_EQ(editor.permission_requests.size(), 1u);
+  EXPECT_EQ(editor.permission_requests[0].remembers, "edits in this workspace");
+  EXPECT_EQ(session.remembered_permissions.at("edit:/work/project"), true);
+  tool->declared.paths = {"/work/project/deep/b.txt"};
+  EXPECT_EQ(call(), "ran") << "another file of the workspace runs unasked";
+  EXPECT_EQ(editor.permission_requests.size(), 1u);
+  tool->declared.paths = {"/work/project/c.txt", "/work/outside.txt"};
+  EXPECT_EQ(call(), "ran") << "an edit that also reaches outside is asked (and allowed always)";
+  ASSERT_EQ(editor.permission_requests.size(), 2u);
+  EXPECT_TRUE(editor.permission_requests[1].remembers.empty()) << "an edit outside offers no 'always'";
+  EXPECT_EQ(session.remembered_permissions.size(), 1u) << "and nothing beyond the root was remembered";
+  tool->declared.paths = {"/work/outside.txt"};
+  EXPECT_NE(call(), "ran") << "the outside file is asked again (and rejected)";
+  EXPECT_EQ(editor.permission_requests.size(), 3u);
+}
