@@ -2,7 +2,6 @@
 
 namespace runtime::approval {
 
-using tools::Authorization;
 using tools::Permission;
 
 Verdict decide(const Request& r) {
@@ -28,15 +27,26 @@ Verdict decide(const Request& r) {
   return Verdict::Ask;
 }
 
+std::optional<bool> remembered(const std::map<std::string, bool>& answers, const std::vector<std::string>& keys) {
+  if (keys.empty()) return std::nullopt;
+  bool all = true;
+  for (const auto& key : keys) {
+    auto it = answers.find(key);
+    if (it == answers.end()) all = false;
+    else if (!it->second) return false;  // a refusal of one part refuses the call
+  }
+  return all ? std::optional<bool>(true) : std::nullopt;
+}
+
 Answer interpret(PermissionAnswer answer) {
   switch (answer) {
-    case PermissionAnswer::AllowOnce: return {Authorization::Allowed, std::nullopt};
-    case PermissionAnswer::AllowAlways: return {Authorization::Allowed, true};
-    case PermissionAnswer::RejectOnce: return {Authorization::Rejected, std::nullopt};
-    case PermissionAnswer::RejectAlways: return {Authorization::Rejected, false};
-    case PermissionAnswer::Cancelled: return {Authorization::Cancelled, std::nullopt};
+    case PermissionAnswer::AllowOnce: return {Verdict::Allow, std::nullopt};
+    case PermissionAnswer::AllowAlways: return {Verdict::Allow, true};
+    case PermissionAnswer::RejectOnce: return {Verdict::Reject, std::nullopt};
+    case PermissionAnswer::RejectAlways: return {Verdict::Reject, false};
+    case PermissionAnswer::Cancelled: return {Verdict::Cancelled, std::nullopt};
   }
-  return {Authorization::Cancelled, std::nullopt};
+  return {Verdict::Cancelled, std::nullopt};
 }
 
 }  // namespace runtime::approval

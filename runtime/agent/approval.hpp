@@ -1,7 +1,10 @@
 #pragma once
 // The approval policy: whether a tool call may run, must be refused, or needs the user's answer
 // (DESIGN §11), and what the user's answer means. Pure functions, tested as a table.
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "runtime/agent/containment.hpp"
 #include "runtime/protocol/editor_host.hpp"
@@ -10,8 +13,9 @@
 
 namespace runtime::approval {
 
-// Forbid: refused in every mode without asking (the credentials file).
-enum class Verdict { Allow, Reject, Ask, Forbid };
+// The one name of a permission decision. Forbid: refused in every mode without asking (the
+// credentials file); Cancelled: the prompt was cancelled with the turn (no rejection).
+enum class Verdict { Allow, Reject, Ask, Forbid, Cancelled };
 
 struct Request {
   Mode mode = Mode::Default;
@@ -28,8 +32,19 @@ struct Request {
 // else the user is asked.
 Verdict decide(const Request& request);
 
+// What an "always" answer to a call is remembered by (issue 36), and how the options name it.
+struct Memory {
+  std::vector<std::string> keys;
+  std::string label;
+};
+
+// An earlier "always" answer covering every key of a call: a refusal of any key holds, an allow
+// needs every key (a compound command runs unasked only when each part was allowed). No keys:
+// nothing is remembered.
+std::optional<bool> remembered(const std::map<std::string, bool>& answers, const std::vector<std::string>& keys);
+
 struct Answer {
-  tools::Authorization authorization;
+  Verdict verdict;  // Allow, Reject or Cancelled
   std::optional<bool> remember;  // set: remember for this tool, allowed (true) or refused (false)
 };
 

@@ -19,14 +19,6 @@ namespace {
 
 std::string new_session_id() { return support::random_id("ses_"); }
 
-std::vector<std::unique_ptr<tools::Tool>> builtin_tools() {
-  std::vector<std::unique_ptr<tools::Tool>> t;
-  t.push_back(tools::make_read_file_tool());
-  t.push_back(tools::make_apply_patch_tool());
-  t.push_back(tools::make_bash_tool());
-  return t;
-}
-
 std::shared_ptr<executors::Registry> make_registry(const SessionManager::Deps& deps) {
   return std::make_shared<executors::Registry>(
       executors::Deps{deps.io, deps.pool, std::make_shared<support::LazyThreadPool>(executors::kFileIoThreads)},
@@ -43,7 +35,7 @@ std::string executor_list(const engine::Engine& engine) {
 
 SessionManager::SessionManager(Deps deps)
     : deps_(std::move(deps)),
-      loop_(*deps_.host, *deps_.pool, builtin_tools()),
+      loop_(*deps_.host, *deps_.pool, ToolRouter::builtins()),
       executors_(make_registry(deps_)),
       engines_(EngineHost::Deps{deps_.io, deps_.pool, deps_.config_root, executors_, deps_.watch_skill_files}, *this),
       mcp_(SessionMcp::Deps{deps_.io, deps_.pool, deps_.host, deps_.tunnel,

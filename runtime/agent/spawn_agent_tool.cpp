@@ -43,14 +43,22 @@ class SpawnAgentTool : public tools::Tool {
     return d;
   }
 
+  // A call without a prompt or for an unknown agent ends before it is marked in progress.
+  boost::asio::awaitable<tools::ApprovalRequest> approval(tools::ToolContext&, const json::object& args) override {
+    tools::ApprovalRequest request;
+    const std::string agent_name(support::str_at(args, "agent", c_.parent->settings.agent_name));
+    if (support::str_at(args, "prompt").empty()) request.refusal = tools::error_result("spawn_agent needs a 'prompt'.");
+    else if (!c_.engine->find_agent(agent_name))
+      request.refusal = tools::error_result("There is no agent named '" + agent_name + "'.");
+    co_return request;
+  }
+
   boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object& args) override {
     Session& parent = *c_.parent;
     std::string prompt(support::str_at(args, "prompt"));
-    if (prompt.empty()) co_return tools::error_result("spawn_agent needs a 'prompt'.");
     std::string agent_name(support::str_at(args, "agent", parent.settings.agent_name));
     const engine::Agent* agent = c_.engine->find_agent(agent_name);
     if (!agent) co_return tools::error_result("There is no agent named '" + agent_name + "'.");
-    co_await ctx.authorize(tools::Permission::None, {}, {});
 
     // Without a session of its own the sub-conversation reports into the parent's session (same
     // id): the editor shows its messages and tool calls as progress of this call, and it keeps no
@@ -126,15 +134,7 @@ class SpawnAgentTool : public tools::Tool {
     settings.scope = scope;
     settings.hooks = c_.hooks;
     settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
-    for (auto* t : c_.mcp_tools) {
-      // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
-      if (!agent.mcp_servers) {
-        settings.extra_tools.push_back(t);
-        continue;
-      }
-      for (const auto& id : *agent.mcp_servers)
-        if (t->name().rfind("mcp__" + id + "__", 0) == 0) settings.extra_tools.push_back(t);
-    }
+    settings.extra_tools = ToolRouter::for_turn(c_.mcp_tools, agent.mcp_servers);
     return settings;
   }
 

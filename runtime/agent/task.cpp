@@ -247,13 +247,14 @@ boost::asio::awaitable<StopReason> Task::turn(Prompt& p) {
       notify(session, {NoticeSeverity::Warning, "Some MCP tools were left out", std::move(warning)});
     if (!offer->late.empty() && !p.cancel.cancelled()) join_late_servers(p.settings, session, mcp, offer);
   }
-  for (auto& t : mcp_tools) p.settings.extra_tools.push_back(t.get());
-  SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, p.settings.extra_tools, p.settings.max_turn_requests,
+  std::vector<tools::Tool*> session_mcp;
+  for (auto& t : mcp_tools) session_mcp.push_back(t.get());
+  SpawnAgentContext spawn{&loop, &session, p.engine, p.hooks, session_mcp, p.settings.max_turn_requests,
                           base_system_prompt(session), [this](providers::ResolvedModel m) { return open_model(std::move(m)); },
                           &deps_.sessions};
   auto spawn_tool = make_spawn_agent_tool(std::move(spawn));
-  p.settings.extra_tools.push_back(spawn_tool.get());
-  p.settings.extra_tools.push_back(plan_tool_.get());  // top-level turns only (not sub-agents)
+  // update_plan: top-level turns only (not sub-agents).
+  p.settings.extra_tools = ToolRouter::for_turn(session_mcp, std::nullopt, {spawn_tool.get(), plan_tool_.get()});
   StopReason reason = StopReason::EndTurn;
   struct TurnEndGuard {  // journaled however the turn ends (an error, a cancel)
     Task& task;

@@ -15,11 +15,13 @@
 
 #include <boost/asio/this_coro.hpp>
 
+#include <algorithm>
+
 namespace runtime {
 
 namespace json = boost::json;
 using containment::Place;
-using tools::Authorization;
+using approval::Verdict;
 using tools::Permission;
 
 namespace {
@@ -41,6 +43,30 @@ containment::Scope scope_of(const Session& session) {
 
 containment::Access access_of(Permission p) {
   return p == Permission::Read ? containment::Access::Read : containment::Access::Write;
+}
+
+// An edit inside the roots is remembered by the root it is in (never beyond the roots: an edit
+// outside or in the config root is not remembered at all); a command or an MCP tool by the keys
+// it declares; a read never (reads inside ask nothing).
+approval::Memory memory_of(const Session& session, const tools::ApprovalRequest& request, Place place) {
+  approval::Memory m;
+  if (request.permission == Permission::Execute) return {request.keys, request.keys_label};
+  if (request.permission != Permission::Edit || place != Place::Inside) return m;
+  std::vector<std::filesystem::path> roots{session.settings.cwd};
+  roots.insert(roots.end(), session.settings.additional_roots.begin(), session.settings.additional_roots.end());
+  for (const auto& path : request.paths) {
+    const auto root = std::find_if(roots.begin(), roots.end(), [&](const auto& r) {
+      const auto rel = path.lexically_relative(r);
+      return !rel.empty() && *rel.begin() != "..";
+    });
+    if (root == roots.end()) return {};  // (a resolved path under a symlinked root: asked again)
+    const std::string key = "edit:" + root->lexically_normal().string();
+    if (std::find(m.keys.begin(), m.keys.end(), key) != m.keys.end()) continue;
+    m.keys.push_back(key);
+    m.label += (m.label.empty() ? "" : ", ") + (root == roots.begin() ? std::string("this workspace") : root->string());
+  }
+  m.label = "edits in " + m.label;
+  return m;
 }
 
 // Why a prompt is asked although the mode would not ask, for its title and content.
@@ -69,147 +95,197 @@ struct ToolRouter::Call {
   bool hook_allowed = false;  // a PreToolUse hook answered "allow"
   tools::ToolResult result;
   std::vector<std::string> notes;  // what hooks did, shown in the editor's tool call
-  std::string model_context;       // appended to the result the model sees
+  std::string model_context;       // appended to the result the model gets
   bool stop_turn = false;
   ToolEnv env;                         // the session's, with the call's executor and its working directory
   std::shared_ptr<Executor> executor;  // set for tools that run on one
+  std::shared_ptr<Executor> tool_io;   // what the tool is handed: on local the editor's fs/terminal where offered
+  std::any prepared;                   // the tool's own, from approval() to run()
 };
 
-// What a running tool may do: its narrow environment, the editor, and the approval policy.
+// What a running tool may do: its narrow environment, its executor, progress in the editor.
 class ToolRouter::Context : public tools::ToolContext {
  public:
-  Context(ToolRouter& router, Call& c) : router_(router), c_(c), env_(c.env) {}
+  Context(ToolRouter& router, Call& c) : router_(router), c_(c) {}
 
-  const ToolEnv& env() override { return env_; }
-  EditorHost& host() override { return router_.hooks_.host(); }
+  const ToolEnv& env() override { return c_.env; }
   support::CancelSource& cancel() override { return c_.cancel; }
   boost::asio::thread_pool& blocking_pool() override { return router_.hooks_.pool(); }
   const std::string& tool_call_id() override { return c_.call.id; }
   Executor& executor() override {
-    if (!c_.executor) throw std::logic_error("tool " + c_.tool->name() + " has no executor");
-    return *c_.executor;
+    if (!c_.tool_io) throw std::logic_error("tool " + c_.tool->name() + " has no executor");
+    return *c_.tool_io;
+  }
+  std::any& prepared() override { return c_.prepared; }
+  boost::asio::awaitable<json::object> elicit(json::object request) override {
+    co_return co_await router_.hooks_.host().elicit(c_.session.id, c_.call.id, std::move(request), &c_.cancel);
   }
 
-  void update(ToolCallFields fields) override { host().emit(c_.session.id, ToolCallUpdate{c_.call.id, std::move(fields)}); }
+  void update(ToolCallFields fields) override {
+    router_.hooks_.host().emit(c_.session.id, ToolCallUpdate{c_.call.id, std::move(fields)});
+  }
 
   void show_plan(std::vector<PlanEntry> entries) override {
     record(c_.session, sessions::PlanUpdate{entries});
-    host().emit(c_.session.id, PlanShown{std::move(entries)});
-  }
-
-  boost::asio::awaitable<Authorization> authorize(Permission p, std::vector<ToolContent> preview,
-                                                  std::vector<std::filesystem::path> paths) override {
-    const auto& remembered = c_.session.remembered_permissions;
-    auto it = remembered.find(c_.tool->name());
-    approval::Request request{c_.session.settings.mode, p, c_.hook_allowed,
-                              it == remembered.end() ? std::nullopt : std::optional<bool>(it->second)};
-    request.place = co_await place_of(access_of(p), std::move(paths));
-    Authorization a = Authorization::Allowed;
-    switch (approval::decide(request)) {
-      case approval::Verdict::Allow: break;
-      case approval::Verdict::Reject: a = Authorization::Rejected; break;
-      case approval::Verdict::Forbid: a = Authorization::Forbidden; break;
-      case approval::Verdict::Ask: {
-        const std::string why = why_asked(request.place);
-        a = co_await ask(std::move(preview), why);
-        break;
-      }
-    }
-    if (a == Authorization::Allowed) {
-      ToolCallFields running;
-      running.status = ToolStatus::InProgress;
-      update(std::move(running));
-    }
-    co_return a;
-  }
-
-  boost::asio::awaitable<tools::PathCheck> check_paths(Permission p, std::vector<std::filesystem::path> paths) override {
-    auto place = co_await place_of(access_of(p), std::move(paths));
-    switch (place) {
-      case Place::Inside: co_return tools::PathCheck::Free;
-      case Place::Credentials: co_return tools::PathCheck::Forbidden;
-      default: co_return tools::PathCheck::Guarded;
-    }
+    router_.hooks_.host().emit(c_.session.id, PlanShown{std::move(entries)});
   }
 
  private:
-  // Resolving paths touches the disk: off the connection's thread.
-  boost::asio::awaitable<Place> place_of(containment::Access access, std::vector<std::filesystem::path> paths) {
-    if (paths.empty()) co_return Place::Inside;
-    auto scope = scope_of(c_.session);
-    if (!env_.on_local()) {
-      auto* there = dynamic_cast<ExecutorPaths*>(c_.executor.get());
-      if (!there) co_return Place::Outside;  // an executor that cannot say where its paths lie
-      // A virtual executor's files are local ones: judged as such, its working directory a root.
-      std::optional<std::filesystem::path> root;
-      try {
-        root = there->local_file(env_.cwd.string());
-        for (auto& p : paths)
-          if (root) p = *there->local_file(p.string());
-      } catch (const ExecutorError&) {
-        co_return Place::Outside;  // not one of its files at all
-      }
-      if (!root) co_return co_await place_remote(*there, access, paths);
-      scope.roots.push_back(*root);
-    }
-    auto job = [scope = std::move(scope), access, paths = std::move(paths)] {
-      return containment::classify(scope, access, paths);
-    };
-    auto resolving = support::run_blocking(router_.hooks_.pool(), std::move(job));
-    co_return co_await std::move(resolving);
-  }
-
-  // Another machine's paths (ssh): resolved there with the user's config root there (its
-  // credentials and tokens are secrets, its hooks run code); its working directory is the root.
-  // A path that cannot be resolved is outside.
-  boost::asio::awaitable<Place> place_remote(ExecutorPaths& there_paths, containment::Access access,
-                                             const std::vector<std::filesystem::path>& paths) {
-    std::vector<std::string> asked;
-    for (const auto& p : paths) asked.push_back(p.string());
-    RealPaths real;
-    try {
-      real = co_await there_paths.real_paths(asked, &c_.cancel);
-    } catch (const ExecutorError& e) {
-      spdlog::warn("containment: {}; judged as outside", e.what());
-      co_return Place::Outside;
-    }
-    containment::Scope there;
-    there.roots = {env_.cwd};
-    if (!real.config_root.empty()) containment::guard_config_root(there, real.config_root);
-    std::vector<std::filesystem::path> resolved(real.paths.begin(), real.paths.end());
-    co_return containment::classify_resolved(there, access, resolved);
-  }
-
-  boost::asio::awaitable<Authorization> ask(std::vector<ToolContent> preview, const std::string& why) {
-    PermissionRequest request{c_.call.id, c_.tool->name(), {}};
-    request.call.title = why.empty() ? c_.desc.title : c_.desc.title + " (" + why + ")";
-    request.call.kind = c_.desc.kind;
-    request.call.status = ToolStatus::Pending;
-    request.call.locations = c_.desc.locations;
-    request.call.raw_input = json::value(c_.args);
-    if (!why.empty()) preview.insert(preview.begin(), TextContent{"Asking because this is " + why + "."});
-    if (!preview.empty()) request.call.content = std::move(preview);
-    PermissionAnswer answer = PermissionAnswer::Cancelled;
-    try {
-      answer = co_await host().ask_permission(c_.session.id, std::move(request), &c_.cancel);
-    } catch (const EditorError& e) {
-      spdlog::warn("permission request failed: {}", e.what());
-      co_return c_.cancel.cancelled() ? Authorization::Cancelled : Authorization::Rejected;
-    }
-    if (c_.cancel.cancelled()) co_return Authorization::Cancelled;
-    auto meaning = approval::interpret(answer);
-    if (meaning.remember) c_.session.remembered_permissions[c_.tool->name()] = *meaning.remember;
-    co_return meaning.authorization;
-  }
-
   ToolRouter& router_;
   Call& c_;
-  ToolEnv env_;
 };
+
+// The approval step (DESIGN §11), between the hooks and the tool's run: what the tool declares,
+// where its files lie, the policy, the user's answer. Only an allowed call is marked in progress
+// and runs; a refusal is the call's result.
+boost::asio::awaitable<bool> ToolRouter::approve(Call& c, Context& ctx) {
+  auto request = co_await c.tool->approval(ctx, c.args);
+  if (request.refusal) {
+    c.result = std::move(*request.refusal);
+    co_return false;
+  }
+  const Place place = co_await place_of(c, access_of(request.permission), request.paths);
+  // Reads that build the preview come before the question only for files inside the roots.
+  const bool prepare_first = place == Place::Inside;
+  if (prepare_first) {
+    if (!co_await prepare(c, ctx, request)) co_return false;
+  }
+  const Verdict verdict = co_await decide(c, request, place);
+  switch (verdict) {
+    case Verdict::Allow: break;
+    case Verdict::Forbid: c.result = tools::forbidden_result(); co_return false;
+    case Verdict::Cancelled: throw tools::ToolCancelled();
+    case Verdict::Reject:
+    case Verdict::Ask:  // (decide asks: never left open)
+      c.result = request.refused_text.empty() ? tools::refused_result(c.env.mode) : tools::error_result(request.refused_text);
+      co_return false;
+  }
+  if (!prepare_first) {
+    if (!co_await prepare(c, ctx, request)) co_return false;
+  }
+  ToolCallFields running;
+  running.status = ToolStatus::InProgress;
+  ctx.update(std::move(running));
+  co_return true;
+}
+
+// The tool's reads for the question (Tool::prepare); false when they ended the call.
+boost::asio::awaitable<bool> ToolRouter::prepare(Call& c, Context& ctx, tools::ApprovalRequest& request) {
+  auto ended = co_await c.tool->prepare(ctx, c.args, request);
+  if (ended) c.result = std::move(*ended);
+  co_return !ended;
+}
+
+// The policy's verdict, and the user's answer when it says ask.
+boost::asio::awaitable<Verdict> ToolRouter::decide(Call& c, const tools::ApprovalRequest& request, Place place) {
+  const approval::Memory memory = memory_of(c.session, request, place);
+  approval::Request policy{c.session.settings.mode, request.permission, c.hook_allowed,
+                           approval::remembered(c.session.remembered_permissions, memory.keys), place};
+  const Verdict verdict = approval::decide(policy);
+  if (verdict != Verdict::Ask) co_return verdict;
+  co_return co_await ask(c, request.preview, why_asked(place), memory);
+}
+
+boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent> preview, const std::string& why,
+                                                const approval::Memory& memory) {
+  PermissionRequest request{c.call.id, c.tool->name(), memory.label, {}};
+  request.call.title = why.empty() ? c.desc.title : c.desc.title + " (" + why + ")";
+  request.call.kind = c.desc.kind;
+  request.call.status = ToolStatus::Pending;
+  request.call.locations = c.desc.locations;
+  request.call.raw_input = json::value(c.args);
+  if (!why.empty()) preview.insert(preview.begin(), TextContent{"Asking because this is " + why + "."});
+  if (!preview.empty()) request.call.content = std::move(preview);
+  PermissionAnswer answer = PermissionAnswer::Cancelled;
+  try {
+    answer = co_await hooks_.host().ask_permission(c.session.id, std::move(request), &c.cancel);
+  } catch (const EditorError& e) {
+    spdlog::warn("permission request failed: {}", e.what());
+    co_return c.cancel.cancelled() ? Verdict::Cancelled : Verdict::Reject;
+  }
+  if (c.cancel.cancelled()) co_return Verdict::Cancelled;
+  auto meaning = approval::interpret(answer);
+  if (meaning.remember)
+    for (const auto& key : memory.keys) c.session.remembered_permissions[key] = *meaning.remember;
+  co_return meaning.verdict;
+}
+
+// Where the files lie. Resolving paths touches the disk: off the connection's thread.
+boost::asio::awaitable<Place> ToolRouter::place_of(Call& c, containment::Access access,
+                                                    std::vector<std::filesystem::path> paths) {
+  if (paths.empty()) co_return Place::Inside;
+  auto scope = scope_of(c.session);
+  if (!c.env.on_local()) {
+    auto* there = dynamic_cast<ExecutorPaths*>(c.executor.get());
+    if (!there) co_return Place::Outside;  // an executor that cannot say where its paths lie
+    // A virtual executor's files are local ones: judged as such, its working directory a root.
+    std::optional<std::filesystem::path> root;
+    try {
+      root = there->local_file(c.env.cwd.string());
+      for (auto& p : paths)
+        if (root) p = *there->local_file(p.string());
+    } catch (const ExecutorError&) {
+      co_return Place::Outside;  // not one of its files at all
+    }
+    if (!root) co_return co_await place_remote(c, *there, access, paths);
+    scope.roots.push_back(*root);
+  }
+  auto job = [scope = std::move(scope), access, paths = std::move(paths)] {
+    return containment::classify(scope, access, paths);
+  };
+  auto resolving = support::run_blocking(hooks_.pool(), std::move(job));
+  co_return co_await std::move(resolving);
+}
+
+// Another machine's paths (ssh): resolved there with the user's config root there (its
+// credentials and tokens are secrets, its hooks run code); its working directory is the root.
+// A path that cannot be resolved is outside.
+boost::asio::awaitable<Place> ToolRouter::place_remote(Call& c, ExecutorPaths& there_paths, containment::Access access,
+                                                       const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::string> asked;
+  for (const auto& p : paths) asked.push_back(p.string());
+  RealPaths real;
+  try {
+    real = co_await there_paths.real_paths(asked, &c.cancel);
+  } catch (const ExecutorError& e) {
+    spdlog::warn("containment: {}; judged as outside", e.what());
+    co_return Place::Outside;
+  }
+  containment::Scope there;
+  there.roots = {c.env.cwd};
+  if (!real.config_root.empty()) containment::guard_config_root(there, real.config_root);
+  std::vector<std::filesystem::path> resolved(real.paths.begin(), real.paths.end());
+  co_return containment::classify_resolved(there, access, resolved);
+}
 
 ToolRouter::ToolRouter(HookRuntime& hooks, std::vector<std::unique_ptr<tools::Tool>> builtins)
     : hooks_(hooks), builtins_(std::move(builtins)) {
   for (const auto& t : builtins_) by_name_.emplace(t->name(), t.get());
+}
+
+std::vector<std::unique_ptr<tools::Tool>> ToolRouter::builtins() {
+  std::vector<std::unique_ptr<tools::Tool>> t;
+  t.push_back(tools::make_read_file_tool());
+  t.push_back(tools::make_apply_patch_tool());
+  t.push_back(tools::make_bash_tool());
+  return t;
+}
+
+std::vector<tools::Tool*> ToolRouter::for_turn(const std::vector<tools::Tool*>& mcp_tools,
+                                               const std::optional<std::vector<std::string>>& mcp_servers,
+                                               std::vector<tools::Tool*> extras) {
+  std::vector<tools::Tool*> out;
+  for (auto* t : mcp_tools) {
+    // mcp__<id>__<tool>: keep the servers the agent selects (absent = all).
+    if (!mcp_servers) {
+      out.push_back(t);
+      continue;
+    }
+    for (const auto& id : *mcp_servers)
+      if (t->name().rfind("mcp__" + id + "__", 0) == 0) out.push_back(t);
+  }
+  out.insert(out.end(), extras.begin(), extras.end());
+  return out;
 }
 
 std::vector<ToolSpec> ToolRouter::specs(const TurnSettings& settings) const {
@@ -325,7 +401,7 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
   if (ready) {
     Context ctx(*this, c);
     try {
-      c.result = co_await c.tool->run(ctx, c.args);
+      if (co_await approve(c, ctx)) c.result = co_await c.tool->run(ctx, c.args);
     } catch (const tools::ToolCancelled&) {
       c.result = tools::error_result("Cancelled by the user.");
     } catch (const std::exception& e) {
@@ -368,6 +444,8 @@ boost::asio::awaitable<bool> ToolRouter::connect_executor(Call& c) {
     c.result = tools::error_result(c.cancel.cancelled() ? std::string("Cancelled by the user.") : e.what());
     co_return false;
   }
+  // On local the tool reads, writes and runs through the editor where it offers that.
+  c.tool_io = c.env.on_local() ? hooks_.host().local_for_tools(c.session.id, c.executor) : c.executor;
   co_return true;
 }
 

@@ -5,12 +5,14 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "runtime/protocol/events.hpp"
+#include "runtime/protocol/executor.hpp"
 #include "support/cancellation.hpp"
 #include "support/terminal.hpp"
 
@@ -28,7 +30,10 @@ using support::TerminalOutput;
 // A question to the user before a tool runs.
 struct PermissionRequest {
   std::string tool_call_id;
-  std::string tool_name;  // "Always allow <tool_name>"
+  std::string tool_name;
+  // What an "always" answer is remembered for ("`npm test`", "edits in this workspace"), named in
+  // the options; empty: nothing is, and only the once answers are offered.
+  std::string remembers;
   ToolCallFields call;    // the call as the user should see it (title, kind, diff preview, input)
 };
 
@@ -102,6 +107,12 @@ class EditorHost {
   }
   // The URL question `elicitation_id` was completed (ACP elicitation/complete).
   virtual void elicitation_complete(const std::string& /*elicitation_id*/) {}
+
+  // `local` as a session's tools reach it: through the editor's fs/* and terminal/* where it
+  // offers them (it sees unsaved buffers; the user watches commands run), the rest on `local`.
+  virtual std::shared_ptr<Executor> local_for_tools(const std::string& /*session_id*/, std::shared_ptr<Executor> local) {
+    return local;
+  }
 };
 
 }  // namespace runtime

@@ -49,6 +49,8 @@ struct RunRequest {
   std::size_t max_output_bytes = 64 * 1024;
   // Output (stdout and stderr as they come), called on the caller's executor while it runs.
   std::function<void(std::string_view)> on_output;
+  // Called once when the command runs in a terminal the editor shows (its output is there, live).
+  std::function<void(const std::string& terminal_id)> on_terminal;
 };
 
 struct RunResult {
@@ -57,6 +59,8 @@ struct RunResult {
   bool timed_out = false;
   std::string output;  // stdout and stderr interleaved, the last max_output_bytes
   bool truncated = false;
+  std::string signal_name;  // the editor's terminal names the signal ("SIGKILL") instead
+  std::string terminal_id;  // not empty: the editor's terminal that showed it run
 };
 
 struct InstallResult {
@@ -113,6 +117,9 @@ class Executor {
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
   virtual void shutdown() {}
+  // Whether another process opens the files this executor reads (`writes` false) or writes: the
+  // editor's fs/* does, and there /proc/self/… or /dev/fd/… name other files than the ones judged.
+  virtual bool opens_elsewhere(bool /*writes*/) const { return false; }
 };
 
 inline std::vector<std::string> Executor::launch_argv(const std::string&, const EnvList&) const {

@@ -1,5 +1,6 @@
 #include "runtime/server/editor_host_acp.hpp"
 
+#include "runtime/server/editor_executor.hpp"
 #include "runtime/server/session_updates.hpp"
 
 namespace runtime::server {
@@ -35,6 +36,11 @@ void AcpEditorHost::session_announced(const std::string& session_id) {
   for (auto& event : presentation_.announced(session_id)) emit(session_id, std::move(event));
 }
 
+std::shared_ptr<Executor> AcpEditorHost::local_for_tools(const std::string& session_id,
+                                                        std::shared_ptr<Executor> local) {
+  return server::local_for_tools(*this, session_id, std::move(local));
+}
+
 void AcpEditorHost::emit_all(const std::string& session_id, std::vector<SessionEvent> events) {
   const auto burst = client_.connection().output_burst();
   for (auto& event : events) emit(session_id, std::move(event));
@@ -47,12 +53,11 @@ boost::asio::awaitable<PermissionAnswer> AcpEditorHost::ask_permission(const std
                                                                       {"allow_always", PermissionAnswer::AllowAlways},
                                                                       {"reject_once", PermissionAnswer::RejectOnce},
                                                                       {"reject_always", PermissionAnswer::RejectAlways}};
-  const std::vector<acp::PermissionOption> options{
-      {"allow_once", "Allow", "allow_once"},
-      {"allow_always", "Always allow " + request.tool_name, "allow_always"},
-      {"reject_once", "Reject", "reject_once"},
-      {"reject_always", "Always reject " + request.tool_name, "reject_always"},
-  };
+  std::vector<acp::PermissionOption> options{{"allow_once", "Allow", "allow_once"}};
+  if (!request.remembers.empty()) options.push_back({"allow_always", "Always allow " + request.remembers, "allow_always"});
+  options.push_back({"reject_once", "Reject", "reject_once"});
+  if (!request.remembers.empty())
+    options.push_back({"reject_always", "Always reject " + request.remembers, "reject_always"});
   auto tool_call = encode_tool_call(request.tool_call_id, request.call);
   std::optional<std::string> choice;
   try {

@@ -21,6 +21,7 @@ class AcpEditorHost : public EditorHost {
   boost::asio::awaitable<void> wait_for_editor(support::CancelSource* cancel) override {
     return client_.connection().wait_until_writable(cancel);
   }
+  std::shared_ptr<Executor> local_for_tools(const std::string& session_id, std::shared_ptr<Executor> local) override;
   bool can_read_files() const override { return client_.capabilities().fs_read; }
   bool can_write_files() const override { return client_.capabilities().fs_write; }
   bool has_terminals() const override { return client_.capabilities().terminal; }

@@ -43,8 +43,7 @@ std::vector<std::string> named_paths(const Patch& patch) {
 // refusal when one of them may not be handed to the editor.
 boost::asio::awaitable<std::optional<ToolResult>> open_paths(ToolContext& ctx, const Patch& patch,
                                                              std::map<std::string, fs::path>& opened) {
-  const ToolEnv& env = ctx.env();
-  const bool through_editor = env.on_local() && (ctx.host().can_read_files() || ctx.host().can_write_files());
+  const bool through_editor = ctx.executor().opens_elsewhere(false) || ctx.executor().opens_elsewhere(true);
   for (const auto& name : named_paths(patch)) {
     auto path = co_await path_to_open(ctx, name, through_editor);
     if (!path) co_return process_file_result(name);
@@ -53,37 +52,17 @@ boost::asio::awaitable<std::optional<ToolResult>> open_paths(ToolContext& ctx, c
   co_return std::nullopt;
 }
 
-// What the model is told when the edit may not run; nothing when it may.
-std::optional<ToolResult> refusal_of(Authorization auth, Mode mode) {
-  switch (auth) {
-    case Authorization::Allowed: return std::nullopt;
-    case Authorization::Cancelled: throw ToolCancelled();
-    case Authorization::Forbidden: return forbidden_result();
-    case Authorization::Rejected: break;
-  }
-  return refused_result(mode);
-}
-
-// Present contents of every file the patch reads, through the editor when it can. A file that
-// is not there is left out (compute_patch_changes reports it); a read that fails is the error.
+// Present contents of every file the patch reads (through the editor where it reads files). A file
+// that is not there is left out (compute_patch_changes reports it); a read that fails is the error.
 boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx, const Patch& patch,
                                                                const std::map<std::string, fs::path>& opened,
                                                                std::map<std::string, std::string>& current) {
-  const ToolEnv& env = ctx.env();
-  const bool through_editor = env.on_local() && ctx.host().can_read_files();
   for (const auto& path : paths_to_read(patch)) {
     const auto& abs = opened.at(path);
     try {
       auto info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
       if (!info.exists || info.is_directory) continue;
-      if (through_editor) {
-        current[path] = co_await ctx.host().read_text_file(env.session_id, abs.string(), std::nullopt, std::nullopt, &ctx.cancel());
-      } else {
-        current[path] = co_await ctx.executor().read_file(abs.string(), &ctx.cancel());
-      }
-    } catch (const EditorError& e) {
-      if (ctx.cancel().cancelled()) throw ToolCancelled();
-      co_return error_result("Cannot read " + abs.string() + ": " + e.what());
+      current[path] = co_await ctx.executor().read_file(abs.string(), &ctx.cancel());
     } catch (const ExecutorError& e) {
       if (ctx.cancel().cancelled()) throw ToolCancelled();
       co_return error_result(e.what());
@@ -92,23 +71,42 @@ boost::asio::awaitable<std::optional<ToolResult>> read_current(ToolContext& ctx,
   co_return std::nullopt;
 }
 
-// Writes (or, without new text, removes) one file where the call runs: on local through the
-// editor when it can, so its buffers follow; "" or what went wrong.
+// Writes (or, without new text, removes) one file where the call runs (on local through the
+// editor where it writes files, so its buffers follow); "" or what went wrong.
 boost::asio::awaitable<std::string> write_one(ToolContext& ctx, const fs::path& path, const std::string* text) {
-  const ToolEnv& env = ctx.env();
   try {
     if (!text) co_await ctx.executor().remove_file(path.string(), &ctx.cancel());
-    else if (env.on_local() && ctx.host().can_write_files())
-      co_await ctx.host().write_text_file(env.session_id, path.string(), *text, &ctx.cancel());
     else co_await ctx.executor().write_file(path.string(), *text, &ctx.cancel());
-  } catch (const EditorError& e) {
-    if (ctx.cancel().cancelled()) throw ToolCancelled();
-    co_return "cannot write " + path.string() + ": " + e.what();
   } catch (const ExecutorError& e) {
     if (ctx.cancel().cancelled()) throw ToolCancelled();
     co_return e.what();
   }
   co_return std::string();
+}
+
+// One call's patch, from approval() through prepare() to run().
+struct PatchCall {
+  Patch patch;
+  std::map<std::string, fs::path> opened;  // where each named file is opened, by its name in the patch
+  std::vector<FileChange> changes;         // computed by prepare()
+  std::vector<ToolContent> diffs;
+};
+
+// An added file that is there already is an error the pure layer needs to see.
+boost::asio::awaitable<std::optional<ToolResult>> refuse_existing_adds(ToolContext& ctx, const PatchCall& call) {
+  for (const auto& op : call.patch.ops) {
+    auto* add = std::get_if<AddFileOp>(&op);
+    if (!add) continue;
+    const auto& abs = call.opened.at(add->path);
+    FileInfo info;
+    try {
+      info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
+    } catch (const ExecutorError& e) {
+      co_return error_result(e.what());
+    }
+    if (info.exists) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
+  }
+  co_return std::nullopt;
 }
 
 class ApplyPatchTool : public Tool {
@@ -154,61 +152,64 @@ class ApplyPatchTool : public Tool {
 
   bool runs_on_executor() const override { return true; }
 
-  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    if (ctx.executor().info().read_only)
-      co_return error_result("Executor '" + ctx.env().executor + "' is read-only: apply_patch cannot change files there.");
+  // An edit's files, resolved as they will be opened; the patch is the preview until prepare()
+  // has the diffs.
+  boost::asio::awaitable<ApprovalRequest> approval(ToolContext& ctx, const json::object& args) override {
+    ApprovalRequest request;
+    request.permission = Permission::Edit;
+    if (ctx.executor().info().read_only) {
+      request.refusal =
+          error_result("Executor '" + ctx.env().executor + "' is read-only: apply_patch cannot change files there.");
+      co_return request;
+    }
     auto* patch_text = args.if_contains("patch");
-    if (!patch_text || !patch_text->is_string()) co_return error_result("apply_patch needs a 'patch' string.");
+    if (!patch_text || !patch_text->is_string()) {
+      request.refusal = error_result("apply_patch needs a 'patch' string.");
+      co_return request;
+    }
     auto parsed = parse_patch(patch_text->as_string());
-    if (auto* err = std::get_if<PatchError>(&parsed)) co_return error_result("Invalid patch: " + err->message);
-    const Patch& patch = std::get<Patch>(parsed);
-    const ToolEnv& env = ctx.env();
-    // Judged before anything is read: the files it edits are read first, to show the diff. A
-    // guarded edit (outside the session's folders, or in the config root) asks before that read,
-    // with the patch as its preview, so neither the editor's read nor whether the patch applies
-    // comes before the user's answer.
-    std::map<std::string, fs::path> opened;
-    if (auto refusal = co_await open_paths(ctx, patch, opened)) co_return *refusal;
-    std::vector<fs::path> touched;
-    for (const auto& [_, p] : opened) touched.push_back(p);
-    auto where = co_await ctx.check_paths(Permission::Edit, touched);
-    if (where == PathCheck::Forbidden) co_return forbidden_result();
-    const bool ask_first = where == PathCheck::Guarded;
-    if (ask_first) {
-      std::vector<ToolContent> preview{TextContent{std::string(patch_text->as_string())}};
-      auto auth = co_await ctx.authorize(Permission::Edit, std::move(preview), touched);
-      if (auto refusal = refusal_of(auth, env.mode)) co_return *refusal;
+    if (auto* err = std::get_if<PatchError>(&parsed)) {
+      request.refusal = error_result("Invalid patch: " + err->message);
+      co_return request;
     }
+    auto call = std::make_shared<PatchCall>();
+    call->patch = std::move(std::get<Patch>(parsed));
+    if (auto refusal = co_await open_paths(ctx, call->patch, call->opened)) {
+      request.refusal = std::move(*refusal);
+      co_return request;
+    }
+    for (const auto& [_, p] : call->opened) request.paths.push_back(p);
+    request.preview.push_back(TextContent{std::string(patch_text->as_string())});
+    ctx.prepared() = std::move(call);
+    co_return request;
+  }
 
+  // Reads the files and applies every hunk in memory: a patch that does not apply ends the call
+  // with nothing written, and the diffs become the preview.
+  boost::asio::awaitable<std::optional<ToolResult>> prepare(ToolContext& ctx, const json::object&,
+                                                            ApprovalRequest& request) override {
+    auto& call = *std::any_cast<std::shared_ptr<PatchCall>&>(ctx.prepared());
     std::map<std::string, std::string> current;
-    if (auto error = co_await read_current(ctx, patch, opened, current)) co_return *error;
-    // Adding a file that already exists is an error the pure layer needs to see.
-    for (const auto& op : patch.ops) {
-      if (auto* add = std::get_if<AddFileOp>(&op)) {
-        const auto& abs = opened.at(add->path);
-        FileInfo info;
-        try {
-          info = co_await ctx.executor().stat(abs.string(), &ctx.cancel());
-        } catch (const ExecutorError& e) {
-          co_return error_result(e.what());
-        }
-        if (info.exists) co_return error_result("Cannot add " + abs.string() + ": the file already exists; use '*** Update File:' to change it.");
-      }
+    if (auto error = co_await read_current(ctx, call.patch, call.opened, current)) co_return error;
+    if (auto error = co_await refuse_existing_adds(ctx, call)) co_return error;
+    auto computed = compute_patch_changes(call.patch, current);
+    if (auto* err = std::get_if<PatchError>(&computed))
+      co_return error_result("The patch does not apply, nothing was changed: " + err->message);
+    call.changes = std::move(std::get<std::vector<FileChange>>(computed));
+    for (const auto& c : call.changes) {
+      auto target = resolve_path(ctx.env(), c.move_to.value_or(c.path));
+      call.diffs.push_back(DiffContent{target.string(), c.old_text, c.new_text.value_or("")});
     }
-    auto computed = compute_patch_changes(patch, current);
-    if (auto* err = std::get_if<PatchError>(&computed)) co_return error_result("The patch does not apply, nothing was changed: " + err->message);
-    const auto& changes = std::get<std::vector<FileChange>>(computed);
+    request.preview = call.diffs;
+    co_return std::nullopt;
+  }
 
-    std::vector<ToolContent> diffs;
-    for (const auto& c : changes) {
-      auto target = resolve_path(env, c.move_to.value_or(c.path));
-      diffs.push_back(DiffContent{target.string(), c.old_text, c.new_text.value_or("")});
-    }
-    if (!ask_first) {
-      auto auth = co_await ctx.authorize(Permission::Edit, diffs, std::move(touched));
-      if (auto refusal = refusal_of(auth, env.mode)) co_return *refusal;
-    }
-
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object&) override {
+    const auto& env = ctx.env();
+    auto& call = *std::any_cast<std::shared_ptr<PatchCall>&>(ctx.prepared());
+    const auto& changes = call.changes;
+    const auto& opened = call.opened;
+    auto diffs = call.diffs;
     std::string summary = "Success. Updated the following files:";
     for (const auto& c : changes) {
       // Removed by its own name: deleting a symlink removes the link, not its target.

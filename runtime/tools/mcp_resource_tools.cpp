@@ -27,11 +27,11 @@ ToolResult payload_result(const json::object& payload) {
   return r;
 }
 
-// Both tools: no question asked (they only read what the servers offer), the payload as text.
+// Both tools: no question asked (they only read what the servers offer: no approval() of their
+// own), the payload as text.
 class ResourceTool : public Tool {
  public:
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    co_await ctx.authorize(Permission::None, {}, {});
     try {
       auto payload = co_await fetch(args, &ctx.cancel());
       co_return payload_result(payload);

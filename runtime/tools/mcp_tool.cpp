@@ -61,9 +61,7 @@ McpElicitFn elicit_through(ToolContext& ctx) {
   return [&ctx](json::object params) -> boost::asio::awaitable<json::object> {
     if (!params.contains("mode")) params["mode"] = "form";
     params.erase("_meta");
-    std::string session_id = ctx.env().session_id;
-    std::string tool_call_id = ctx.tool_call_id();
-    co_return co_await ctx.host().elicit(session_id, tool_call_id, std::move(params), &ctx.cancel());
+    co_return co_await ctx.elicit(std::move(params));
   };
 }
 
@@ -94,10 +92,16 @@ class McpTool : public Tool {
     return d;
   }
 
+  // Asked like a command: it can do anything.
+  boost::asio::awaitable<ApprovalRequest> approval(ToolContext&, const json::object&) override {
+    ApprovalRequest request;
+    request.permission = Permission::Execute;
+    request.keys = {"mcp:" + server_id_ + "/" + info_.name};  // remembered by server and tool
+    request.keys_label = "`" + info_.name + "` of " + server_id_;
+    co_return request;
+  }
+
   boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    auto auth = co_await ctx.authorize(Permission::Execute, {}, {});
-    if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Rejected) co_return refused_result(ctx.env().mode);
     bridge::mcp::Client::ProgressFn on_progress = [&ctx](const json::object& p) {
       std::string text = "Progress";
       if (auto* v = p.if_contains("progress"); v && v->is_number()) text += " " + json::serialize(*v);

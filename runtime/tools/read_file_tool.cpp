@@ -1,5 +1,5 @@
-// read_file: reads a text file, through the editor when it can (it sees unsaved buffers; local
-// only), else through the call's executor.
+// read_file: reads a text file through the call's executor (on local the editor's fs/read_text_file
+// when it offers it: it sees unsaved buffers).
 #include "support/json_read.hpp"
 #include "runtime/tools/tool.hpp"
 #include "runtime/tools/tool_paths.hpp"
@@ -60,46 +60,44 @@ class ReadFileTool : public Tool {
     return std::string(path);
   }
 
-  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+  // The path judged is the path opened: resolved here, the editor gets it resolved (DESIGN §11).
+  boost::asio::awaitable<ApprovalRequest> approval(ToolContext& ctx, const json::object& args) override {
+    ApprovalRequest request;
     auto path_arg = std::string(support::str_at(args, "path"));
-    if (path_arg.empty()) co_return error_result("read_file needs a 'path'.");
+    if (path_arg.empty()) {
+      request.refusal = error_result("read_file needs a 'path'.");
+      co_return request;
+    }
+    auto opened = co_await path_to_open(ctx, path_arg, ctx.executor().opens_elsewhere(false));
+    if (!opened) {
+      request.refusal = process_file_result(path_arg);
+      co_return request;
+    }
+    request.permission = Permission::Read;
+    request.paths.push_back(*opened);
+    request.refused_text = "The user did not allow reading " + opened->string() +
+                           " (outside the session's folders). Do not retry it; ask the user how to proceed instead.";
+    ctx.prepared() = *opened;
+    co_return request;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
+    const auto path = std::any_cast<std::filesystem::path>(ctx.prepared());
     auto offset = support::int_at(args, "offset").value_or(1);
     auto limit = support::int_at(args, "limit").value_or(kDefaultLimit);
     if (offset < 1) offset = 1;
     if (limit < 1) limit = kDefaultLimit;
-    const bool through_editor = ctx.env().on_local() && ctx.host().can_read_files();
-    // The path judged is the path opened: the editor gets it resolved (DESIGN §11).
-    auto opened = co_await path_to_open(ctx, path_arg, through_editor);
-    if (!opened) co_return process_file_result(path_arg);
-    const auto path = *opened;
-    std::vector<std::filesystem::path> reads{path};
-    auto auth = co_await ctx.authorize(Permission::Read, {}, std::move(reads));
-    if (auth == Authorization::Cancelled) throw ToolCancelled();
-    if (auth == Authorization::Forbidden) co_return forbidden_result();
-    if (auth == Authorization::Rejected)
-      co_return error_result("The user did not allow reading " + path.string() +
-                             " (outside the session's folders). Do not retry it; ask the user how to proceed instead.");
-
     std::string text;
     bool cut = false;
-    if (through_editor) {
-      try {
-        text = co_await ctx.host().read_text_file(ctx.env().session_id, path.string(), offset, limit, &ctx.cancel());
-      } catch (const EditorError& e) {
-        if (ctx.cancel().cancelled()) throw ToolCancelled();
-        co_return error_result("Cannot read " + path.string() + ": " + e.what());
-      }
-    } else {
-      try {
-        // Only the window: a 1 GiB file costs what the model is given, not the file.
-        auto read = co_await ctx.executor().read_lines(path.string(), {offset, limit, kMaxBytes}, &ctx.cancel());
-        if (read.stopped) throw ToolCancelled();
-        text = std::move(read.text);
-        cut = read.cut;
-      } catch (const ExecutorError& e) {
-        if (ctx.cancel().cancelled()) throw ToolCancelled();
-        co_return error_result(e.what());
-      }
+    try {
+      // Only the window: a 1 GiB file costs what the model is given, not the file.
+      auto read = co_await ctx.executor().read_lines(path.string(), {offset, limit, kMaxBytes}, &ctx.cancel());
+      if (read.stopped) throw ToolCancelled();
+      text = std::move(read.text);
+      cut = read.cut;
+    } catch (const ExecutorError& e) {
+      if (ctx.cancel().cancelled()) throw ToolCancelled();
+      co_return error_result(e.what());
     }
     ToolResult r;
     if (text.size() > kMaxBytes) {

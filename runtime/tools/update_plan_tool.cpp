@@ -40,28 +40,42 @@ class UpdatePlanTool : public Tool {
     return d;
   }
 
-  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object& args) override {
-    const json::array* plan = support::arr_at(args, "plan");
-    if (!plan) co_return error_result("update_plan needs 'plan': a list of {step, status}.");
+  // A plan that is not well formed ends the call before it is marked in progress.
+  boost::asio::awaitable<ApprovalRequest> approval(ToolContext& ctx, const json::object& args) override {
+    ApprovalRequest request;
     std::vector<PlanEntry> entries;
+    if (auto error = parse_plan(args, entries)) request.refusal = error_result(std::move(*error));
+    else ctx.prepared() = std::move(entries);
+    co_return request;
+  }
+
+  boost::asio::awaitable<ToolResult> run(ToolContext& ctx, const json::object&) override {
+    auto entries = std::any_cast<std::vector<PlanEntry>>(std::move(ctx.prepared()));
+    const std::size_t count = entries.size();
+    ctx.show_plan(std::move(entries));
+    co_return ToolResult{"Plan updated (" + std::to_string(count) + " steps).", false, {}, nullptr};
+  }
+
+ private:
+  // The steps of `plan`, or what is wrong with them.
+  static std::optional<std::string> parse_plan(const json::object& args, std::vector<PlanEntry>& entries) {
+    const json::array* plan = support::arr_at(args, "plan");
+    if (!plan) return "update_plan needs 'plan': a list of {step, status}.";
     int in_progress = 0;
     for (std::size_t i = 0; i < plan->size(); ++i) {
       const std::string where = "plan[" + std::to_string(i) + "]";
       const json::object* item = (*plan)[i].if_object();
-      if (!item) co_return error_result(where + " must be an object {step, status}.");
+      if (!item) return where + " must be an object {step, status}.";
       const std::string step(support::str_at(*item, "step"));
       const std::string status(support::str_at(*item, "status"));
-      if (step.empty()) co_return error_result(where + ".step must be a non-empty string.");
+      if (step.empty()) return where + ".step must be a non-empty string.";
       if (status != "pending" && status != "in_progress" && status != "completed")
-        co_return error_result(where + ".status must be pending, in_progress or completed, not '" + status + "'.");
+        return where + ".status must be pending, in_progress or completed, not '" + status + "'.";
       in_progress += status == "in_progress";
       entries.push_back(PlanEntry{step, status});
     }
-    if (in_progress > 1) co_return error_result("At most one step may be in_progress; " + std::to_string(in_progress) + " are.");
-    co_await ctx.authorize(Permission::None, {}, {});
-    const std::size_t count = entries.size();
-    ctx.show_plan(std::move(entries));
-    co_return ToolResult{"Plan updated (" + std::to_string(count) + " steps).", false, {}, nullptr};
+    if (in_progress > 1) return "At most one step may be in_progress; " + std::to_string(in_progress) + " are.";
+    return std::nullopt;
   }
 };
 

@@ -76,25 +76,26 @@ class NullTransport : public acp::Transport {
   void send(std::string) override {}
 };
 
+#include <any>
+
 // Enough of a ToolContext to run an McpTool outside the agent loop: always allowed.
 class ProbeContext : public runtime::tools::ToolContext {
  public:
   ProbeContext(const runtime::ToolEnv& env, runtime::EditorHost& host, support::CancelSource& cancel, asio::thread_pool& pool)
       : env_(env), host_(host), cancel_(cancel), pool_(pool) {}
   const runtime::ToolEnv& env() override { return env_; }
-  runtime::EditorHost& host() override { return host_; }
   support::CancelSource& cancel() override { return cancel_; }
   asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
   // Only MCP tools run in this context; they never reach an executor.
   runtime::Executor& executor() override { throw std::logic_error("no executor in this context"); }
-  asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission p, std::vector<runtime::ToolContent>,
-                                                           std::vector<std::filesystem::path>) override {
-    permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
-    co_return runtime::tools::Authorization::Allowed;
+  std::any& prepared() override { return prepared_; }
+  asio::awaitable<json::object> elicit(json::object request) override {
+    co_return co_await host_.elicit(env_.session_id, id_, std::move(request), &cancel_);
   }
-  asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
-    co_return runtime::tools::PathCheck::Free;
+  // What the tool declared before running (always allowed here).
+  void declared(runtime::tools::Permission p) {
+    permissions.push_back(p == runtime::tools::Permission::Execute ? "execute" : p == runtime::tools::Permission::Edit ? "edit" : "none");
   }
   void update(runtime::ToolCallFields fields) override {
     auto o = runtime::server::encode_tool_call(id_, fields);
@@ -111,6 +112,7 @@ class ProbeContext : public runtime::tools::ToolContext {
   support::CancelSource& cancel_;
   asio::thread_pool& pool_;
   std::string id_ = "probe-call";
+  std::any prepared_;
 };
 
 struct Call {
@@ -178,6 +180,8 @@ asio::awaitable<json::object> run_manager(asio::any_io_executor ex, runtime::mcp
     const auto t0 = std::chrono::steady_clock::now();
     json::object r{{"tool", c.tool}};
     try {
+      auto request = co_await tool->approval(ctx, c.args);
+      ctx.declared(request.permission);
       auto res = co_await tool->run(ctx, c.args);
       r["result"] = result_json(res);
     } catch (const runtime::tools::ToolCancelled&) {

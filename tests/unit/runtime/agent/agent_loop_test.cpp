@@ -12,7 +12,7 @@ namespace json = boost::json;
 
 namespace {
 
-// A tool that runs a "command": asks for Execute permission, counts its runs.
+// A tool that runs a "command": declares Execute permission, counts its runs.
 class CountingTool : public tools::Tool {
  public:
   int runs = 0;
@@ -21,10 +21,14 @@ class CountingTool : public tools::Tool {
   tools::ToolDescription describe(const json::object&, const ToolEnv&) const override {
     return {"Count once", ToolKind::Execute, {}};
   }
-  boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext& ctx, const json::object&) override {
-    auto auth = co_await ctx.authorize(tools::Permission::Execute, {}, {});
-    if (auth == tools::Authorization::Cancelled) throw tools::ToolCancelled();
-    if (auth == tools::Authorization::Rejected) co_return tools::refused_result(ctx.env().mode);
+  boost::asio::awaitable<tools::ApprovalRequest> approval(tools::ToolContext&, const json::object&) override {
+    tools::ApprovalRequest request;
+    request.permission = tools::Permission::Execute;
+    request.keys = {"count"};  // an "always" answer is remembered for every count
+    request.keys_label = "`count`";
+    co_return request;
+  }
+  boost::asio::awaitable<tools::ToolResult> run(tools::ToolContext&, const json::object&) override {
     ++runs;
     tools::ToolResult r;
     r.text = "counted " + std::to_string(runs);

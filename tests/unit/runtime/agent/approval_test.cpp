@@ -12,7 +12,6 @@
 using runtime::Mode;
 using runtime::PermissionAnswer;
 using runtime::approval::Verdict;
-using runtime::tools::Authorization;
 using runtime::tools::Permission;
 
 namespace {
@@ -32,6 +31,7 @@ const char* name(Verdict v) {
     case Verdict::Reject: return "reject";
     case Verdict::Ask: return "ask";
     case Verdict::Forbid: return "forbid";
+    case Verdict::Cancelled: return "cancelled";
   }
   return "?";
 }
@@ -108,16 +108,16 @@ TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
 
 TEST(Approval, WhatEachAnswerMeans) {
   using runtime::approval::interpret;
-  EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).authorization, Authorization::Allowed);
+  EXPECT_EQ(interpret(PermissionAnswer::AllowOnce).verdict, Verdict::Allow);
   EXPECT_FALSE(interpret(PermissionAnswer::AllowOnce).remember) << "allow once is not remembered";
-  EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).authorization, Authorization::Allowed);
+  EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).verdict, Verdict::Allow);
   EXPECT_EQ(interpret(PermissionAnswer::AllowAlways).remember, std::optional<bool>(true)) << "allow always is remembered as allowed";
-  EXPECT_EQ(interpret(PermissionAnswer::RejectOnce).authorization, Authorization::Rejected);
+  EXPECT_EQ(interpret(PermissionAnswer::RejectOnce).verdict, Verdict::Reject);
   EXPECT_FALSE(interpret(PermissionAnswer::RejectOnce).remember) << "reject once is not remembered";
-  EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).authorization, Authorization::Rejected);
+  EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).verdict, Verdict::Reject);
   EXPECT_EQ(interpret(PermissionAnswer::RejectAlways).remember, std::optional<bool>(false))
       << "reject always must be remembered as a refusal, never as an allow";
-  EXPECT_EQ(interpret(PermissionAnswer::Cancelled).authorization, Authorization::Cancelled)
+  EXPECT_EQ(interpret(PermissionAnswer::Cancelled).verdict, Verdict::Cancelled)
       << "a cancelled prompt is not the user's rejection";
   EXPECT_FALSE(interpret(PermissionAnswer::Cancelled).remember);
 }
@@ -224,4 +224,26 @@ TEST_F(ContainmentTable, ACallIsJudgedByItsMostGuardedPath) {
 TEST_F(ContainmentTable, HookAllowAndAlwaysAnswersNeverOpenTheCredentialsFile) {
   auto got = runtime::approval::decide({Mode::FullAuto, Permission::Read, true, true, Place::Credentials});
   EXPECT_EQ(got, Verdict::Forbid) << "neither a hook's allow nor 'always allow' reaches the credentials file";
+}
+
+// Approvals per key (issue 36): a call is covered by earlier "always" answers only when every one
+// of its keys was allowed; a refusal of any key refuses it; a call without keys is never covered.
+TEST(Approval, AnAlwaysAnswerCoversACallOnlyForEveryKey) {
+  using runtime::approval::remembered;
+  const std::map<std::string, bool> answers{{"bash:npm test", true}, {"bash:git status", true}, {"bash:rm", false}};
+  const std::optional<bool> none;
+  struct KeyRow {
+    std::vector<std::string> keys;
+    std::optional<bool> expected;
+    const char* promise;
+  };
+  const KeyRow rows[] = {
+      {{"bash:npm test"}, true, "the same command runs unasked"},
+      {{"bash:npm install"}, none, "another subcommand of the same program is asked"},
+      {{"bash:npm test", "bash:git status"}, true, "a compound command whose every part was allowed runs"},
+      {{"bash:npm test", "bash:curl"}, none, "one part never answered: asked"},
+      {{"bash:npm test", "bash:rm"}, false, "one part always rejected: refused"},
+      {{}, none, "a call without keys is never covered"},
+  };
+  for (const auto& r : rows) EXPECT_EQ(remembered(answers, r.keys), r.expected) << r.promise;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fakes.hpp"
+#include "runtime/server/editor_executor.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace {
@@ -33,6 +34,9 @@ class RecordingExecutor : public Executor {
 class TerminalEditor : public fakes::FakeEditor {
  public:
   bool has_terminals() const override { return terminals; }
+  bool can_read_files() const override { return reads; }
+  bool can_write_files() const override { return reads; }
+  bool reads = true;
   boost::asio::awaitable<std::string> terminal_create(const std::string&, const std::string& command,
                                                       const std::vector<std::string>& args, const std::string&,
                                                       std::int64_t, support::CancelSource*) override {
@@ -53,30 +57,23 @@ class TerminalEditor : public fakes::FakeEditor {
 
 class SandboxContext : public fakes::AllowingContext {
  public:
-  SandboxContext(EditorHost& host, boost::asio::thread_pool& pool, CommandSandbox sandbox)
-      : AllowingContext(host, pool) {
-    env_.sandbox = std::move(sandbox);
+  SandboxContext(EditorHost& host, boost::asio::thread_pool& pool, CommandSandbox sandbox) : AllowingContext(host, pool) {
+    env_ = ToolEnv{"ses_test", "/ws", Mode::AcceptEdits, "local", std::move(sandbox)};
+    executor_ = &recording_;
   }
-  const ToolEnv& env() override { return env_; }
-  Executor& executor() override { return executor_; }
-  boost::asio::awaitable<tools::Authorization> authorize(tools::Permission, std::vector<ToolContent>,
-                                                         std::vector<std::filesystem::path>) override {
-    ++asked;
-    co_return tools::Authorization::Allowed;
-  }
-  RecordingExecutor executor_;
-  int asked = 0;
-
- private:
-  ToolEnv env_{"ses_test", "/ws", Mode::AcceptEdits, "local", {}};
+  RecordingExecutor recording_;
 };
 
 const std::vector<std::string> kPrefix{"/usr/bin/openvaala", "sandbox", "--write", "/ws", "--"};
 
 struct BashSandbox : ::testing::Test {
+  // Through the editor when it offers terminals: the router hands bash the editor's executor on local.
   tools::ToolResult run(SandboxContext& ctx) {
     auto bash = tools::make_bash_tool();
-    return fakes::run(ioc, bash->run(ctx, boost::json::object{{"command", "echo hi"}}));
+    auto local = std::shared_ptr<Executor>(&ctx.recording_, [](Executor*) {});
+    auto io = server::local_for_tools(editor, "ses_test", local);
+    ctx.executor_ = io.get();
+    return fakes::run(ioc, fakes::run_allowed(*bash, ctx, boost::json::object{{"command", "echo hi"}}));
   }
   boost::asio::io_context ioc;
   boost::asio::thread_pool pool{1};
@@ -84,11 +81,12 @@ struct BashSandbox : ::testing::Test {
 };
 
 TEST_F(BashSandbox, LocallyTheHelperRunsBashC) {
+  editor.reads = false;
   SandboxContext ctx(editor, pool, {kPrefix, ""});
   run(ctx);
-  ASSERT_EQ(ctx.executor_.runs.size(), 1u);
-  EXPECT_EQ(ctx.executor_.runs[0].wrapper, kPrefix);
-  EXPECT_EQ(ctx.executor_.runs[0].command, "echo hi");
+  ASSERT_EQ(ctx.recording_.runs.size(), 1u);
+  EXPECT_EQ(ctx.recording_.runs[0].wrapper, kPrefix);
+  EXPECT_EQ(ctx.recording_.runs[0].command, "echo hi");
 }
 
 TEST_F(BashSandbox, InTheEditorsTerminalTheEditorRunsTheHelper) {
@@ -99,7 +97,7 @@ TEST_F(BashSandbox, InTheEditorsTerminalTheEditorRunsTheHelper) {
   auto expected = kPrefix;
   expected.insert(expected.end(), {"bash", "-c", "echo hi"});
   EXPECT_EQ(editor.created[0], expected);
-  EXPECT_TRUE(ctx.executor_.runs.empty());
+  EXPECT_TRUE(ctx.recording_.runs.empty());
 }
 
 TEST_F(BashSandbox, WithoutASandboxBashRunsAsBefore) {
@@ -117,8 +115,9 @@ TEST_F(BashSandbox, ARefusalRunsNothingAndAsksNothing) {
     auto r = run(ctx);
     EXPECT_TRUE(r.is_error);
     EXPECT_EQ(r.text, "no Landlock here; set 'sandbox: off'");
-    EXPECT_EQ(ctx.asked, 0);
-    EXPECT_TRUE(ctx.executor_.runs.empty());
+    ASSERT_EQ(ctx.requests.size(), 1u);
+    EXPECT_TRUE(ctx.requests[0].refusal) << "the refusal is declared before approval: nothing is asked";
+    EXPECT_TRUE(ctx.recording_.runs.empty());
     EXPECT_TRUE(editor.created.empty());
   }
 }

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
+#include <any>
 #include <deque>
 #include <map>
 #include <stdexcept>
@@ -173,34 +174,49 @@ T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> a) {
 
 namespace fakes {
 
-// A ToolContext that allows everything, for running a tool outside the router.
+// A ToolContext for running a tool outside the router, everything allowed (run_allowed).
 class AllowingContext : public runtime::tools::ToolContext {
  public:
   AllowingContext(runtime::EditorHost& host, boost::asio::thread_pool& pool) : host_(host), pool_(pool) {}
   const runtime::ToolEnv& env() override { return env_; }
-  runtime::EditorHost& host() override { return host_; }
   support::CancelSource& cancel() override { return cancel_; }
   boost::asio::thread_pool& blocking_pool() override { return pool_; }
   const std::string& tool_call_id() override { return id_; }
-  // Only MCP tools run in this context; they never reach an executor.
-  runtime::Executor& executor() override { throw std::logic_error("no executor in this context"); }
-  boost::asio::awaitable<runtime::tools::Authorization> authorize(runtime::tools::Permission,
-                                                                  std::vector<runtime::ToolContent>,
-                                                                  std::vector<std::filesystem::path>) override {
-    co_return runtime::tools::Authorization::Allowed;
+  runtime::Executor& executor() override {
+    if (!executor_) throw std::logic_error("no executor in this context");
+    return *executor_;
   }
-  boost::asio::awaitable<runtime::tools::PathCheck> check_paths(runtime::tools::Permission, std::vector<std::filesystem::path>) override {
-    co_return runtime::tools::PathCheck::Free;
+  std::any& prepared() override { return prepared_; }
+  boost::asio::awaitable<boost::json::object> elicit(boost::json::object request) override {
+    co_return co_await host_.elicit(env_.session_id, id_, std::move(request), &cancel_);
   }
-  void update(runtime::ToolCallFields) override {}
-  void show_plan(std::vector<runtime::PlanEntry>) override {}
+  void update(runtime::ToolCallFields fields) override { updates.push_back(std::move(fields)); }
+  void show_plan(std::vector<runtime::PlanEntry> entries) override { plans.push_back(std::move(entries)); }
+
+  runtime::ToolEnv env_{"ses_test", "/", runtime::Mode::FullAuto};
+  runtime::Executor* executor_ = nullptr;
+  std::vector<runtime::ToolCallFields> updates;
+  std::vector<std::vector<runtime::PlanEntry>> plans;
+  std::vector<runtime::tools::ApprovalRequest> requests;  // what each call declared (refused ones too)
 
  private:
-  runtime::ToolEnv env_{"ses_test", "/", runtime::Mode::FullAuto};
   runtime::EditorHost& host_;
   boost::asio::thread_pool& pool_;
   support::CancelSource cancel_;
   std::string id_ = "call_1";
+  std::any prepared_;
 };
+
+// Runs a tool as the router does when the policy allows: approval (its refusal ends the call),
+// prepare, run.
+inline boost::asio::awaitable<runtime::tools::ToolResult> run_allowed(runtime::tools::Tool& tool, AllowingContext& ctx,
+                                                                      boost::json::object args) {
+  auto request = co_await tool.approval(ctx, args);
+  ctx.requests.push_back(request);
+  if (request.refusal) co_return *request.refusal;
+  if (auto ended = co_await tool.prepare(ctx, args, request)) co_return *ended;
+  ctx.requests.back() = request;
+  co_return co_await tool.run(ctx, args);
+}
 
 }  // namespace fakes
