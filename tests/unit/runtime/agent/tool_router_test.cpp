@@ -72,7 +72,7 @@ class ToolRouterTest : public ::testing::Test {
     builtins.push_back(std::move(t));
     router = std::make_unique<ToolRouter>(hooks, std::move(builtins));
     session.id = "ses_test";
-    session.cwd = "/work/project";
+    session.settings.cwd = "/work/project";
     tool->declared.permission = tools::Permission::Edit;
     tool->declared.paths = {"/work/project/a.txt"};
   }
@@ -157,7 +157,7 @@ TEST_F(ToolRouterTest, APrepareThatFailsEndsTheCallWithoutAsking) {
 }
 
 TEST_F(ToolRouterTest, TheCredentialsAndAProcesssEnvironmentAreForbiddenUnasked) {
-  session.mode = Mode::FullAuto;
+  session.settings.mode = Mode::FullAuto;
   tool->declared.permission = tools::Permission::Read;
   tool->declared.paths = {"/proc/self/environ"};
   EXPECT_NE(call().find("Refused: no tool may read or write"), std::string::npos);
@@ -165,7 +165,7 @@ TEST_F(ToolRouterTest, TheCredentialsAndAProcesssEnvironmentAreForbiddenUnasked)
 }
 
 TEST_F(ToolRouterTest, ReadOnlyRejectsAnEditUnasked) {
-  session.mode = Mode::ReadOnly;
+  session.settings.mode = Mode::ReadOnly;
   EXPECT_NE(call().find("read-only mode"), std::string::npos);
   EXPECT_EQ(log, (Log{"approval", "prepare"}));
 }
@@ -178,7 +178,7 @@ TEST_F(ToolRouterTest, ACallThatNeedsNothingIsMarkedAndRun) {
 }
 
 TEST_F(ToolRouterTest, FullAutoRunsAGuardedEditAfterPreparingIt) {
-  session.mode = Mode::FullAuto;
+  session.settings.mode = Mode::FullAuto;
   tool->declared.paths = {"/elsewhere/b.txt"};
   EXPECT_EQ(call(), "ran");
   EXPECT_EQ(log, (Log{"approval", "prepare", "in_progress", "run"}));
@@ -229,8 +229,8 @@ TEST(ToolRouterIo, OnLocalTheToolIsHandedTheEditorsExecutor) {
   ToolRouter router(hooks, std::move(builtins));
   Session session;
   session.id = "ses_test";
-  session.cwd = "/";
-  session.mode = Mode::FullAuto;
+  session.settings.cwd = "/";
+  session.settings.mode = Mode::FullAuto;
   TurnSettings settings;
   support::CancelSource cancel;
   ToolCall call{"c1", "where", "{}"};
