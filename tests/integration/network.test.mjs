@@ -236,12 +236,21 @@ test("a browser page (a request with Origin) is refused with 403, even with the 
   assert.equal(r.status, 403, "Streamable HTTP POST");
 });
 
+/** `openvaala acp ARGS` that should refuse to start: its exit status and stderr. One that starts
+ * listening instead is stopped at once and reported as `code: "listening"` (never left running). */
 function runAcp(home, args) {
   return new Promise((resolve) => {
     const child = spawn(agentBinary(), ["acp", ...args], { env: agentEnv(home.env), stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.once("exit", (code) => resolve({ code, stderr }));
+    let listening = false;
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      if (!listening && /listening on /.test(stderr)) {
+        listening = true;
+        child.kill("SIGKILL");
+      }
+    });
+    child.once("exit", (code) => resolve({ code: listening ? "listening" : code, stderr }));
   });
 }
 
