@@ -320,6 +320,7 @@ class Engine {
                            const ExecutorSnapshot* on = nullptr) const;
 
  private:
+  struct LoadContext;  // load's steps and what they share (engine_load.cpp)
   Engine() = default;
   Engine(const Engine&) = default;
   // user_skills_ from the places and the skills between them (built-in, plugins).

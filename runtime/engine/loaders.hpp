@@ -122,6 +122,17 @@ struct JsonManifest {
 };
 std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path& manifest, const char* not_an_object,
                                                Diagnostics& diags);
+// A JSON manifest being checked: `fail` reports an error at a line and fails the plugin.
+struct JsonManifestCheck {
+  LoadedPlugin& lp;
+  const fs::path& manifest;
+  const std::string& text;
+  const boost::json::object& o;
+  Diagnostics& diags;
+
+  void fail(int line, const std::string& msg);
+  int line(std::string_view key) const;  // the line of `"key":` in the text (0 when absent)
+};
 // "a string", "an object", ... for messages.
 std::string json_type_name(const boost::json::value& v);
 // `rel` as an absolute path inside the plugin folder `root`; nullopt when it is absolute, starts

@@ -114,21 +114,13 @@ bool parse_oauth(YamlReader& r, const YAML::Node& node, McpServerConfig& c) {
   return ok;
 }
 
-}  // namespace
-
-std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx) {
-  const bool in_plugin = !ctx.plugin.empty();
-  const std::string what = in_plugin ? "an mcp_servers entry" : "an MCP server file";
-  if (!r.expect_map(node, in_plugin ? "every entry of 'mcp_servers'" : "an MCP server file")) return std::nullopt;
-  bool ok = true;
-  McpServerConfig c;
-  c.source_file = r.file();
-  c.source_line = YamlReader::line_of(node);
-  c.plugin = ctx.plugin;
-
+// Every key is one of kKeys; `executors` is not allowed in a plugin's entries.
+bool check_server_keys(YamlReader& r, const YAML::Node& node, bool in_plugin) {
   static const std::vector<std::string> kKeys = {"id", "type", "command", "args", "env", "url", "headers", "oauth", "executors",
                                                  "tools", "required", "disabled", "startup_timeout_seconds",
                                                  "tool_timeout_seconds"};
+  const std::string what = in_plugin ? "an mcp_servers entry" : "an MCP server file";
+  bool ok = true;
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>("");
     if (in_plugin && key == "executors") {
@@ -144,12 +136,17 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
       ok = false;
     }
   }
+  return ok;
+}
 
+// `id`: false when missing (the entry is dropped); a bad one, or one that does not match the file
+// name, clears `ok`.
+bool parse_server_id(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx, McpServerConfig& c, bool& ok) {
   auto id = r.string(node, "id");
   if (!id || id->empty()) {
     r.error(node, std::string("'id' is required") +
-                      (in_plugin ? " (letters, digits, '-' and '_')" : " and must match the file name"));
-    return std::nullopt;
+                      (!ctx.plugin.empty() ? " (letters, digits, '-' and '_')" : " and must match the file name"));
+    return false;
   }
   c.id = *id;
   if (!is_mcp_server_id(c.id)) {
@@ -159,7 +156,11 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
     r.error(node["id"], "id '" + c.id + "' does not match the file name '" + ctx.expected_id + ".yaml'");
     ok = false;
   }
+  return true;
+}
 
+// `type`: stdio, http or sse (nullopt, reported, otherwise).
+std::optional<std::string> parse_transport(YamlReader& r, const YAML::Node& node, McpServerConfig& c) {
   auto type = r.string(node, "type");
   if (!type || (*type != "stdio" && *type != "http" && *type != "sse")) {
     r.error(node["type"] ? node["type"] : node,
@@ -169,65 +170,76 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
   c.transport = *type == "stdio" ? McpServerConfig::Transport::Stdio
                 : *type == "http" ? McpServerConfig::Transport::Http
                                   : McpServerConfig::Transport::Sse;
+  return type;
+}
 
-  if (c.transport == McpServerConfig::Transport::Stdio) {
-    for (const char* k : {"url", "headers", "oauth"})
-      if (node[k]) {
-        r.error(node[k], std::string("'") + k + "' is not allowed for a stdio server (only for http and sse)");
-        ok = false;
-      }
-    auto command = r.string(node, "command");
-    if (!command || command->empty()) {
-      r.error(node, "'command' is required for a stdio server");
+// command, args, env; in a plugin, ${OPENVAALA_PLUGIN_ROOT} is the plugin's folder.
+void parse_stdio(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx, McpServerConfig& c, bool& ok) {
+  for (const char* k : {"url", "headers", "oauth"})
+    if (node[k]) {
+      r.error(node[k], std::string("'") + k + "' is not allowed for a stdio server (only for http and sse)");
       ok = false;
-    } else {
-      c.command = *command;
     }
-    if (node["args"]) {
-      if (auto args = r.string_list(node, "args")) c.args = *args;
-      else ok = false;
-    }
-    if (auto env = r.string_map(node, "env", ok)) c.env = *env;
-    if (in_plugin) {
-      const std::string root = ctx.plugin_root.string();
-      c.command = support::replace_all(c.command, "${OPENVAALA_PLUGIN_ROOT}", root);
-      for (auto& a : c.args) a = support::replace_all(a, "${OPENVAALA_PLUGIN_ROOT}", root);
-      for (auto& [k, v] : c.env) v = support::replace_all(v, "${OPENVAALA_PLUGIN_ROOT}", root);
-      c.env["OPENVAALA_PLUGIN_ROOT"] = root;
-    }
+  auto command = r.string(node, "command");
+  if (!command || command->empty()) {
+    r.error(node, "'command' is required for a stdio server");
+    ok = false;
   } else {
-    for (const char* k : {"command", "args", "env"})
-      if (node[k]) {
-        r.error(node[k], std::string("'") + k + "' is not allowed for an " + *type + " server (only for stdio)");
-        ok = false;
-      }
-    auto url = r.string(node, "url");
-    if (!url || url->empty()) {
-      r.error(node, "'url' is required for an " + *type + " server");
-      ok = false;
-    } else if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
-      r.error(node["url"], "'url' must be an http:// or https:// address, not '" + *url + "'");
-      ok = false;
-    } else {
-      c.url = *url;
-    }
-    if (auto h = r.string_map(node, "headers", ok)) c.headers = *h;
-    if (node["oauth"]) ok = parse_oauth(r, node["oauth"], c) && ok;
+    c.command = *command;
   }
+  if (node["args"]) {
+    if (auto args = r.string_list(node, "args")) c.args = *args;
+    else ok = false;
+  }
+  if (auto env = r.string_map(node, "env", ok)) c.env = *env;
+  if (ctx.plugin.empty()) return;
+  const std::string root = ctx.plugin_root.string();
+  c.command = support::replace_all(c.command, "${OPENVAALA_PLUGIN_ROOT}", root);
+  for (auto& a : c.args) a = support::replace_all(a, "${OPENVAALA_PLUGIN_ROOT}", root);
+  for (auto& [k, v] : c.env) v = support::replace_all(v, "${OPENVAALA_PLUGIN_ROOT}", root);
+  c.env["OPENVAALA_PLUGIN_ROOT"] = root;
+}
 
-  if (!in_plugin && node["executors"]) {
-    if (auto ex = r.string_list(node, "executors")) {
-      if (ex->empty()) {
-        r.error(node["executors"], "'executors' must list at least one executor (the default is [local])");
-        ok = false;
-      }
-      std::size_t i = 0;
-      for (const auto& e : *ex) ok = check_executor(r, node["executors"][i++], e, ctx.config_root) && ok;
-      c.executors = *ex;
-    } else {
+// url, headers, oauth of an http or sse server.
+void parse_remote(YamlReader& r, const YAML::Node& node, const std::string& type, McpServerConfig& c, bool& ok) {
+  for (const char* k : {"command", "args", "env"})
+    if (node[k]) {
+      r.error(node[k], std::string("'") + k + "' is not allowed for an " + type + " server (only for stdio)");
       ok = false;
     }
+  auto url = r.string(node, "url");
+  if (!url || url->empty()) {
+    r.error(node, "'url' is required for an " + type + " server");
+    ok = false;
+  } else if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+    r.error(node["url"], "'url' must be an http:// or https:// address, not '" + *url + "'");
+    ok = false;
+  } else {
+    c.url = *url;
   }
+  if (auto h = r.string_map(node, "headers", ok)) c.headers = *h;
+  if (node["oauth"]) ok = parse_oauth(r, node["oauth"], c) && ok;
+}
+
+// `executors:` of an MCP server file: at least one, each local or a non-virtual executor.
+void parse_server_executors(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx, McpServerConfig& c,
+                            bool& ok) {
+  auto ex = r.string_list(node, "executors");
+  if (!ex) {
+    ok = false;
+    return;
+  }
+  if (ex->empty()) {
+    r.error(node["executors"], "'executors' must list at least one executor (the default is [local])");
+    ok = false;
+  }
+  std::size_t i = 0;
+  for (const auto& e : *ex) ok = check_executor(r, node["executors"][i++], e, ctx.config_root) && ok;
+  c.executors = *ex;
+}
+
+// tools, required, disabled and the two timeouts.
+void parse_server_options(YamlReader& r, const YAML::Node& node, McpServerConfig& c, bool& ok) {
   if (node["tools"]) {
     if (auto t = r.string_list(node, "tools")) c.tools = *t;
     else ok = false;
@@ -239,6 +251,25 @@ std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node&
   }
   if (auto v = positive_seconds(r, node, "startup_timeout_seconds", ok)) c.startup_timeout_seconds = *v;
   if (auto v = positive_seconds(r, node, "tool_timeout_seconds", ok)) c.tool_timeout_seconds = *v;
+}
+
+}  // namespace
+
+std::optional<McpServerConfig> parse_mcp_server(YamlReader& r, const YAML::Node& node, const McpParseContext& ctx) {
+  const bool in_plugin = !ctx.plugin.empty();
+  if (!r.expect_map(node, in_plugin ? "every entry of 'mcp_servers'" : "an MCP server file")) return std::nullopt;
+  McpServerConfig c;
+  c.source_file = r.file();
+  c.source_line = YamlReader::line_of(node);
+  c.plugin = ctx.plugin;
+  bool ok = check_server_keys(r, node, in_plugin);
+  if (!parse_server_id(r, node, ctx, c, ok)) return std::nullopt;
+  const auto type = parse_transport(r, node, c);
+  if (!type) return std::nullopt;
+  if (c.transport == McpServerConfig::Transport::Stdio) parse_stdio(r, node, ctx, c, ok);
+  else parse_remote(r, node, *type, c, ok);
+  if (!in_plugin && node["executors"]) parse_server_executors(r, node, ctx, c, ok);
+  parse_server_options(r, node, c, ok);
   if (!ok) return std::nullopt;
   return c;
 }

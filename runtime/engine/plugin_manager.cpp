@@ -160,89 +160,117 @@ CommandResult PluginManager::list() {
   return r;
 }
 
-CommandResult PluginManager::update(const std::optional<std::string>& name) {
-  CommandResult r;
-  std::vector<fs::path> dirs;
+namespace {
+
+// The plugin folders `update` replaced, each with its old version moved aside until the whole
+// configuration loads.
+struct Swaps {
+  struct Swap {
+    fs::path target, backup;
+  };
+  std::vector<Swap> done;
+
+  // Puts every old version back, the last replaced first.
+  void undo() const {
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      std::error_code e2;
+      fs::remove_all(it->target, e2);
+      fs::rename(it->backup, it->target, e2);
+    }
+  }
+  void drop_backups() const {
+    std::error_code ec;
+    for (const auto& s : done) fs::remove_all(s.backup, ec);
+  }
+};
+
+// Fetches one installed plugin again and, when it changed, puts the new version in its folder.
+// A fetch that fails or a folder that cannot be moved aside is reported and skipped; false when
+// the new version cannot be written (every swap is then undone and the update stops).
+bool update_plugin(const fs::path& d, const fs::path& plugins_dir, const GitOptions& git, Staging& staging,
+                   Swaps& swaps, CommandResult& r) {
   std::error_code ec;
+  auto rec = *detail::read_install_record(d);
+  std::string pname = d.filename().string();
+  fs::remove_all(staging.dir, ec);
+  fs::create_directories(staging.dir, ec);
+  InstallRecord got;
+  std::string error;
+  auto src = detail::fetch_source(rec, staging.dir, git, got, error);
+  if (!src) {
+    r.err += "openvaala: " + pname + ": " + error + "\n";
+    r.exit_code = 1;
+    return true;
+  }
+  if (!got.commit.empty() && got.commit == rec.commit) {
+    r.out += pname + ": already up to date (" + got.commit.substr(0, 12) + ")\n";
+    return true;
+  }
+  Swaps::Swap s{d, plugins_dir / (".backup-" + pname + "-" + std::to_string(::getpid()))};
+  fs::remove_all(s.backup, ec);
+  fs::rename(d, s.backup, ec);
+  if (ec) {
+    r.err += "openvaala: " + pname + ": cannot move the old version aside: " + ec.message() + "\n";
+    r.exit_code = 1;
+    return true;
+  }
+  swaps.done.push_back(s);
+  if (!detail::copy_plugin_tree(*src, d, error) || !detail::write_install_record(d, got, error)) {
+    r.err += "openvaala: " + pname + ": " + (error.empty() ? "cannot write the plugin" : error) + "\n";
+    r.exit_code = 1;
+    swaps.undo();
+    return false;
+  }
+  r.out += pname + ": updated" + (got.commit.empty() ? std::string(" from ") + got.source
+                                                      : " to " + got.commit.substr(0, 12)) + "\n";
+  return true;
+}
+
+}  // namespace
+
+// The folders `update` fetches again: the named plugin, or every plugin installed with
+// `openvaala plugin install`. None, with `r` saying why, when there is nothing to update.
+std::vector<fs::path> PluginManager::update_targets(const std::optional<std::string>& name, CommandResult& r) const {
+  std::vector<fs::path> dirs;
   if (name) {
     fs::path d = find_plugin_dir(*name);
     if (d.empty()) {
       r.err = "openvaala: no plugin named '" + *name + "' in " + plugins_dir().string() + "\n";
       r.exit_code = 1;
-      return r;
-    }
-    if (!detail::read_install_record(d)) {
+    } else if (!detail::read_install_record(d)) {
       r.err = "openvaala: the plugin '" + *name +
               "' was not installed with `openvaala plugin install` (no .openvaala-install.yaml); update it by hand\n";
       r.exit_code = 1;
-      return r;
+    } else {
+      dirs.push_back(d);
     }
-    dirs.push_back(d);
-  } else {
-    for (fs::directory_iterator it(plugins_dir(), ec), end; !ec && it != end; it.increment(ec)) {
-      auto fn = it->path().filename().string();
-      if (!fn.empty() && fn[0] != '.' && detail::read_install_record(it->path())) dirs.push_back(it->path());
-    }
-    std::sort(dirs.begin(), dirs.end());
-    if (dirs.empty()) {
-      r.out = "No plugins installed with `openvaala plugin install`.\n";
-      return r;
-    }
+    return dirs;
   }
-  struct Swap {
-    fs::path target, backup;
-  };
-  std::vector<Swap> swaps;
+  std::error_code ec;
+  for (fs::directory_iterator it(plugins_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    auto fn = it->path().filename().string();
+    if (!fn.empty() && fn[0] != '.' && detail::read_install_record(it->path())) dirs.push_back(it->path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) r.out = "No plugins installed with `openvaala plugin install`.\n";
+  return dirs;
+}
+
+CommandResult PluginManager::update(const std::optional<std::string>& name) {
+  CommandResult r;
+  const std::vector<fs::path> dirs = update_targets(name, r);
+  if (dirs.empty()) return r;
+  Swaps swaps;
   Staging staging{plugins_dir() / (".staging-" + std::to_string(::getpid()))};
-  auto undo = [&] {
-    for (auto it = swaps.rbegin(); it != swaps.rend(); ++it) {
-      std::error_code e2;
-      fs::remove_all(it->target, e2);
-      fs::rename(it->backup, it->target, e2);
-    }
-  };
-  for (const auto& d : dirs) {
-    auto rec = *detail::read_install_record(d);
-    std::string pname = d.filename().string();
-    fs::remove_all(staging.dir, ec);
-    fs::create_directories(staging.dir, ec);
-    InstallRecord got;
-    std::string error;
-    auto src = detail::fetch_source(rec, staging.dir, git_, got, error);
-    if (!src) {
-      r.err += "openvaala: " + pname + ": " + error + "\n";
-      r.exit_code = 1;
-      continue;
-    }
-    if (!got.commit.empty() && got.commit == rec.commit) {
-      r.out += pname + ": already up to date (" + got.commit.substr(0, 12) + ")\n";
-      continue;
-    }
-    Swap s{d, plugins_dir() / (".backup-" + pname + "-" + std::to_string(::getpid()))};
-    fs::remove_all(s.backup, ec);
-    fs::rename(d, s.backup, ec);
-    if (ec) {
-      r.err += "openvaala: " + pname + ": cannot move the old version aside: " + ec.message() + "\n";
-      r.exit_code = 1;
-      continue;
-    }
-    swaps.push_back(s);
-    if (!detail::copy_plugin_tree(*src, d, error) || !detail::write_install_record(d, got, error)) {
-      r.err += "openvaala: " + pname + ": " + (error.empty() ? "cannot write the plugin" : error) + "\n";
-      r.exit_code = 1;
-      undo();
-      return r;
-    }
-    r.out += pname + ": updated" + (got.commit.empty() ? std::string(" from ") + got.source
-                                                        : " to " + got.commit.substr(0, 12)) + "\n";
-  }
-  if (swaps.empty()) return r;
+  for (const auto& d : dirs)
+    if (!update_plugin(d, plugins_dir(), git_, staging, swaps, r)) return r;
+  if (swaps.done.empty()) return r;
   if (!validate(r, "the update was undone")) {
-    undo();
+    swaps.undo();
     r.out.clear();
     return r;
   }
-  for (const auto& s : swaps) fs::remove_all(s.backup, ec);
+  swaps.drop_backups();
   r.changed = true;
   return r;
 }

@@ -47,6 +47,8 @@ class PluginManager {
   CommandResult no_such_plugin(const std::string& name) const;
   // Loads the full config; false (with the errors in `r.err`) when the load fails.
   bool validate(CommandResult& r, const std::string& undo_note) const;
+  // The plugin folders `update` fetches again; none (with `r` saying why) when there is nothing to do.
+  std::vector<fs::path> update_targets(const std::optional<std::string>& name, CommandResult& r) const;
   // Refuses when an agent's mcp_servers still names a server of this plugin.
   bool check_agent_references(const std::string& name, const fs::path& dir, CommandResult& r) const;
   // Sets plugins.disabled to `names` and loads the full config; when that fails, config.yaml is

@@ -56,6 +56,13 @@ std::optional<JsonManifest> read_json_manifest(LoadedPlugin& lp, const fs::path&
   return JsonManifest{std::move(*text), std::move(v->as_object())};
 }
 
+void JsonManifestCheck::fail(int line, const std::string& msg) {
+  diags.push_back({Severity::Error, manifest.string(), line, msg});
+  lp.fatal = true;
+}
+
+int JsonManifestCheck::line(std::string_view key) const { return json_key_line(text, key); }
+
 std::string json_type_name(const json::value& v) {
   switch (v.kind()) {
     case json::kind::string: return "a string";
@@ -110,12 +117,73 @@ int check_plugin_hooks(config::YamlReader& r, const YAML::Node& hooks, const fs:
 }
 
 // ---- OpenVaala native manifest
+
+// `name`: required, kebab-case, not "skill", and the plugin's folder name.
+void check_openvaala_name(config::YamlReader& r, YAML::Node root, const std::optional<std::string>& name,
+                          const std::string& dir_name) {
+  if (!name) {
+    r.error(root, "'name' is required and must be the plugin's folder name ('" + dir_name + "')");
+  } else if (*name == "skill") {
+    r.error(root["name"], "'skill' is a reserved name (it would clash with /skill:<name>)");
+  } else if (!is_kebab_name(*name)) {
+    r.error(root["name"], "name '" + *name + "' is invalid: use lowercase letters, digits and single hyphens");
+  } else if (*name != dir_name) {
+    r.error(root["name"], "name '" + *name + "' must match the plugin's folder name '" + dir_name + "'");
+  }
+}
+
+// `mcp_servers:`: a list of entries as in mcp_servers/<id>.yaml, each id once.
+void load_openvaala_mcp(config::YamlReader& r, const YAML::Node& m, LoadedPlugin& lp, const fs::path& dir,
+                        const Engine::Options& options) {
+  if (!m.IsSequence()) return r.error(m, "'mcp_servers' must be a list of servers (each with id and type)");
+  std::set<std::string> seen;
+  McpParseContext ctx;
+  ctx.config_root = options.config_root;
+  ctx.plugin = lp.info.name;
+  ctx.plugin_root = dir;
+  for (const auto& entry : m) {
+    auto c = parse_mcp_server(r, entry, ctx);
+    if (!c) continue;
+    if (!seen.insert(c->id).second) {
+      r.error(entry["id"], "MCP server id '" + c->id + "' is declared twice in this plugin");
+      continue;
+    }
+    lp.mcp_servers.push_back(std::move(*c));
+  }
+}
+
+// The manifest's fields, hooks and MCP servers; the skill folder it names (default ./skills).
+fs::path read_openvaala_manifest(config::YamlReader& r, YAML::Node root, LoadedPlugin& lp, const fs::path& dir,
+                                 const fs::path& manifest, const Engine::Options& options) {
+  const std::string dir_name = dir.filename().string();
+  r.check_keys(root, {"name", "version", "description", "skills", "hooks", "mcp_servers"}, "plugin.yaml");
+  auto name = r.string(root, "name");
+  check_openvaala_name(r, root, name, dir_name);
+  lp.info.name = name.value_or(dir_name);
+  lp.info.version = r.string(root, "version").value_or("");
+  lp.info.description = r.string(root, "description").value_or("");
+
+  fs::path skills_dir = dir / "skills";
+  if (auto s = r.string(root, "skills")) {
+    if (auto abs = inside_plugin(dir, *s)) skills_dir = *abs;
+    else r.error(root["skills"], "skills '" + *s + "' must be a relative path inside the plugin folder");
+  }
+  if (auto h = root["hooks"]; h && !h.IsNull()) {
+    lp.info.hook_events = check_plugin_hooks(r, h, dir);
+    // The node itself, not a clone: it keeps its line marks, so the hook loader need not read
+    // the manifest a second time to report lines.
+    lp.hooks = hooks::PluginHookSource{lp.info.name, dir, manifest, h};
+  }
+  if (auto m = root["mcp_servers"]; m && !m.IsNull()) load_openvaala_mcp(r, m, lp, dir, options);
+  return skills_dir;
+}
+
 void load_openvaala(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest, const Engine::Options& options,
                     Diagnostics& diags) {
-  const std::string dir_name = dir.filename().string();
   const auto before = diags.size();
   config::YamlReader r(manifest, diags);
   auto root = r.load();
+  // Any error in the manifest makes the plugin fail.
   auto finish = [&] {
     for (auto i = before; i < diags.size(); ++i)
       if (diags[i].severity == Severity::Error) lp.fatal = true;
@@ -126,123 +194,93 @@ void load_openvaala(LoadedPlugin& lp, const fs::path& dir, const fs::path& manif
     return finish();
   }
   if (!r.expect_map(*root, "plugin.yaml")) return finish();
-  r.check_keys(*root, {"name", "version", "description", "skills", "hooks", "mcp_servers"}, "plugin.yaml");
-  auto name = r.string(*root, "name");
-  if (!name) {
-    r.error(*root, "'name' is required and must be the plugin's folder name ('" + dir_name + "')");
-  } else if (*name == "skill") {
-    r.error((*root)["name"], "'skill' is a reserved name (it would clash with /skill:<name>)");
-  } else if (!is_kebab_name(*name)) {
-    r.error((*root)["name"], "name '" + *name + "' is invalid: use lowercase letters, digits and single hyphens");
-  } else if (*name != dir_name) {
-    r.error((*root)["name"], "name '" + *name + "' must match the plugin's folder name '" + dir_name + "'");
-  }
-  lp.info.name = name.value_or(dir_name);
-  lp.info.version = r.string(*root, "version").value_or("");
-  lp.info.description = r.string(*root, "description").value_or("");
-
-  fs::path skills_dir = dir / "skills";
-  if (auto s = r.string(*root, "skills")) {
-    if (auto abs = inside_plugin(dir, *s)) skills_dir = *abs;
-    else r.error((*root)["skills"], "skills '" + *s + "' must be a relative path inside the plugin folder");
-  }
-  if (auto h = (*root)["hooks"]; h && !h.IsNull()) {
-    lp.info.hook_events = check_plugin_hooks(r, h, dir);
-    // The node itself, not a clone: it keeps its line marks, so the hook loader need not read
-    // the manifest a second time to report lines.
-    lp.hooks = hooks::PluginHookSource{lp.info.name, dir, manifest, h};
-  }
-  if (auto m = (*root)["mcp_servers"]; m && !m.IsNull()) {
-    if (!m.IsSequence()) {
-      r.error(m, "'mcp_servers' must be a list of servers (each with id and type)");
-    } else {
-      std::set<std::string> seen;
-      McpParseContext ctx;
-      ctx.config_root = options.config_root;
-      ctx.plugin = lp.info.name;
-      ctx.plugin_root = dir;
-      for (const auto& entry : m) {
-        auto c = parse_mcp_server(r, entry, ctx);
-        if (!c) continue;
-        if (!seen.insert(c->id).second) {
-          r.error(entry["id"], "MCP server id '" + c->id + "' is declared twice in this plugin");
-          continue;
-        }
-        lp.mcp_servers.push_back(std::move(*c));
-      }
-    }
-  }
+  const fs::path skills_dir = read_openvaala_manifest(r, *root, lp, dir, manifest, options);
   finish();
   if (!lp.fatal) skills_from_path(skills_dir, lp.info.name, options, lp.skills, diags);
 }
 
 // ---- Codex / Claude manifests: name, version, description and skills only.
-void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest, const Engine::Options& options,
-                      Diagnostics& diags) {
-  const std::string dir_name = dir.filename().string();
-  auto fail = [&](int line, const std::string& msg) {
-    diags.push_back({Severity::Error, manifest.string(), line, msg});
-    lp.fatal = true;
-  };
-  auto m = read_json_manifest(lp, manifest, "the manifest must be a JSON object", diags);
-  if (!m) return;
-  const std::string& text = m->text;
-  const json::object& o = m->object;
-  auto str = [&](const char* key) -> std::optional<std::string> {
+
+// A Codex or Claude plugin.json being read. Every error is reported and fails the plugin.
+struct VendorManifest : JsonManifestCheck {
+  std::optional<std::string> str(const char* key) {
     auto* f = o.if_contains(key);
     if (!f || f->is_null()) return std::nullopt;
     if (!f->is_string()) {
-      fail(json_key_line(text, key), std::string("'") + key + "' must be a string, not " + json_type_name(*f));
+      fail(line(key), std::string("'") + key + "' must be a string, not " + json_type_name(*f));
       return std::nullopt;
     }
     return std::string(f->as_string());
-  };
-  auto name = str("name").value_or("");
-  if (name.empty()) name = dir_name;
-  if (name == "skill") fail(json_key_line(text, "name"), "'skill' is a reserved plugin name");
-  else if (!is_kebab_name(name))
-    fail(json_key_line(text, "name"),
-         "name '" + name + "' is invalid: use lowercase letters, digits and single hyphens");
-  else if (name != dir_name)
-    diags.push_back({Severity::Warning, manifest.string(), json_key_line(text, "name"),
-                     "name '" + name + "' differs from the folder name '" + dir_name + "'"});
-  lp.info.name = name;
-  lp.info.version = str("version").value_or("");
-  lp.info.description = str("description").value_or("");
-  std::vector<std::string> extra;
-  if (auto* s = o.if_contains("skills"); s && !s->is_null()) {
+  }
+
+  // `name` (the folder's name when missing): kebab-case and not "skill"; another name than the
+  // folder's is only a warning.
+  void read_name(const std::string& dir_name) {
+    auto name = str("name").value_or("");
+    if (name.empty()) name = dir_name;
+    if (name == "skill") fail(line("name"), "'skill' is a reserved plugin name");
+    else if (!is_kebab_name(name))
+      fail(line("name"),
+           "name '" + name + "' is invalid: use lowercase letters, digits and single hyphens");
+    else if (name != dir_name)
+      diags.push_back({Severity::Warning, manifest.string(), line("name"),
+                       "name '" + name + "' differs from the folder name '" + dir_name + "'"});
+    lp.info.name = name;
+  }
+
+  // `skills`: a path or a list of paths.
+  std::vector<std::string> skill_paths() {
+    std::vector<std::string> extra;
+    auto* s = o.if_contains("skills");
+    if (!s || s->is_null()) return extra;
     if (s->is_string()) {
       extra.push_back(std::string(s->as_string()));
     } else if (s->is_array()) {
       for (const auto& e : s->as_array()) {
         if (!e.is_string()) {
-          fail(json_key_line(text, "skills"), "'skills' must be a path or a list of paths (strings)");
+          fail(line("skills"), "'skills' must be a path or a list of paths (strings)");
           break;
         }
         extra.push_back(std::string(e.as_string()));
       }
     } else {
-      fail(json_key_line(text, "skills"), "'skills' must be a path or a list of paths, not " + json_type_name(*s));
+      fail(line("skills"), "'skills' must be a path or a list of paths, not " + json_type_name(*s));
     }
+    return extra;
   }
-  if (lp.fatal) return;
+
   // The default ./skills/ first, then each listed path (a folder of skills or one skill's folder).
-  std::set<fs::path> done;
-  fs::path def = dir / "skills";
-  skills_from_path(def, lp.info.name, options, lp.skills, diags);
-  done.insert(def.lexically_normal());
-  for (const auto& rel : extra) {
-    auto abs = inside_plugin(dir, rel);
-    if (!abs) {
-      diags.push_back({Severity::Warning, manifest.string(), json_key_line(text, "skills"),
-                       "skills path '" + rel + "' is outside the plugin folder; ignored"});
-      continue;
+  void load_skills(const fs::path& dir, const std::vector<std::string>& extra, const Engine::Options& options) {
+    std::set<fs::path> done;
+    fs::path def = dir / "skills";
+    skills_from_path(def, lp.info.name, options, lp.skills, diags);
+    done.insert(def.lexically_normal());
+    for (const auto& rel : extra) {
+      auto abs = inside_plugin(dir, rel);
+      if (!abs) {
+        diags.push_back({Severity::Warning, manifest.string(), line("skills"),
+                         "skills path '" + rel + "' is outside the plugin folder; ignored"});
+        continue;
+      }
+      fs::path norm = *abs;
+      if (!norm.empty() && norm.filename().empty()) norm = norm.parent_path();
+      if (!done.insert(norm).second) continue;
+      skills_from_path(norm, lp.info.name, options, lp.skills, diags);
     }
-    fs::path norm = *abs;
-    if (!norm.empty() && norm.filename().empty()) norm = norm.parent_path();
-    if (!done.insert(norm).second) continue;
-    skills_from_path(norm, lp.info.name, options, lp.skills, diags);
   }
+};
+
+void load_vendor_json(LoadedPlugin& lp, const fs::path& dir, const fs::path& manifest, const Engine::Options& options,
+                      Diagnostics& diags) {
+  auto m = read_json_manifest(lp, manifest, "the manifest must be a JSON object", diags);
+  if (!m) return;
+  VendorManifest v{{lp, manifest, m->text, m->object, diags}};
+  v.read_name(dir.filename().string());
+  lp.info.version = v.str("version").value_or("");
+  lp.info.description = v.str("description").value_or("");
+  const std::vector<std::string> extra = v.skill_paths();
+  if (lp.fatal) return;
+  v.load_skills(dir, extra, options);
 }
 
 }  // namespace

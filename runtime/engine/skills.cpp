@@ -100,6 +100,67 @@ std::optional<std::map<std::string, FastField>> fast_frontmatter(std::string_vie
   return out;
 }
 
+namespace {
+
+struct SkillProblem {
+  int line;
+  std::string message;
+};
+
+// The fields of frontmatter the fast reader took (`off`: the file line before the YAML's first).
+void fields_from_fast(const std::map<std::string, FastField>& fast, int off, SkillFields& fields) {
+  if (auto it = fast.find("name"); it != fast.end() && !it->second.null) {
+    fields.name = it->second.value;
+    fields.name_line = it->second.line + off;
+  }
+  if (auto it = fast.find("description"); it != fast.end()) {
+    fields.description_line = it->second.line + off;
+    if (!it->second.null) fields.description = it->second.value;
+  }
+  if (auto it = fast.find("argument-hint"); it != fast.end() && !it->second.null) fields.argument_hint = it->second.value;
+}
+
+// Optional and only shown to the user. The usual `argument-hint: [issue-number]` is a YAML
+// list; it is shown as written. Anything else that is not text is left out, not an error.
+std::string argument_hint_of(const YAML::Node& n) {
+  if (n && n.IsScalar()) return n.Scalar();
+  if (!n || !n.IsSequence()) return {};
+  std::string shown;
+  bool all_text = true;
+  for (const auto& item : n) {
+    if (!item.IsScalar()) all_text = false;
+    else shown += (shown.empty() ? "" : ", ") + item.Scalar();
+  }
+  return all_text ? "[" + shown + "]" : std::string();
+}
+
+// The fields of frontmatter YAML proper parsed; the first problem, if any.
+std::optional<SkillProblem> fields_from_yaml(const YAML::Node& root, int off, SkillFields& fields) {
+  const int first_line = off + 1;
+  if (!root.IsNull() && !root.IsMap()) return SkillProblem{first_line, "the frontmatter must be a mapping of keys to values"};
+  if (!root.IsMap()) return std::nullopt;
+  try {
+    if (auto n = root["name"]; n && !n.IsNull()) {
+      if (!n.IsScalar()) return SkillProblem{config::YamlReader::line_of(n) + off, "'name' must be a string"};
+      fields.name = n.Scalar();
+      fields.name_line = config::YamlReader::line_of(n) + off;
+    }
+    if (auto n = root["description"]; n) {
+      fields.description_line = config::YamlReader::line_of(n) + off;
+      if (!n.IsNull()) {
+        if (!n.IsScalar()) return SkillProblem{fields.description_line, "'description' must be a string"};
+        fields.description = n.Scalar();
+      }
+    }
+    fields.argument_hint = argument_hint_of(root["argument-hint"]);
+  } catch (const YAML::Exception& e) {
+    return SkillProblem{first_line, std::string("invalid frontmatter: ") + e.what()};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::path& file, Diagnostic::Severity severity,
                                             Diagnostics& diags) {
   auto fail = [&](int line, const std::string& message) -> std::optional<SkillFields> {
@@ -118,15 +179,7 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
   const int off = split.yaml_first_line - 1;
   SkillFields fields;
   if (auto fast = fast_frontmatter(split.yaml)) {
-    if (auto it = fast->find("name"); it != fast->end() && !it->second.null) {
-      fields.name = it->second.value;
-      fields.name_line = it->second.line + off;
-    }
-    if (auto it = fast->find("description"); it != fast->end()) {
-      fields.description_line = it->second.line + off;
-      if (!it->second.null) fields.description = it->second.value;
-    }
-    if (auto it = fast->find("argument-hint"); it != fast->end() && !it->second.null) fields.argument_hint = it->second.value;
+    fields_from_fast(*fast, off, fields);
   } else {
     Diagnostics yaml_diags;
     config::YamlReader r(file, yaml_diags);
@@ -139,39 +192,7 @@ std::optional<SkillFields> parse_skill_text(std::string_view text, const fs::pat
       }
       return std::nullopt;
     }
-    if (!root->IsNull() && !root->IsMap())
-      return fail(split.yaml_first_line, "the frontmatter must be a mapping of keys to values");
-    if (root->IsMap()) {
-      try {
-        if (auto n = (*root)["name"]; n && !n.IsNull()) {
-          if (!n.IsScalar()) return fail(config::YamlReader::line_of(n) + off, "'name' must be a string");
-          fields.name = n.Scalar();
-          fields.name_line = config::YamlReader::line_of(n) + off;
-        }
-        if (auto n = (*root)["description"]; n) {
-          fields.description_line = config::YamlReader::line_of(n) + off;
-          if (!n.IsNull()) {
-            if (!n.IsScalar()) return fail(fields.description_line, "'description' must be a string");
-            fields.description = n.Scalar();
-          }
-        }
-        // Optional and only shown to the user. The usual `argument-hint: [issue-number]` is a YAML
-        // list; it is shown as written. Anything else that is not text is left out, not an error.
-        if (auto n = (*root)["argument-hint"]; n && n.IsScalar()) {
-          fields.argument_hint = n.Scalar();
-        } else if (n && n.IsSequence()) {
-          std::string shown;
-          bool all_text = true;
-          for (const auto& item : n) {
-            if (!item.IsScalar()) all_text = false;
-            else shown += (shown.empty() ? "" : ", ") + item.Scalar();
-          }
-          if (all_text) fields.argument_hint = "[" + shown + "]";
-        }
-      } catch (const YAML::Exception& e) {
-        return fail(split.yaml_first_line, std::string("invalid frontmatter: ") + e.what());
-      }
-    }
+    if (auto problem = fields_from_yaml(*root, off, fields)) return fail(problem->line, problem->message);
   }
   if (!fields.description || support::trim(*fields.description).empty())
     return fail(fields.description_line ? fields.description_line : 1,

@@ -104,59 +104,56 @@ std::string seconds_text(std::chrono::milliseconds d) {
   }
   return out;
 }
-}  // namespace
+HookAnswer hook_error(std::string msg) {
+  HookAnswer e;
+  e.error = true;
+  e.error_message = std::move(msg);
+  return e;
+}
 
-HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::milliseconds timeout) {
+// bash's own codes for a command it could not run: 127 not found (the script, its interpreter),
+// 126 found but not executable. The hook never ran; a guard must not count that as a pass.
+HookAnswer hook_not_run(std::string msg) {
+  HookAnswer e = hook_error(std::move(msg));
+  e.could_not_run = true;
+  return e;
+}
+
+std::string stderr_suffix(const HookProcessResult& r) {
+  return r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data);
+}
+
+// What the way the hook ended decides: not started, timed out, killed, not run, blocked (exit 2)
+// or failed. nullopt for exit 0: then its stdout decides.
+std::optional<HookAnswer> answer_from_exit(HookEvent event, const HookProcessResult& r, std::chrono::milliseconds timeout) {
   HookAnswer a;
-  auto error = [&](std::string msg) {
-    HookAnswer e;
-    e.error = true;
-    e.error_message = std::move(msg);
-    return e;
-  };
-  // bash's own codes for a command it could not run: 127 not found (the script, its interpreter),
-  // 126 found but not executable. The hook never ran; a guard must not count that as a pass.
-  auto not_run = [&](std::string msg) {
-    HookAnswer e = error(std::move(msg));
-    e.could_not_run = true;
-    return e;
-  };
-  const std::string ev(to_string(event));
-  if (!r.spawn_error.empty()) return not_run("could not start: " + r.spawn_error);
-  if (r.timed_out) return error("timed out after " + seconds_text(timeout) + " s");
-  if (!r.exit_code) return error("was killed by signal " + std::to_string(r.term_signal.value_or(0)));
+  if (!r.spawn_error.empty()) return hook_not_run("could not start: " + r.spawn_error);
+  if (r.timed_out) return hook_error("timed out after " + seconds_text(timeout) + " s");
+  if (!r.exit_code) return hook_error("was killed by signal " + std::to_string(r.term_signal.value_or(0)));
   const int code = *r.exit_code;
   if (code == 127 || code == 126)
-    return not_run("could not run (exit " + std::to_string(code) + ": " + (code == 127 ? "not found" : "not executable") +
-                   ")" + (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
+    return hook_not_run("could not run (exit " + std::to_string(code) + ": " +
+                        (code == 127 ? "not found" : "not executable") + ")" + stderr_suffix(r));
   if (code == 2) {
     if (!event_can_block(event))
-      return error("exited with code 2, but " + ev + " hooks cannot block" +
-                   (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
+      return hook_error("exited with code 2, but " + std::string(to_string(event)) + " hooks cannot block" +
+                        stderr_suffix(r));
     a.block = true;
     a.block_reason = rtrim(r.stderr_data);
     return a;
   }
   if (code != 0)
-    return error("exited with code " + std::to_string(code) +
-                 (r.stderr_data.empty() ? std::string() : ": " + brief(r.stderr_data)));
+    return hook_error("exited with code " + std::to_string(code) + stderr_suffix(r));
+  return std::nullopt;
+}
 
-  const std::string_view out = ltrim(r.stdout_data);
-  if (out.empty()) return a;
-  if (out.front() != '{') {
-    if (event == HookEvent::SessionStart || event == HookEvent::SubagentStart || event == HookEvent::UserPromptSubmit)
-      a.additional_context.push_back(rtrim(r.stdout_data));
-    return a;
-  }
-
-  json::error_code ec;
-  json::value v = json::parse(out, ec);
-  if (ec) return error("printed invalid JSON on stdout: " + ec.message());
-  if (!v.is_object()) return error("printed invalid JSON on stdout: not an object");
-  const json::object& o = v.as_object();
-
+// The JSON a hook printed on stdout, read into `a`; what is wrong in it goes to `problems`.
+struct HookOutputReader {
+  HookEvent event;
+  HookAnswer& a;
   std::vector<std::string> problems;
-  auto get_string = [&](const json::object& from, const char* key, std::string& dst, const std::string& where) {
+
+  bool get_string(const json::object& from, const char* key, std::string& dst, const std::string& where) {
     auto it = from.find(key);
     if (it == from.end() || it->value().is_null()) return false;
     if (!it->value().is_string()) {
@@ -165,65 +162,97 @@ HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, st
     }
     dst = std::string(it->value().as_string());
     return true;
-  };
-
-  if (auto it = o.find("continue"); it != o.end() && !it->value().is_null()) {
-    if (!it->value().is_bool()) problems.push_back("continue must be true or false");
-    else if (!it->value().as_bool()) a.stop_turn = true;
   }
-  get_string(o, "stopReason", a.stop_reason, "");
-  if (std::string msg; get_string(o, "systemMessage", msg, "")) a.system_message = msg;
-  if (std::string ctx; get_string(o, "additionalContext", ctx, "") && !ctx.empty()) a.additional_context.push_back(ctx);
 
-  if (auto it = o.find("decision"); it != o.end() && !it->value().is_null()) {
+  void read(const json::object& o) {
+    read_common(o);
+    read_decision(o);
+    if (auto it = o.find("hookSpecificOutput"); it != o.end() && !it->value().is_null()) {
+      if (!it->value().is_object()) problems.push_back("hookSpecificOutput must be an object");
+      else read_specific(it->value().as_object());
+    }
+  }
+
+  // continue, stopReason, systemMessage, additionalContext.
+  void read_common(const json::object& o) {
+    if (auto it = o.find("continue"); it != o.end() && !it->value().is_null()) {
+      if (!it->value().is_bool()) problems.push_back("continue must be true or false");
+      else if (!it->value().as_bool()) a.stop_turn = true;
+    }
+    get_string(o, "stopReason", a.stop_reason, "");
+    if (std::string msg; get_string(o, "systemMessage", msg, "")) a.system_message = msg;
+    if (std::string ctx; get_string(o, "additionalContext", ctx, "") && !ctx.empty()) a.additional_context.push_back(ctx);
+  }
+
+  // "decision": "block", with its "reason", on an event that can block.
+  void read_decision(const json::object& o) {
+    auto it = o.find("decision");
+    if (it == o.end() || it->value().is_null()) return;
     if (!it->value().is_string() || it->value().as_string() != "block") {
       problems.push_back("decision must be \"block\"");
     } else if (!event_can_block(event)) {
-      problems.push_back("decision \"block\" is not possible on " + ev);
+      problems.push_back("decision \"block\" is not possible on " + std::string(to_string(event)));
     } else {
       a.block = true;
       get_string(o, "reason", a.block_reason, "");
     }
   }
 
-  if (auto it = o.find("hookSpecificOutput"); it != o.end() && !it->value().is_null()) {
-    if (!it->value().is_object()) {
-      problems.push_back("hookSpecificOutput must be an object");
-    } else {
-      const json::object& h = it->value().as_object();
-      if (std::string ctx; get_string(h, "additionalContext", ctx, "hookSpecificOutput.") && !ctx.empty())
-        a.additional_context.push_back(ctx);
-      if (event == HookEvent::PreToolUse) {
-        std::string decision, reason;
-        const bool has_decision = get_string(h, "permissionDecision", decision, "hookSpecificOutput.");
-        get_string(h, "permissionDecisionReason", reason, "hookSpecificOutput.");
-        if (has_decision) {
-          if (decision == "deny") {
-            a.permission = PermissionDecision::Deny;
-            a.block = true;
-            a.block_reason = reason;
-            a.permission_reason = reason;
-          } else if (decision == "allow") {
-            a.permission = PermissionDecision::Allow;
-            a.permission_reason = reason;
-          } else if (decision == "ask" || decision == "defer") {
-            problems.push_back("permissionDecision \"" + decision + "\" is not supported (use \"allow\" or \"deny\")");
-          } else {
-            problems.push_back("permissionDecision must be \"allow\" or \"deny\", not \"" + decision + "\"");
-          }
-        }
-        if (auto u = h.find("updatedInput"); u != h.end() && !u->value().is_null()) {
-          if (!u->value().is_object()) problems.push_back("hookSpecificOutput.updatedInput must be an object (the tool's arguments)");
-          else a.updated_input = u->value();
-        }
-      }
+  // hookSpecificOutput: additionalContext; for PreToolUse the permission decision and updatedInput.
+  void read_specific(const json::object& h) {
+    if (std::string ctx; get_string(h, "additionalContext", ctx, "hookSpecificOutput.") && !ctx.empty())
+      a.additional_context.push_back(ctx);
+    if (event != HookEvent::PreToolUse) return;
+    std::string decision, reason;
+    const bool has_decision = get_string(h, "permissionDecision", decision, "hookSpecificOutput.");
+    get_string(h, "permissionDecisionReason", reason, "hookSpecificOutput.");
+    if (has_decision) read_permission(decision, reason);
+    if (auto u = h.find("updatedInput"); u != h.end() && !u->value().is_null()) {
+      if (!u->value().is_object()) problems.push_back("hookSpecificOutput.updatedInput must be an object (the tool's arguments)");
+      else a.updated_input = u->value();
     }
   }
 
-  if (!problems.empty()) {
+  // "deny" blocks the call with the reason; "allow" answers the permission question.
+  void read_permission(const std::string& decision, const std::string& reason) {
+    if (decision == "deny") {
+      a.permission = PermissionDecision::Deny;
+      a.block = true;
+      a.block_reason = reason;
+      a.permission_reason = reason;
+    } else if (decision == "allow") {
+      a.permission = PermissionDecision::Allow;
+      a.permission_reason = reason;
+    } else if (decision == "ask" || decision == "defer") {
+      problems.push_back("permissionDecision \"" + decision + "\" is not supported (use \"allow\" or \"deny\")");
+    } else {
+      problems.push_back("permissionDecision must be \"allow\" or \"deny\", not \"" + decision + "\"");
+    }
+  }
+};
+
+}  // namespace
+
+HookAnswer interpret_hook_result(HookEvent event, const HookProcessResult& r, std::chrono::milliseconds timeout) {
+  if (auto decided = answer_from_exit(event, r, timeout)) return std::move(*decided);
+  HookAnswer a;
+  const std::string_view out = ltrim(r.stdout_data);
+  if (out.empty()) return a;
+  if (out.front() != '{') {
+    if (event == HookEvent::SessionStart || event == HookEvent::SubagentStart || event == HookEvent::UserPromptSubmit)
+      a.additional_context.push_back(rtrim(r.stdout_data));
+    return a;
+  }
+  json::error_code ec;
+  json::value v = json::parse(out, ec);
+  if (ec) return hook_error("printed invalid JSON on stdout: " + ec.message());
+  if (!v.is_object()) return hook_error("printed invalid JSON on stdout: not an object");
+  HookOutputReader reader{event, a, {}};
+  reader.read(v.as_object());
+  if (!reader.problems.empty()) {
     std::string msg = "printed invalid output: ";
-    for (std::size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
-    return error(msg);
+    for (std::size_t i = 0; i < reader.problems.size(); ++i) msg += (i ? "; " : "") + reader.problems[i];
+    return hook_error(msg);
   }
   return a;
 }
@@ -298,6 +327,94 @@ bool error_blocks(const Hook& hook, HookEvent event, const HookAnswer& a) {
   return hook.on_failure == OnFailure::Default && a.could_not_run && event == HookEvent::PreToolUse;
 }
 
+void set_decided_by(HookOutcome& out, const HookRunRecord& rec) {
+  out.decided_by = rec.hook;
+  out.decided_by_label = rec.label;
+}
+
+// Blocked by this hook with `reason`; on PreToolUse that denies the call.
+void block_by(HookEvent event, std::string reason, const HookRunRecord& rec, HookOutcome& out) {
+  out.blocked = true;
+  out.reason = std::move(reason);
+  if (event == HookEvent::PreToolUse) {
+    out.permission = PermissionDecision::Deny;
+    out.permission_reason = out.reason;
+  }
+  set_decided_by(out, rec);
+}
+
+// The hook's process (here, or at `place`), the event's JSON on its stdin; false when cancelled.
+bool run_hook_process(const Hook& hook, const HookPlace* place, const HookInput& input, const json::object& stdin_obj,
+                      const std::atomic<bool>* cancel, fs::path& cache_root, HookProcessResult& pr) {
+  bridge::process::ProcessSpec spec = place ? remote_spec(hook, *place, pr.spawn_error) : local_spec(hook, cache_root, pr.spawn_error);
+  if (!pr.spawn_error.empty()) return true;
+  if (!place) spec.cwd = input.cwd.string();  // there: the launcher enters its working directory
+  spec.stdin_data = json::serialize(stdin_obj) + "\n";
+  spec.timeout = hook.timeout;
+  spec.max_output_bytes = kOutputCap;
+  auto res = bridge::process::run_process(spec, cancel);
+  if (res.cancelled) return false;
+  if (!res.started) pr.spawn_error = res.spawn_error;
+  pr.exit_code = res.exit_code;
+  pr.term_signal = res.term_signal;
+  pr.timed_out = res.timed_out;
+  pr.stdout_data = std::move(res.stdout_data);
+  pr.stderr_data = std::move(res.stderr_data);
+  return true;
+}
+
+// A hook error: logged and recorded; true when it blocks (error_blocks), which ends the chain.
+bool take_error(const Hook& hook, HookEvent event, const HookAnswer& a, HookRunRecord& rec, HookOutcome& out) {
+  spdlog::warn("hook {} ({}) failed: {}", rec.hook, to_string(event), a.error_message);
+  out.errors.push_back({rec.hook, a.error_message, a.could_not_run});
+  rec.status = HookRunRecord::Status::Error;
+  rec.message = a.error_message;
+  out.runs.push_back(rec);
+  if (!error_blocks(hook, event, a)) return false;
+  block_by(event,
+           hook.on_failure == OnFailure::Block
+               ? "hook " + rec.label + " failed (" + a.error_message + "), and its on_failure is block"
+               : "hook " + rec.label + " " + a.error_message + ", so the tool call is blocked",
+           rec, out);
+  return true;
+}
+
+// What the hook answered: messages, context, rewritten input, an allow, then a block or the end
+// of the turn; true when the chain stops.
+bool take_answer(HookEvent event, HookAnswer& a, HookRunRecord& rec, HookOutcome& out, json::object& stdin_obj) {
+  if (a.system_message) out.system_messages.push_back(*a.system_message);
+  for (auto& c : a.additional_context) out.additional_context.push_back(std::move(c));
+  if (a.updated_input && event == HookEvent::PreToolUse) {
+    out.updated_input = *a.updated_input;
+    stdin_obj["tool_input"] = *a.updated_input;  // later hooks see the rewritten arguments
+    if (!out.decided_by) set_decided_by(out, rec);
+  }
+  if (a.permission == PermissionDecision::Allow && out.permission == PermissionDecision::None) {
+    out.permission = PermissionDecision::Allow;
+    out.permission_reason = a.permission_reason;
+    if (!out.decided_by) set_decided_by(out, rec);
+  }
+  bool stop = false;
+  if (a.block) {
+    block_by(event, rtrim(a.block_reason).empty() ? "blocked by hook " + rec.label + " (" + rec.hook + ")" : a.block_reason,
+             rec, out);
+    rec.status = HookRunRecord::Status::Blocked;
+    rec.message = out.reason;
+    stop = true;
+  }
+  if (a.stop_turn) {
+    out.stop_turn = true;
+    out.stop_reason = a.stop_reason;
+    if (!a.block) {
+      set_decided_by(out, rec);
+      rec.status = HookRunRecord::Status::StoppedTurn;
+      rec.message = a.stop_reason;
+    }
+    stop = true;
+  }
+  return stop;
+}
+
 }  // namespace
 
 HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& input, const std::atomic<bool>* cancel,
@@ -314,101 +431,26 @@ HookOutcome run_hooks(const HookSet& set, HookEvent event, const HookInput& inpu
     HookRunRecord rec;
     rec.hook = hook.location();
     rec.label = hook.label();
-
     HookProcessResult pr;
-    bridge::process::ProcessSpec spec = place ? remote_spec(hook, *place, pr.spawn_error) : local_spec(hook, cache_root, pr.spawn_error);
-    if (pr.spawn_error.empty()) {
-      if (!place) spec.cwd = input.cwd.string();  // there: the launcher enters its working directory
-      spec.stdin_data = json::serialize(stdin_obj) + "\n";
-      spec.timeout = hook.timeout;
-      spec.max_output_bytes = kOutputCap;
-      auto res = bridge::process::run_process(spec, cancel);
-      if (res.cancelled) {
-        rec.status = HookRunRecord::Status::Error;
-        rec.message = "cancelled";
-        rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-        out.runs.push_back(std::move(rec));
-        break;
-      }
-      if (!res.started) pr.spawn_error = res.spawn_error;
-      pr.exit_code = res.exit_code;
-      pr.term_signal = res.term_signal;
-      pr.timed_out = res.timed_out;
-      pr.stdout_data = std::move(res.stdout_data);
-      pr.stderr_data = std::move(res.stderr_data);
+    const bool finished = run_hook_process(hook, place, input, stdin_obj, cancel, cache_root, pr);
+    rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    if (!finished) {
+      rec.status = HookRunRecord::Status::Error;
+      rec.message = "cancelled";
+      out.runs.push_back(std::move(rec));
+      break;
     }
     rec.exit_code = pr.exit_code;
     rec.timed_out = pr.timed_out;
-    rec.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     if (!pr.stderr_data.empty() && pr.exit_code == 0)
       spdlog::info("hook {} ({}) stderr: {}", rec.hook, to_string(event), brief(pr.stderr_data, 2000));
 
     HookAnswer a = interpret_hook_result(event, pr, hook.timeout);
     if (a.error) {
-      spdlog::warn("hook {} ({}) failed: {}", rec.hook, to_string(event), a.error_message);
-      out.errors.push_back({rec.hook, a.error_message, a.could_not_run});
-      rec.status = HookRunRecord::Status::Error;
-      rec.message = a.error_message;
-      out.runs.push_back(rec);
-      if (error_blocks(hook, event, a)) {
-        out.blocked = true;
-        out.reason = hook.on_failure == OnFailure::Block
-                         ? "hook " + rec.label + " failed (" + a.error_message + "), and its on_failure is block"
-                         : "hook " + rec.label + " " + a.error_message + ", so the tool call is blocked";
-        if (event == HookEvent::PreToolUse) {
-          out.permission = PermissionDecision::Deny;
-          out.permission_reason = out.reason;
-        }
-        out.decided_by = rec.hook;
-        out.decided_by_label = rec.label;
-        break;
-      }
+      if (take_error(hook, event, a, rec, out)) break;
       continue;
     }
-
-    if (a.system_message) out.system_messages.push_back(*a.system_message);
-    for (auto& c : a.additional_context) out.additional_context.push_back(std::move(c));
-    if (a.updated_input && event == HookEvent::PreToolUse) {
-      out.updated_input = *a.updated_input;
-      stdin_obj["tool_input"] = *a.updated_input;  // later hooks see the rewritten arguments
-      if (!out.decided_by) {
-        out.decided_by = rec.hook;
-        out.decided_by_label = rec.label;
-      }
-    }
-    if (a.permission == PermissionDecision::Allow && out.permission == PermissionDecision::None) {
-      out.permission = PermissionDecision::Allow;
-      out.permission_reason = a.permission_reason;
-      if (!out.decided_by) {
-        out.decided_by = rec.hook;
-        out.decided_by_label = rec.label;
-      }
-    }
-    bool stop = false;
-    if (a.block) {
-      out.blocked = true;
-      out.reason = rtrim(a.block_reason).empty() ? "blocked by hook " + rec.label + " (" + rec.hook + ")" : a.block_reason;
-      if (event == HookEvent::PreToolUse) {
-        out.permission = PermissionDecision::Deny;
-        out.permission_reason = out.reason;
-      }
-      out.decided_by = rec.hook;
-      out.decided_by_label = rec.label;
-      rec.status = HookRunRecord::Status::Blocked;
-      rec.message = out.reason;
-      stop = true;
-    }
-    if (a.stop_turn) {
-      out.stop_turn = true;
-      out.stop_reason = a.stop_reason;
-      if (!a.block) {
-        out.decided_by = rec.hook;
-        out.decided_by_label = rec.label;
-        rec.status = HookRunRecord::Status::StoppedTurn;
-        rec.message = a.stop_reason;
-      }
-      stop = true;
-    }
+    const bool stop = take_answer(event, a, rec, out, stdin_obj);
     out.runs.push_back(std::move(rec));
     if (stop) break;
   }

@@ -102,6 +102,58 @@ void McpServer::start_in_background() {
                  asio::detached);
 }
 
+// How the client of start `gen` talks back to this server: its end, the editor's elicitation,
+// the prompt and resource lists changing. A client of an older start is ignored.
+Client::Options McpServer::client_options(int gen) {
+  Client::Options opts;
+  opts.client_name = "openvaala";
+  opts.client_version = OPENVAALA_VERSION;
+  opts.log_id = spec_.id;
+  opts.roots = [roots = env_.roots] {
+    std::vector<bridge::mcp::Root> out;
+    for (const auto& r : roots) out.push_back({bridge::mcp::file_uri(r.string()), r.filename().string()});
+    return out;
+  };
+  std::weak_ptr<McpServer> weak = shared_from_this();
+  opts.on_closed = [weak, gen](const std::string& reason) {
+    auto me = weak.lock();
+    if (!me || me->generation_ != gen || me->state_ == ServerState::Closed) return;
+    const bool was_ready = me->state_ == ServerState::Ready;
+    me->state_ = ServerState::Crashed;
+    me->error_ = reason;
+    // Closed while starting: start() reports it once, as a server that could not start.
+    if (was_ready) me->event(reason + " (it will be restarted on next use)");
+  };
+  offer_elicitation(opts);
+  opts.on_prompts_changed = [weak, gen] {
+    auto me = weak.lock();
+    if (!me || me->generation_ != gen || me->state_ != ServerState::Ready) return;
+    asio::co_spawn(me->env_.executor, me->refresh_prompts(), asio::detached);
+  };
+  opts.on_resources_changed = [weak] {
+    if (auto me = weak.lock()) me->resource_uris_.reset();
+  };
+  return opts;
+}
+
+// MCP elicitation, offered to the server only when the editor can answer (forms, URLs or both).
+void McpServer::offer_elicitation(Client::Options& opts) {
+  if (!env_.elicit_form && !env_.elicit_url) return;
+  json::object cap;
+  if (env_.elicit_form) cap["form"] = json::object{};
+  if (env_.elicit_url) cap["url"] = json::object{};
+  opts.elicitation_capability = std::move(cap);
+  if (env_.elicit_url) opts.on_elicitation_complete = env_.elicitation_complete;
+  // The latest running call's asker (stdio gives no way to tell which call asked).
+  std::weak_ptr<McpServer> weak = shared_from_this();
+  opts.elicit = [weak](json::object params) -> asio::awaitable<json::object> {
+    auto me = weak.lock();
+    if (!me || me->elicitors_.empty()) co_return json::object{{"action", "decline"}};
+    auto ask = me->elicitors_.back().second;
+    co_return co_await ask(std::move(params));
+  };
+}
+
 // Connects and lists the tools; state ends Ready or Failed.
 asio::awaitable<void> McpServer::start(int gen, bool restart) {
   auto self = shared_from_this();
@@ -109,48 +161,7 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
     bridge::mcp::TransportDeps tdeps = env_.tunnel;
     tdeps.server_id_for_logs = spec_.id;
     auto transport = bridge::mcp::make_transport(env_.executor, spec_, tdeps);
-    Client::Options opts;
-    opts.client_name = "openvaala";
-    opts.client_version = OPENVAALA_VERSION;
-    opts.log_id = spec_.id;
-    opts.roots = [roots = env_.roots] {
-      std::vector<bridge::mcp::Root> out;
-      for (const auto& r : roots) out.push_back({bridge::mcp::file_uri(r.string()), r.filename().string()});
-      return out;
-    };
-    std::weak_ptr<McpServer> weak = self;
-    opts.on_closed = [weak, gen](const std::string& reason) {
-      auto me = weak.lock();
-      if (!me || me->generation_ != gen || me->state_ == ServerState::Closed) return;
-      const bool was_ready = me->state_ == ServerState::Ready;
-      me->state_ = ServerState::Crashed;
-      me->error_ = reason;
-      // Closed while starting: start() reports it once, as a server that could not start.
-      if (was_ready) me->event(reason + " (it will be restarted on next use)");
-    };
-    if (env_.elicit_form || env_.elicit_url) {
-      json::object cap;
-      if (env_.elicit_form) cap["form"] = json::object{};
-      if (env_.elicit_url) cap["url"] = json::object{};
-      opts.elicitation_capability = std::move(cap);
-      if (env_.elicit_url) opts.on_elicitation_complete = env_.elicitation_complete;
-      // The latest running call's asker (stdio gives no way to tell which call asked).
-      opts.elicit = [weak](json::object params) -> asio::awaitable<json::object> {
-        auto me = weak.lock();
-        if (!me || me->elicitors_.empty()) co_return json::object{{"action", "decline"}};
-        auto ask = me->elicitors_.back().second;
-        co_return co_await ask(std::move(params));
-      };
-    }
-    opts.on_prompts_changed = [weak, gen] {
-      auto me = weak.lock();
-      if (!me || me->generation_ != gen || me->state_ != ServerState::Ready) return;
-      asio::co_spawn(me->env_.executor, me->refresh_prompts(), asio::detached);
-    };
-    opts.on_resources_changed = [weak] {
-      if (auto me = weak.lock()) me->resource_uris_.reset();
-    };
-    auto client = std::make_shared<Client>(env_.executor, std::move(transport), std::move(opts));
+    auto client = std::make_shared<Client>(env_.executor, std::move(transport), client_options(gen));
     client_ = client;
     co_await client->connect(spec_.startup_timeout);
     auto tools = co_await client->list_tools(spec_.startup_timeout);

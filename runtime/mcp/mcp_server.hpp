@@ -95,6 +95,8 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
  private:
   int begin_start();
   boost::asio::awaitable<void> start(int gen, bool restart);
+  bridge::mcp::Client::Options client_options(int gen);
+  void offer_elicitation(bridge::mcp::Client::Options& opts);
   void event(const std::string& detail);
   void stop_state();
   boost::asio::awaitable<void> refresh_prompts();

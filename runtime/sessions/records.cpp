@@ -364,6 +364,53 @@ json::object to_json(const Record& r) {
   return o;
 }
 
+namespace {
+
+UserMessage user_from_json(const json::object& o) {
+  UserMessage u{expect_role(message_from_json(obj(o, "message")), Message::Role::User), {}};
+  if (auto p = opt_arr(o, "prompt")) u.prompt = std::move(*p);
+  return u;
+}
+
+ArchiveChange archive_from_json(const json::object& o) {
+  const json::value* a = o.if_contains("archived");
+  if (!a || !a->is_bool()) throw std::invalid_argument("archive record without a boolean 'archived'");
+  return ArchiveChange{a->get_bool()};
+}
+
+UsageRecord usage_from_json(const json::object& o) {
+  UsageRecord u{Usage{num(o, "inputTokens"), num(o, "outputTokens"), num(o, "cachedInputTokens")}, std::nullopt};
+  if (field(o, "cost")) {
+    const auto& c = obj(o, "cost");
+    u.cost = Cost{real(c, "amount"), str(c, "currency", true)};
+  }
+  return u;
+}
+
+Compaction compaction_from_json(const json::object& o) {
+  Compaction c;
+  c.summary = str(o, "summary");
+  if (auto a = opt_arr(o, "replacement")) {
+    for (const auto& v : *a) {
+      if (!v.is_object()) bad("replacement message is not an object");
+      c.replacement.push_back(message_from_json(v.get_object()));
+    }
+  }
+  const std::int64_t kept = num(o, "kept");
+  if (kept < 0) bad("\"kept\" is negative");
+  c.kept = static_cast<std::uint32_t>(kept);
+  c.id = str(o, "id");
+  return c;
+}
+
+PlanUpdate plan_update_from_json(const json::object& o) {
+  auto entries = opt_arr(o, "entries");
+  if (!entries) bad("plan record without \"entries\"");
+  return PlanUpdate{plan_from(*entries)};
+}
+
+}  // namespace
+
 Record record_from_json(const json::object& o) {
   Record r;
   const std::string type = str(o, "type", true);
@@ -371,9 +418,7 @@ Record record_from_json(const json::object& o) {
   if (type == "header") {
     r.body = Header{str(o, "id", true), str(o, "cwd", true), str(o, "agent"), str(o, "mode"), str(o, "parent")};
   } else if (type == "user") {
-    UserMessage u{expect_role(message_from_json(obj(o, "message")), Message::Role::User), {}};
-    if (auto p = opt_arr(o, "prompt")) u.prompt = std::move(*p);
-    r.body = std::move(u);
+    r.body = user_from_json(o);
   } else if (type == "assistant") {
     r.body = AssistantMessage{expect_role(message_from_json(obj(o, "message")), Message::Role::Assistant)};
   } else if (type == "tool_call") {
@@ -393,36 +438,15 @@ Record record_from_json(const json::object& o) {
   } else if (type == "title") {
     r.body = TitleChange{str(o, "title", true)};
   } else if (type == "archive") {
-    const json::value* a = o.if_contains("archived");
-    if (!a || !a->is_bool()) throw std::invalid_argument("archive record without a boolean 'archived'");
-    r.body = ArchiveChange{a->get_bool()};
+    r.body = archive_from_json(o);
   } else if (type == "usage") {
-    UsageRecord u{Usage{num(o, "inputTokens"), num(o, "outputTokens"), num(o, "cachedInputTokens")}, std::nullopt};
-    if (field(o, "cost")) {
-      const auto& c = obj(o, "cost");
-      u.cost = Cost{real(c, "amount"), str(c, "currency", true)};
-    }
-    r.body = u;
+    r.body = usage_from_json(o);
   } else if (type == "compaction") {
-    Compaction c;
-    c.summary = str(o, "summary");
-    if (auto a = opt_arr(o, "replacement")) {
-      for (const auto& v : *a) {
-        if (!v.is_object()) bad("replacement message is not an object");
-        c.replacement.push_back(message_from_json(v.get_object()));
-      }
-    }
-    const std::int64_t kept = num(o, "kept");
-    if (kept < 0) bad("\"kept\" is negative");
-    c.kept = static_cast<std::uint32_t>(kept);
-    c.id = str(o, "id");
-    r.body = std::move(c);
+    r.body = compaction_from_json(o);
   } else if (type == "turn_end") {
     r.body = TurnEnd{str(o, "stopReason")};
   } else if (type == "plan") {
-    auto entries = opt_arr(o, "entries");
-    if (!entries) bad("plan record without \"entries\"");
-    r.body = PlanUpdate{plan_from(*entries)};
+    r.body = plan_update_from_json(o);
   } else if (type == "subagent") {
     r.body = SubagentRecord{subagent_from_json(o)};
   } else if (type == "subagent_message") {

@@ -146,69 +146,66 @@ struct Loader::State {
     if (p.type == "assistant" || p.type == "tool_result" || p.type == "compaction") return true;
     return p.type == "user" && (title_explicit || !s.title.empty());
   }
+  // A line read_unparsed took: counted by its prefix alone.
+  void count_unparsed(const LinePrefix& p);
+  // A parsed record applied to the summary and, when loaded, the conversation.
+  void apply(Record& rec, std::uint32_t line_no);
+  void apply_header(Header& h, const std::string& time, std::uint32_t line_no);
+  void apply_compaction(Compaction& c);
 };
 
-Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<State>()) {
-  st_->s.id = std::string(id);
-  st_->opt = opt;
-  // A long session's conversation would otherwise grow by doubling: at its last step the old
-  // and the new array are both alive, several MiB more at the load's peak.
-  if (opt.conversation) st_->s.conversation.reserve(opt.messages);
+void Loader::State::count_unparsed(const LinePrefix& p) {
+  ++s.records;
+  if (parse_iso8601(p.time)) s.updated_at = std::string(p.time);
+  if (p.type == "user") s.interrupted = true;  // as in apply
+  else if (p.type == "compaction") ++s.compactions;
+  if (p.type == "user" || p.type == "assistant" || p.type == "tool_result") ++s.messages;
 }
 
-Loader::~Loader() = default;
-
-void Loader::line(std::string_view line, bool complete) {
-  State& st = *st_;
-  LoadedSession& s = st.s;
-  const LoadOptions opt = st.opt;
-  const std::uint32_t line_no = ++st.line_no;
-  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  // A half-written last line is parsed, so that it is reported and skipped.
-  if (auto p = complete ? line_prefix(line) : std::nullopt; p && st.read_unparsed(*p)) {
-    ++s.records;
-    if (parse_iso8601(p->time)) s.updated_at = std::string(p->time);
-    if (p->type == "user") s.interrupted = true;  // as below
-    else if (p->type == "compaction") ++s.compactions;
-    if (p->type == "user" || p->type == "assistant" || p->type == "tool_result") ++s.messages;
+void Loader::State::apply_header(Header& h, const std::string& time, std::uint32_t line_no) {
+  if (have_header) {
+    note("line " + std::to_string(line_no) + ": a second header; ignored");
     return;
   }
+  have_header = true;
+  if (!h.id.empty() && h.id != s.id) note("line " + std::to_string(line_no) + ": header is for session " + h.id);
+  s.cwd = std::move(h.cwd);
+  s.agent = std::move(h.agent);
+  s.mode = std::move(h.mode);
+  s.parent = std::move(h.parent);
+  s.created_at = time;
+}
 
-  Record rec;
-  try {
-    rec = st.parser.parse(line);
-  } catch (const std::invalid_argument& e) {  // not std::bad_alloc: running out of memory is no corrupt line
-    st.note("line " + std::to_string(line_no) + ": " + e.what() +
-            (complete ? "; skipped" : "; half-written last line skipped"));
-    return;
+// The conversation continues from the summary (or the replacement messages) and the last
+// `kept` messages.
+void Loader::State::apply_compaction(Compaction& c) {
+  ++s.compactions;
+  if (!opt.conversation) return;
+  std::vector<Message> next = std::move(c.replacement);
+  if (next.empty()) {
+    Message m;
+    m.role = Message::Role::User;
+    m.text = std::string(kCompactionSummaryPrefix) + c.summary;
+    next.push_back(std::move(m));
   }
-  ++s.records;
-  if (parse_iso8601(rec.time)) s.updated_at = rec.time;  // the last record's time
+  const std::size_t kept = std::min<std::size_t>(c.kept, s.conversation.size());
+  for (std::size_t i = s.conversation.size() - kept; i < s.conversation.size(); ++i)
+    next.push_back(std::move(s.conversation[i]));
+  s.conversation = std::move(next);
+}
 
+void Loader::State::apply(Record& rec, std::uint32_t line_no) {
   std::visit(
       [&](auto&& r) {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, Header>) {
-          if (st.have_header) {
-            st.note("line " + std::to_string(line_no) + ": a second header; ignored");
-            return;
-          }
-          st.have_header = true;
-          if (!r.id.empty() && r.id != s.id) st.note("line " + std::to_string(line_no) + ": header is for session " + r.id);
-          s.cwd = std::move(r.cwd);
-          s.agent = std::move(r.agent);
-          s.mode = std::move(r.mode);
-          s.parent = std::move(r.parent);
-          s.created_at = rec.time;
+          apply_header(r, rec.time, line_no);
         } else if constexpr (std::is_same_v<T, UserMessage>) {
           ++s.messages;
           s.interrupted = true;
-          if (!st.title_explicit && s.title.empty()) s.title = user_title(r);
+          if (!title_explicit && s.title.empty()) s.title = user_title(r);
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
-        } else if constexpr (std::is_same_v<T, AssistantMessage>) {
-          ++s.messages;
-          if (opt.conversation) s.conversation.push_back(std::move(r.message));
-        } else if constexpr (std::is_same_v<T, ToolResult>) {
+        } else if constexpr (std::is_same_v<T, AssistantMessage> || std::is_same_v<T, ToolResult>) {
           ++s.messages;
           if (opt.conversation) s.conversation.push_back(std::move(r.message));
         } else if constexpr (std::is_same_v<T, ModeChange>) {
@@ -225,25 +222,13 @@ void Loader::line(std::string_view line, bool complete) {
           s.archived = r.archived;
         } else if constexpr (std::is_same_v<T, TitleChange>) {
           s.title = std::move(r.title);
-          st.title_explicit = true;
+          title_explicit = true;
         } else if constexpr (std::is_same_v<T, UsageRecord>) {
           s.usage_total += r.usage;
           s.last_usage = r.usage;
           if (r.cost) s.cost[r.cost->currency] += r.cost->amount;
         } else if constexpr (std::is_same_v<T, Compaction>) {
-          ++s.compactions;
-          if (!opt.conversation) return;
-          std::vector<Message> next = std::move(r.replacement);
-          if (next.empty()) {
-            Message m;
-            m.role = Message::Role::User;
-            m.text = std::string(kCompactionSummaryPrefix) + r.summary;
-            next.push_back(std::move(m));
-          }
-          const std::size_t kept = std::min<std::size_t>(r.kept, s.conversation.size());
-          for (std::size_t i = s.conversation.size() - kept; i < s.conversation.size(); ++i)
-            next.push_back(std::move(s.conversation[i]));
-          s.conversation = std::move(next);
+          apply_compaction(r);
         } else if constexpr (std::is_same_v<T, TurnEnd>) {
           ++s.turns;
           s.last_stop_reason = std::move(r.stop_reason);
@@ -251,6 +236,37 @@ void Loader::line(std::string_view line, bool complete) {
         }
       },
       rec.body);
+}
+
+Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<State>()) {
+  st_->s.id = std::string(id);
+  st_->opt = opt;
+  // A long session's conversation would otherwise grow by doubling: at its last step the old
+  // and the new array are both alive, several MiB more at the load's peak.
+  if (opt.conversation) st_->s.conversation.reserve(opt.messages);
+}
+
+Loader::~Loader() = default;
+
+void Loader::line(std::string_view line, bool complete) {
+  State& st = *st_;
+  LoadedSession& s = st.s;
+  const std::uint32_t line_no = ++st.line_no;
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  // A half-written last line is parsed, so that it is reported and skipped.
+  if (auto p = complete ? line_prefix(line) : std::nullopt; p && st.read_unparsed(*p)) return st.count_unparsed(*p);
+
+  Record rec;
+  try {
+    rec = st.parser.parse(line);
+  } catch (const std::invalid_argument& e) {  // not std::bad_alloc: running out of memory is no corrupt line
+    st.note("line " + std::to_string(line_no) + ": " + e.what() +
+            (complete ? "; skipped" : "; half-written last line skipped"));
+    return;
+  }
+  ++s.records;
+  if (parse_iso8601(rec.time)) s.updated_at = rec.time;  // the last record's time
+  st.apply(rec, line_no);
 }
 
 LoadedSession Loader::finish() {
