@@ -149,7 +149,7 @@ struct Engine::LoadContext {
   const Options& options;
   Diagnostics& diags;  // the engine's, in the order reported
 
-  // Inputs (gather_inputs).
+  // Inputs (gather_sources).
   fs::path private_dir;
   std::vector<fs::path> plugin_dirs;
   std::set<std::string> disabled;  // plugins.disabled
@@ -175,7 +175,7 @@ struct Engine::LoadContext {
   std::vector<PluginRead*> with_hooks;
 
   void load_main_config();
-  void gather_inputs();
+  void gather_sources();
   void read_files();
   void merge_mcp_files();
   void merge_plugins();
@@ -201,7 +201,7 @@ std::shared_ptr<const Engine> Engine::load(const Options& options, Diagnostics& 
   e->options_ = options;
   LoadContext ctx(*e, options);
   ctx.load_main_config();
-  ctx.gather_inputs();
+  ctx.gather_sources();
   ctx.read_files();
   ctx.merge_mcp_files();
   ctx.merge_plugins();
@@ -222,7 +222,7 @@ void Engine::LoadContext::load_main_config() {
 }
 
 // What the read tasks read: the private skill folder, the plugin folders, hooks/*.yaml.
-void Engine::LoadContext::gather_inputs() {
+void Engine::LoadContext::gather_sources() {
   private_dir = e.main_.skills_directory ? expand_home(*e.main_.skills_directory, options.home)
                                          : options.config_root / "skills";
   if (private_dir.is_relative()) private_dir = options.config_root / private_dir;
