@@ -78,14 +78,24 @@ struct Skill {
 // session's view (a view per session, rebuilt on every reload, would otherwise copy them all).
 using SkillPtr = std::shared_ptr<const Skill>;
 
+// What the search saw of a SKILL.md, so that a watch added after the read can tell whether the file
+// changed in between. mtime and size alone miss a write in the same timestamp tick as the read
+// (an editor's create-then-write): a file modified that close to its read is `racy` and is read
+// again once watched, as git does with racily clean index entries.
+struct FileStamp {
+  std::int64_t mtime_ns = 0;
+  std::int64_t size = 0;
+  bool racy = false;
+};
+
 // The folders a place's skill search entered, in its order (a folder holding SKILL.md ends the
 // search below it): what a running server watches for changes (runtime/agent/skill_watcher).
 struct SkillFolder {
   fs::path dir;
   bool holds_skill_file = false;  // a SKILL.md is there (loaded or skipped); else searched for skills
   // What the search saw, so that a watch added after it can tell what changed in between: the
-  // SKILL.md's modification time (ns), or how many folders were searched below this one.
-  std::int64_t skill_file_mtime_ns = 0;
+  // SKILL.md's stamp, or how many folders were searched below this one.
+  FileStamp skill_file;
   std::size_t subfolders = 0;
 };
 

@@ -56,9 +56,9 @@ void find_skills(const fs::path& root, SkillSource source, const std::string& pl
                  std::vector<Skill>& out, Diagnostics& diags);
 // One folder of the search: false when it holds no SKILL.md regular file (search below it);
 // true when it does, with `skill` set unless the file was skipped (then with a diagnostic).
-// `mtime_ns`, when given, gets the SKILL.md's modification time.
+// `stamp`, when given, gets what the read saw of the SKILL.md.
 bool read_skill_folder(const fs::path& dir, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
-                       std::optional<Skill>& skill, Diagnostics& diags, std::int64_t* mtime_ns = nullptr);
+                       std::optional<Skill>& skill, Diagnostics& diags, FileStamp* stamp = nullptr);
 // find_skills for a watched place: every folder entered, each with its skill (or null).
 SkillPlace scan_skill_place(const fs::path& root, SkillSource source, Diagnostic::Severity severity, Diagnostics& diags);
 // find_skills over files read elsewhere (an executor): `files` by absolute path, the same rules

@@ -32,7 +32,7 @@ enum class WatchKind {
 struct Watch {
   fs::path dir;
   WatchKind kind;
-  std::string awaited;  // AheadOfPlace: the name on the way to the place
+  std::set<std::string> awaited;  // AheadOfPlace: the names on the way to the places awaited here
 };
 
 constexpr uint32_t kSelfGone = IN_DELETE_SELF | IN_MOVE_SELF;
@@ -66,7 +66,7 @@ void check_since_load(const engine::SkillFolder& folder, Armed& a) {
     a.stale = true;
     return;
   }
-  if (engine::modified_ns(st) != folder.skill_file_mtime_ns) a.changed.push_back(folder.dir);
+  if (engine::changed_since(folder.skill_file, st)) a.changed.push_back(folder.dir);
 }
 
 }  // namespace
@@ -97,9 +97,12 @@ std::unique_ptr<Armed> arm(const std::vector<engine::SkillPlace>& places, const 
     return a;
   }
   auto add = [&](const fs::path& dir, uint32_t mask, Watch w) {
-    int wd = ::inotify_add_watch(a->fd, dir.c_str(), mask | IN_ONLYDIR);
+    // IN_MASK_ADD: one folder awaited for two places (~/.agents, ~/.config under a bare home) is
+    // one watch descriptor; the second add must widen it, not replace it.
+    int wd = ::inotify_add_watch(a->fd, dir.c_str(), mask | IN_ONLYDIR | IN_MASK_ADD);
     if (wd >= 0) {
-      a->watches.emplace(wd, std::move(w));
+      auto [it, added_now] = a->watches.emplace(wd, w);
+      if (!added_now) it->second.awaited.insert(w.awaited.begin(), w.awaited.end());
       return;
     }
     if (errno == ENOSPC || errno == ENOMEM) a->over_limit = true;
@@ -120,7 +123,7 @@ std::unique_ptr<Armed> arm(const std::vector<engine::SkillPlace>& places, const 
       if (awaited.empty()) {
         if (S_ISDIR(st.st_mode)) a->stale = true;  // the place itself was made since the load
       } else if (S_ISDIR(st.st_mode)) {
-        add(ahead, IN_CREATE | IN_MOVED_TO, {ahead, WatchKind::AheadOfPlace, awaited});
+        add(ahead, IN_CREATE | IN_MOVED_TO, {ahead, WatchKind::AheadOfPlace, {awaited}});
         if (::stat((ahead / awaited).c_str(), &st) == 0) a->stale = true;  // made since the load
       }
       continue;
@@ -170,7 +173,7 @@ void classify(const Armed& a, const inotify_event& ev, SkillWatcher::Change& cha
       return;
     }
     case WatchKind::AheadOfPlace:
-      if (name == w.awaited) change.whole = true;
+      if (w.awaited.count(std::string(name))) change.whole = true;
       return;
   }
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 
 #include <algorithm>
 #include <set>
@@ -292,11 +293,11 @@ struct Walker {
     if (!visited.insert({st.st_dev, st.st_ino}).second) return;  // a loop or a second link
     if (depth > 32) return;
     std::optional<Skill> skill;
-    std::int64_t mtime_ns = 0;
-    const bool holds_skill_file = read_skill_folder(dir, source, plugin, severity, skill, diags, &mtime_ns);
+    FileStamp stamp;
+    const bool holds_skill_file = read_skill_folder(dir, source, plugin, severity, skill, diags, &stamp);
     const std::size_t at = folders ? folders->size() : 0;
     if (place) {
-      folders->push_back({dir, holds_skill_file, mtime_ns, 0});
+      folders->push_back({dir, holds_skill_file, stamp, 0});
       place->skills.push_back(skill ? std::make_shared<const Skill>(std::move(*skill)) : nullptr);
     } else if (skill) {
       out->push_back(std::move(*skill));
@@ -311,7 +312,7 @@ struct Walker {
 }  // namespace
 
 bool read_skill_folder(const fs::path& dir, SkillSource source, const std::string& plugin, Diagnostic::Severity severity,
-                       std::optional<Skill>& skill, Diagnostics& diags, std::int64_t* mtime_ns) {
+                       std::optional<Skill>& skill, Diagnostics& diags, FileStamp* stamp) {
   fs::path file = dir / "SKILL.md";
   // O_NONBLOCK: a FIFO named SKILL.md must not hang the load (it is not a regular file: skipped).
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -321,7 +322,7 @@ bool read_skill_folder(const fs::path& dir, SkillSource source, const std::strin
     ::close(fd);
     return false;
   }
-  if (mtime_ns) *mtime_ns = modified_ns(st);
+  if (stamp) *stamp = stamp_of(st, wall_clock_ns());
   if (auto text = read_skill_fd(fd, st, file, severity, diags))
     skill = skill_from_text(dir, file, *text, source, plugin, severity, diags);
   return true;
@@ -389,6 +390,31 @@ std::vector<fs::path> skill_search_subfolders(const fs::path& dir) {
   }
   std::sort(children.begin(), children.end());
   return children;
+}
+
+std::int64_t wall_clock_ns() {
+  struct timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+// Far more than any file system's timestamp tick (a jiffy, at most 10 ms): re-reading one
+// SKILL.md costs microseconds, missing a write leaves a skill stale until its next edit.
+constexpr std::int64_t kRacyWindowNs = 100'000'000;
+
+std::int64_t modified_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+}  // namespace
+
+FileStamp stamp_of(const struct stat& st, std::int64_t now_ns) {
+  const std::int64_t mtime = modified_ns(st);
+  return {mtime, static_cast<std::int64_t>(st.st_size), now_ns - mtime < kRacyWindowNs};
+}
+
+bool changed_since(const FileStamp& seen, const struct stat& st) {
+  return seen.racy || modified_ns(st) != seen.mtime_ns || static_cast<std::int64_t>(st.st_size) != seen.size;
 }
 
 }  // namespace runtime::engine
