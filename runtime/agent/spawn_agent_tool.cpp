@@ -92,7 +92,7 @@ class SpawnAgentTool : public tools::Tool {
     if (auto block = child.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
     settings.scope = scope;
     settings.hooks = c_.hooks;
-    settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
+    settings.prompt.parts.push_back(UserPrompt::Text{prompt});  // its journal's title
     for (auto* t : c_.mcp_tools) {
       // mcp__<id>__<tool>: keep the servers this agent selects (absent = all).
       if (!agent->mcp_servers) {
