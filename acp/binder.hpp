@@ -56,6 +56,21 @@ class Binder {
     });
   }
 
+  // The same decoded in two steps: `Head` (a few small fields) first, checked by `check`, which
+  // throws to refuse the request, then the whole `Req`. A request its head refuses never copies
+  // its bulk: session/prompt to an unknown session with a 200 MiB prompt is answered -32002 at
+  // the size of the line, as before the prompt was typed. The params are let go once decoded.
+  template <class Head, class Req, class Resp, class T>
+  void method(const char* name, T* self, void (T::*check)(const Head&), awaitable<Resp> (T::*fn)(Req, RequestContext)) {
+    conn_.on_request(name, [self, check, fn](boost::json::value params, RequestContext ctx) -> awaitable<boost::json::value> {
+      (self->*check)(schema::decode<Head>(params));
+      Req req = schema::decode<Req>(params);
+      params = nullptr;
+      Resp resp = co_await (self->*fn)(std::move(req), std::move(ctx));
+      co_return boost::json::value_from(resp);
+    });
+  }
+
   template <class P, class T>
   void notification(const char* name, T* self, void (T::*fn)(P)) {
     conn_.on_notification(name, [self, fn](boost::json::value params) { (self->*fn)(schema::decode<P>(params)); });

@@ -163,7 +163,7 @@ void AcpAgent::bind_methods() {
   binder_.method(kSessionArchive, this, &AcpAgent::archive);
   binder_.method(kSessionUnarchive, this, &AcpAgent::unarchive);
   binder_.method(kSessionStatus, this, &AcpAgent::session_status);
-  binder_.method(kSessionPrompt, this, &AcpAgent::prompt);
+  binder_.method(kSessionPrompt, this, &AcpAgent::check_prompt, &AcpAgent::prompt);
   binder_.notification(kSessionCancel, this, &AcpAgent::cancel);
   binder_.method(kSessionSetMode, this, &AcpAgent::set_mode);
   binder_.method(kSessionSetConfigOption, this, &AcpAgent::set_config_option);
@@ -297,7 +297,7 @@ acp::awaitable<schema::ListSessionsResponse> AcpAgent::list_sessions(schema::Lis
 
 acp::awaitable<schema::PromptResponse> AcpAgent::prompt(schema::PromptRequest req, acp::RequestContext ctx) {
   auto session = find_session(req.sessionId);
-  UserPrompt user_prompt = user_prompt_from(req.prompt);
+  UserPrompt user_prompt = user_prompt_from(std::move(req.prompt));
   auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(user_prompt), *ctx.cancel); };
   StopReason reason = co_await mapping_errors(body);
   schema::PromptResponse reply{stop_reason_name(reason), std::nullopt};

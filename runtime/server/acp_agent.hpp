@@ -89,6 +89,8 @@ class AcpAgent {
 
   // The turn and the pickers.
   awaitable<acp::schema::PromptResponse> prompt(acp::schema::PromptRequest req, acp::RequestContext ctx);
+  // A prompt's session is looked up before its blocks are decoded (-32002 first, nothing copied).
+  void check_prompt(const acp::schema::SessionRef& head) { find_session(head.sessionId); }
   void cancel(acp::schema::CancelNotification n);
   awaitable<Empty> set_mode(acp::schema::SetSessionModeRequest req);
   awaitable<acp::schema::SetSessionConfigOptionResponse> set_config_option(acp::schema::SetSessionConfigOptionRequest req);

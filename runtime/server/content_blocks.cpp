@@ -5,26 +5,28 @@ namespace runtime::server {
 namespace schema = acp::schema;
 
 namespace {
+// Moves the strings: a prompt may be most of a 200 MiB message.
 struct ToPart {
-  UserPrompt::Part operator()(const schema::TextContent& b) const { return UserPrompt::Text{b.text}; }
-  UserPrompt::Part operator()(const schema::ImageContent& b) const {
-    return UserPrompt::Image{b.mimeType, b.data, b.uri.value_or("")};
+  UserPrompt::Part operator()(schema::TextContent& b) const { return UserPrompt::Text{std::move(b.text)}; }
+  UserPrompt::Part operator()(schema::ImageContent& b) const {
+    return UserPrompt::Image{std::move(b.mimeType), std::move(b.data), b.uri.value_or("")};
   }
-  UserPrompt::Part operator()(const schema::AudioContent& b) const { return UserPrompt::Audio{b.mimeType, b.data}; }
-  UserPrompt::Part operator()(const schema::ResourceLink& b) const {
-    return UserPrompt::ResourceLink{b.uri, b.name, b.title, b.description, b.mimeType, b.size};
+  UserPrompt::Part operator()(schema::AudioContent& b) const { return UserPrompt::Audio{std::move(b.mimeType), std::move(b.data)}; }
+  UserPrompt::Part operator()(schema::ResourceLink& b) const {
+    return UserPrompt::ResourceLink{std::move(b.uri), std::move(b.name), b.title, b.description, b.mimeType, b.size};
   }
-  UserPrompt::Part operator()(const schema::EmbeddedResource& b) const {
-    const auto& r = b.resource;
-    return UserPrompt::Resource{r.uri, r.mimeType, r.text, r.text ? std::nullopt : r.blob};
+  UserPrompt::Part operator()(schema::EmbeddedResource& b) const {
+    auto& r = b.resource;
+    const bool text = r.text.has_value();  // a text resource; else a binary one
+    return UserPrompt::Resource{std::move(r.uri), r.mimeType, std::move(r.text), text ? std::nullopt : std::move(r.blob)};
   }
 };
 }  // namespace
 
-UserPrompt user_prompt_from(const std::vector<schema::ContentBlock>& blocks) {
+UserPrompt user_prompt_from(std::vector<schema::ContentBlock> blocks) {
   UserPrompt prompt;
   prompt.parts.reserve(blocks.size());
-  for (const auto& b : blocks) prompt.parts.push_back(std::visit(ToPart{}, b.value));
+  for (auto& b : blocks) prompt.parts.push_back(std::visit(ToPart{}, b.value));
   return prompt;
 }
 

@@ -7,6 +7,7 @@
 
 namespace runtime::server {
 
-UserPrompt user_prompt_from(const std::vector<acp::schema::ContentBlock>& blocks);
+// Takes the blocks whole: their strings are moved, not copied.
+UserPrompt user_prompt_from(std::vector<acp::schema::ContentBlock> blocks);
 
 }  // namespace runtime::server

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "acp/methods.hpp"
+#include "acp/schema/prompt.hpp"
 #include "acp/schema/session.hpp"
 
 namespace {
@@ -114,6 +115,46 @@ TEST_F(BinderTest, OutgoingNotificationIsEncoded) {
   greet(Greeting{"hi"});
   ASSERT_FALSE(transport.sent.empty());
   EXPECT_EQ(transport.sent.back(), json::parse(R"({"jsonrpc":"2.0","method":"test/greet","params":{"text":"hi"}})"));
+}
+
+}  // namespace
+
+namespace {
+
+// A module whose method checks the request's head before the whole is decoded.
+struct Checked {
+  acp::Binder binder;
+  int calls = 0;
+  explicit Checked(acp::Connection& conn) : binder(conn) {
+    binder.method("test/prompt", this, &Checked::check, &Checked::prompt);
+    binder.initialized();
+  }
+  void check(const schema::SessionRef& head) {
+    if (head.sessionId != "known") throw acp::RpcError(acp::error_code::kResourceNotFound, "Unknown session: " + head.sessionId);
+  }
+  acp::awaitable<acp::EmptyResponse> prompt(schema::PromptRequest, acp::RequestContext) {
+    ++calls;
+    co_return acp::EmptyResponse{};
+  }
+};
+
+TEST(BinderHead, TheHeadIsCheckedBeforeTheWholeIsDecoded) {
+  boost::asio::io_context ioc;
+  MemoryTransport transport;
+  acp::Connection conn{ioc.get_executor(), transport};
+  Checked module{conn};
+  auto answer = [&](int id, const char* params) {
+    conn.handle_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"test/prompt","params":)" + params + "}");
+    ioc.restart();
+    while (ioc.poll() > 0) {
+    }
+    return transport.sent.back();
+  };
+  EXPECT_EQ(answer(1, R"({"sessionId":"nobody","prompt":[]})").at("error").at("code"), -32002)
+      << "an unknown session is refused before its (here invalid) prompt is decoded";
+  EXPECT_EQ(answer(2, R"({"sessionId":"known","prompt":[]})").at("error").at("code"), -32602);
+  EXPECT_EQ(answer(3, R"({"sessionId":"known","prompt":[{"type":"text","text":"hi"}]})").at("result"), json::object{});
+  EXPECT_EQ(module.calls, 1);
 }
 
 }  // namespace
