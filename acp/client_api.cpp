@@ -12,31 +12,6 @@ using support::int_at;
 using support::obj_at;
 using support::str_at;
 
-ClientCapabilities ClientCapabilities::from_json(const json::value& caps) {
-  ClientCapabilities c;
-  if (!caps.is_object()) return c;
-  const auto& o = caps.as_object();
-  if (auto* fs = obj_at(o, "fs")) {
-    c.fs_read = bool_at(*fs, "readTextFile");
-    c.fs_write = bool_at(*fs, "writeTextFile");
-  }
-  c.terminal = bool_at(o, "terminal");
-  if (auto* auth = obj_at(o, "auth")) c.auth_terminal = bool_at(*auth, "terminal");
-  // Before auth.terminal: `_meta["terminal-auth"]: true` (Zed then, the ACP Registry's checks now).
-  if (auto* meta = obj_at(o, "_meta"); meta && bool_at(*meta, "terminal-auth")) c.auth_terminal = true;
-  c.subagents = obj_at(o, "subagents") != nullptr;
-  // `{}` advertises the view; omitted, null or anything else does not.
-  if (auto* session = obj_at(o, "session")) {
-    c.notices = obj_at(*session, "notices") != nullptr;
-    c.compaction = obj_at(*session, "compaction") != nullptr;
-  }
-  if (auto* e = obj_at(o, "elicitation")) {
-    c.elicitation_form = obj_at(*e, "form") != nullptr;
-    c.elicitation_url = obj_at(*e, "url") != nullptr;
-  }
-  return c;
-}
-
 void ClientApi::session_update(const std::string& session_id, json::object update) {
   conn_.notify(methods::kSessionUpdate, json::object{{"sessionId", session_id}, {"update", std::move(update)}});
 }

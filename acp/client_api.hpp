@@ -7,23 +7,12 @@
 #include <vector>
 
 #include "acp/connection.hpp"
+#include "acp/schema/initialize.hpp"
 #include "support/terminal.hpp"
 
 namespace acp {
 
-struct ClientCapabilities {
-  bool fs_read = false;
-  bool fs_write = false;
-  bool terminal = false;
-  bool auth_terminal = false;  // auth.terminal: the client can run `type: "terminal"` auth methods
-  bool subagents = false;      // subagents (unstable): sub-agents as sessions of their own
-  bool notices = false;        // session.notices: `notice` session updates
-  bool compaction = false;     // session.compaction: `compaction_update` / `compaction_summary_chunk`
-  bool elicitation_form = false;  // elicitation.form: `elicitation/create` with mode "form"
-  bool elicitation_url = false;   // elicitation.url: `elicitation/create` with mode "url"
-
-  static ClientCapabilities from_json(const boost::json::value& caps);
-};
+using ClientCapabilities = schema::ClientCapabilities;
 
 struct PermissionOption {
   std::string option_id;

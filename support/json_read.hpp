@@ -1,7 +1,7 @@
 #pragma once
 // Small accessors for reading JSON whose shape we do not own (client replies, model streams,
 // MCP results, journal lines): a missing or mistyped field reads as the fallback instead of
-// throwing. Strict request decoding with errors that name the field is acp::Params.
+// throwing. Strict request decoding with errors that name the field is acp::schema::Reader.
 #include <boost/json.hpp>
 #include <cstdint>
 #include <optional>

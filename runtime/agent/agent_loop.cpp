@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
+#include "runtime/sessions/prompt_record.hpp"
 #include "runtime/providers/model_catalog.hpp"
 #include "support/random_id.hpp"
 
@@ -59,7 +60,7 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
                                                        const TurnSettings& settings, support::CancelSource& cancel) {
   if (needs_compaction(session, model)) co_await compact(session, model, settings, cancel);
   if (user_message.id.empty()) user_message.id = support::random_id("msg_");
-  record(session, sessions::UserMessage{user_message, settings.prompt_blocks});
+  record(session, sessions::UserMessage{user_message, sessions::prompt_record(settings.prompt)});
   session.conversation.history.push_back(std::move(user_message));
   Turn t{session, model, settings, cancel, router_.specs(settings), {}, {}, {}, {}};
   auto& host = hooks_.host();

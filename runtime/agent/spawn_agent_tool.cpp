@@ -133,7 +133,7 @@ class SpawnAgentTool : public tools::Tool {
     if (auto block = child.services.view.system_prompt_block(); !block.empty()) settings.system_prompt += "\n" + block;
     settings.scope = scope;
     settings.hooks = c_.hooks;
-    settings.prompt_blocks = json::array{json::object{{"type", "text"}, {"text", prompt}}};  // its journal's title
+    settings.prompt.parts.push_back(UserPrompt::Text{prompt});  // its journal's title
     settings.extra_tools = ToolRouter::for_turn(c_.mcp_tools, agent.mcp_servers);
     return settings;
   }

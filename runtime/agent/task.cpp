@@ -124,8 +124,8 @@ std::unique_ptr<providers::Model> Task::open_model(providers::ResolvedModel mode
   return deps_.open_model ? deps_.open_model(std::move(model)) : providers::make_model_client(std::move(model));
 }
 
-boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_ptr, Message message,
-                                             boost::json::array prompt_blocks, support::CancelSource& request_cancel) {
+boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_ptr, UserPrompt prompt,
+                                             support::CancelSource& request_cancel) {
   Session& session = *session_ptr;
   if (session.turn.cancel) throw AgentError(AgentError::Kind::InvalidRequest, "A prompt is already running in this session");
   auto cancel = std::make_shared<support::CancelSource>();
@@ -152,7 +152,7 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   // Its engine's extensions did not load when it opened: try again (throws their problems).
   if (!co_await deps_.sessions.complete_set_up(session_ptr, cancel.get())) co_return StopReason::Cancelled;
   session.conversation.turn_usage.reset();
-  Prompt p{session_ptr, std::move(message), session.services.engine, {}, {}, {}, *cancel,
+  Prompt p{session_ptr, user_message_from(prompt), session.services.engine, {}, {}, {}, *cancel,
            session.services.journal ? session.services.journal->title() : std::string()};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
   p.model = open_model(providers::resolve_model(p.engine->main_config(), session.model_override()));
@@ -162,7 +162,7 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   p.settings.system_prompt = system_prompt(session);
   p.settings.scope.turn_id = session.id + "-t" + std::to_string(++session.conversation.turn_count);
   p.settings.hooks = p.hooks;
-  p.settings.prompt_blocks = std::move(prompt_blocks);
+  p.settings.prompt = std::move(prompt);
   if (auto early = co_await before_turn(p)) co_return *early;
   co_return co_await turn(p);
 }
@@ -215,11 +215,10 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
 boost::asio::awaitable<void> Task::read_linked_resources(Prompt& p) {
   auto mcp = p.session->services.mcp;
   if (!mcp) co_return;
-  for (const auto& b : p.settings.prompt_blocks) {
-    const auto* block = b.if_object();
-    if (!block || support::str_at(*block, "type") != "resource_link") continue;
-    std::string uri(support::str_at(*block, "uri"));
-    if (uri.empty()) continue;
+  for (const auto& part : p.settings.prompt.parts) {
+    const auto* link = std::get_if<UserPrompt::ResourceLink>(&part);
+    if (!link || link->uri.empty()) continue;
+    const std::string& uri = link->uri;
     try {
       if (auto context = co_await mcp->read_listed_resource(uri, &p.cancel)) p.message.text += "\n\n" + *context;
     } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include "runtime/agent/session_manager.hpp"
 #include "runtime/protocol/events.hpp"
+#include "runtime/protocol/user_prompt.hpp"
 
 namespace runtime {
 
@@ -26,8 +27,9 @@ class Task {
 
   // Throws AgentError(InvalidRequest) when a prompt already runs in the session, and
   // providers::ModelError when the model cannot be used or fails.
-  boost::asio::awaitable<StopReason> run(std::shared_ptr<Session> session, Message message,
-                                         boost::json::array prompt_blocks, support::CancelSource& request_cancel);
+  // `prompt` is what the user sent (the model gets user_message_from(prompt)).
+  boost::asio::awaitable<StopReason> run(std::shared_ptr<Session> session, UserPrompt prompt,
+                                         support::CancelSource& request_cancel);
 
  private:
   struct Prompt;

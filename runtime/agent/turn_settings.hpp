@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/agent/hook_runtime.hpp"
+#include "runtime/protocol/user_prompt.hpp"
 #include "runtime/tools/tool.hpp"
 
 namespace runtime {
@@ -22,7 +23,7 @@ struct TurnSettings {
   // since the turn began without them; true when it added any. Unset: nothing joins.
   std::function<bool()> join_late_tools;
   std::shared_ptr<const hooks::HookSet> hooks;
-  boost::json::array prompt_blocks;  // what the user sent, kept with the message in the journal
+  UserPrompt prompt;  // what the user sent, kept with the message in the journal
 };
 
 }  // namespace runtime

@@ -5,18 +5,18 @@
 #include <algorithm>
 
 #include "acp/methods.hpp"
-#include "acp/params.hpp"
 #include "runtime/config/credentials.hpp"
 #include "runtime/config/paths.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "runtime/server/config_options.hpp"
 #include "runtime/server/content_blocks.hpp"
 #include "runtime/server/mcp_servers_param.hpp"
+#include "runtime/server/session_updates.hpp"
 
 namespace runtime::server {
 
 namespace json = boost::json;
-using acp::Params;
+namespace schema = acp::schema;
 
 namespace {
 
@@ -44,40 +44,28 @@ auto mapping_errors(F& body) -> decltype(body()) {
   }
 }
 
-json::object agent_capabilities() {
-  return json::object{
-      {"loadSession", true},
-      {"promptCapabilities", json::object{{"image", true}, {"audio", false}, {"embeddedContext", true}}},
-      {"mcpCapabilities", json::object{{"http", true}, {"sse", true}, {"acp", true}}},
-      {"sessionCapabilities", json::object{{"list", json::object{}},
-                                           {"resume", json::object{}},
-                                           {"close", json::object{}},
-                                           {"delete", json::object{}},
-                                           {"fork", json::object{}},
-                                           {"additionalDirectories", json::object{}},
-                                           {"title", json::object{}},
-                                           {"archive", json::object{}},
-                                           {"status", json::object{}},
-                                           {"systemPrompt", json::object{{"mode", json::object{{"override", json::object{}}}}}}}},
-      {"auth", json::object{{"logout", json::object{}}, {"status", json::object{}}}},
-  };
+schema::AgentCapabilities agent_capabilities() {
+  schema::AgentCapabilities caps;
+  caps.loadSession = true;
+  caps.promptCapabilities = {true, false, true};  // image, audio, embeddedContext
+  caps.mcpCapabilities = {true, true, true};      // http, sse, acp
+  caps.sessionCapabilities = {"list", "resume", "close", "delete", "fork", "additionalDirectories", "title", "archive", "status"};
+  caps.systemPromptModes = {"override"};
+  caps.auth = {"logout", "status"};
+  return caps;
 }
 
 constexpr const char* kCheckProvider = "check-provider";
 constexpr const char* kTerminalLogin = "openvaala-login";
 
-json::array auth_methods(const acp::ClientCapabilities& caps) {
-  json::array auth{json::object{{"id", kCheckProvider},
-                                {"name", "Use the configured model provider"},
-                                {"description", "Checks the model and API key set in config.yaml or the environment"}}};
+std::vector<schema::AuthMethod> auth_methods(const acp::ClientCapabilities& caps) {
+  std::vector<schema::AuthMethod> auth{
+      {kCheckProvider, "Use the configured model provider",
+       "Checks the model and API key set in config.yaml or the environment", std::nullopt, {}}};
   // Terminal auth only for clients that can run it (auth.terminal): they re-run this binary with
   // `args` in a terminal; exit 0 = logged in.
   if (caps.auth_terminal)
-    auth.push_back(json::object{{"type", "terminal"},
-                                {"id", kTerminalLogin},
-                                {"name", "Log in"},
-                                {"description", "Store a model provider API key"},
-                                {"args", json::array{"login"}}});
+    auth.push_back({kTerminalLogin, "Log in", "Store a model provider API key", "terminal", {"login"}});
   return auth;
 }
 
@@ -92,55 +80,18 @@ acp::RpcError model_required(const std::string& why, const acp::ClientCapabiliti
   return acp::RpcError(acp::error_code::kAuthRequired, why + " " + how);
 }
 
-std::filesystem::path session_cwd(const Params& p) {
-  std::string cwd = p.required_string("cwd");
-  if (!std::filesystem::path(cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path, got '" + cwd + "'");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(cwd, ec)) throw acp::invalid_params("'cwd' is not a directory: " + cwd);
-  return cwd;
-}
-
-// `additionalDirectories`: more roots of the session (DESIGN §11), each an absolute existing
-// directory. Absent, null or empty: none.
-std::vector<std::filesystem::path> additional_directories(const Params& p) {
-  std::vector<std::filesystem::path> out;
-  const json::value* v = p.object().if_contains("additionalDirectories");
-  if (!v || v->is_null()) return out;
-  if (!v->is_array()) throw acp::invalid_params("'additionalDirectories' must be an array of absolute paths");
-  for (const auto& item : v->as_array()) {
-    if (!item.is_string()) throw acp::invalid_params("'additionalDirectories' must hold strings, got " + json::serialize(item));
-    std::filesystem::path dir(std::string(item.as_string()));
-    if (!dir.is_absolute())
-      throw acp::invalid_params("'additionalDirectories' entry must be an absolute path, got '" + dir.string() + "'");
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-      throw acp::invalid_params("'additionalDirectories' entry is not a directory: " + dir.string());
-    out.push_back(dir.lexically_normal());
-  }
+// `systemPrompt`: the client's text, appended to the agent's instructions or replacing them.
+ClientInstructions client_instructions(const std::optional<schema::SystemPrompt>& sp) {
+  if (!sp) return {};
+  ClientInstructions out{{}, sp->mode == "override"};
+  for (const auto& block : sp->content)
+    if (const auto* t = std::get_if<schema::TextContent>(&block.value)) out.text += (out.text.empty() ? "" : "\n") + t->text;
   return out;
 }
 
-// `systemPrompt` (unstable): text blocks only, mode "append" or "override"; anything else is
-// refused (-32602) rather than half applied, as the schema asks.
-ClientInstructions client_instructions(const Params& p) {
-  const json::value* v = p.object().if_contains("systemPrompt");
-  if (!v || v->is_null()) return {};
-  if (!v->is_object()) throw acp::invalid_params("'systemPrompt' must be an object {mode, content}");
-  Params sp(*v);
-  const std::string mode = sp.required_string("mode");
-  if (mode != "append" && mode != "override")
-    throw acp::invalid_params("systemPrompt mode '" + mode + "' is not supported (available: append, override)");
-  const auto& content = sp.required_array("content");
-  if (content.empty()) throw acp::invalid_params("'systemPrompt.content' must not be empty");
-  ClientInstructions out{{}, mode == "override"};
-  for (const auto& block : content) {
-    const auto* o = block.if_object();
-    const auto* type = o ? o->if_contains("type") : nullptr;
-    const auto* text = o ? o->if_contains("text") : nullptr;
-    if (!type || !type->is_string() || type->as_string() != "text" || !text || !text->is_string())
-      throw acp::invalid_params("'systemPrompt.content' takes text blocks only, got " + json::serialize(block));
-    out.text += (out.text.empty() ? "" : "\n") + std::string(text->as_string());
-  }
+std::vector<std::filesystem::path> normal_paths(const std::vector<std::string>& dirs) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& d : dirs) out.push_back(std::filesystem::path(d).lexically_normal());
   return out;
 }
 
@@ -174,7 +125,8 @@ std::string model_problem(const engine::Engine& engine) {
 
 AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, providers::ModelFactory open_model,
                    bool watch_skill_files)
-    : conn_(conn), client_(conn), host_(client_), tunnel_(conn),
+    : conn_(conn), binder_(conn), auth_status_update_(conn, acp::methods::kAuthStatusUpdate), client_(conn),
+      host_(client_), tunnel_(conn),
       sessions_(SessionManager::Deps{conn.executor(), &pool, &host_, bridge::mcp::TransportDeps{&conn, &tunnel_, {}},
                                      config::config_root(), config::data_dir() / "sessions", open_model,
                                      watch_skill_files}),
@@ -188,15 +140,8 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
     models_.fetch_missing(engine.main_config());
     for (const auto& s : sessions_.open_sessions()) send_config_options_if_changed(*s);
   });
-  conn_.on_request(acp::methods::kInitialize,
-                   [this](json::value p, acp::RequestContext) { return initialize(std::move(p)); });
-  conn_.on_unbound_method([this](std::string_view method) -> std::optional<acp::RpcError> {
-    if (initialized_ || (method.rfind("session/", 0) != 0 && method != acp::methods::kAuthenticate &&
-                         method != acp::methods::kLogout))
-      return std::nullopt;
-    return acp::RpcError(acp::error_code::kInvalidRequest,
-                         "The agent is not initialized: send `initialize` before " + std::string(method));
-  });
+  // Only `initialize` until the client has initialized: every other method is "not initialized".
+  binder_.method(acp::methods::kInitialize, this, &AcpAgent::initialize);
   sessions_.engines().start_loading();
 }
 
@@ -204,92 +149,87 @@ AcpAgent::~AcpAgent() { shutdown(); }
 
 void AcpAgent::bind_methods() {
   using namespace acp::methods;
-  using Kind = OpenRequest::Kind;
-  auto bind = [this](const char* method, auto member) {
-    conn_.on_request(method, [this, member](json::value p, acp::RequestContext) { return (this->*member)(std::move(p)); });
-  };
-  bind(kAuthenticate, &AcpAgent::authenticate);
-  bind(kLogout, &AcpAgent::logout);
-  bind(kSessionList, &AcpAgent::list_sessions);
-  bind(kSessionSetTitle, &AcpAgent::set_title);
-  bind(kSessionStatus, &AcpAgent::session_status);
-  bind(kAuthStatus, &AcpAgent::auth_status);
-  conn_.on_request(kSessionArchive, [this](json::value p, acp::RequestContext) { return set_archived(std::move(p), true); });
-  conn_.on_request(kSessionUnarchive, [this](json::value p, acp::RequestContext) { return set_archived(std::move(p), false); });
-  bind(kSessionSetMode, &AcpAgent::set_mode);
-  bind(kSessionSetConfigOption, &AcpAgent::set_config_option);
-  bind(kSessionSetModel, &AcpAgent::set_model);
-  conn_.on_request(kSessionNew, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::New); });
-  conn_.on_request(kSessionLoad, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Load); });
-  conn_.on_request(kSessionResume, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Resume); });
-  conn_.on_request(kSessionFork, [this](json::value p, acp::RequestContext) { return open_session(std::move(p), Kind::Fork); });
-  conn_.on_request(kSessionClose, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), false); });
-  conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), true); });
-  conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
-  conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
+  binder_.method(kAuthenticate, this, &AcpAgent::authenticate);
+  binder_.method(kLogout, this, &AcpAgent::logout);
+  binder_.method(kAuthStatus, this, &AcpAgent::auth_status);
+  binder_.method(kSessionNew, this, &AcpAgent::new_session);
+  binder_.method(kSessionLoad, this, &AcpAgent::load_session);
+  binder_.method(kSessionResume, this, &AcpAgent::resume_session);
+  binder_.method(kSessionFork, this, &AcpAgent::fork_session);
+  binder_.method(kSessionClose, this, &AcpAgent::close_session);
+  binder_.method(kSessionDelete, this, &AcpAgent::delete_session);
+  binder_.method(kSessionList, this, &AcpAgent::list_sessions);
+  binder_.method(kSessionSetTitle, this, &AcpAgent::set_title);
+  binder_.method(kSessionArchive, this, &AcpAgent::archive);
+  binder_.method(kSessionUnarchive, this, &AcpAgent::unarchive);
+  binder_.method(kSessionStatus, this, &AcpAgent::session_status);
+  binder_.method(kSessionPrompt, this, &AcpAgent::check_prompt, &AcpAgent::prompt);
+  binder_.notification(kSessionCancel, this, &AcpAgent::cancel);
+  binder_.method(kSessionSetMode, this, &AcpAgent::set_mode);
+  binder_.method(kSessionSetConfigOption, this, &AcpAgent::set_config_option);
+  binder_.method(kSessionSetModel, this, &AcpAgent::set_model);
 }
 
-acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
-  Params p(params);
+acp::awaitable<schema::InitializeResponse> AcpAgent::initialize(schema::InitializeRequest req) {
+  client_.set_capabilities(req.clientCapabilities);
+  if (!binder_.is_initialized()) bind_methods();
+  binder_.initialized();
   // We speak version 1 and answer 1 to any request: the client decides whether it can continue.
-  if (!p.optional_int("protocolVersion")) throw acp::invalid_params("missing required field 'protocolVersion'");
-  if (auto* caps = p.optional_object("clientCapabilities")) client_.set_capabilities(acp::ClientCapabilities::from_json(*caps));
-  if (!initialized_) bind_methods();
-  initialized_ = true;
-  co_return json::object{{"protocolVersion", kProtocolVersion},
-                         {"agentCapabilities", agent_capabilities()},
-                         {"authMethods", auth_methods(client_.capabilities())},
-                         {"agentInfo", json::object{{"name", "openvaala"}, {"title", "OpenVaala"}, {"version", OPENVAALA_VERSION}}}};
+  co_return schema::InitializeResponse{kProtocolVersion, agent_capabilities(), auth_methods(client_.capabilities()),
+                                       {"openvaala", "OpenVaala", OPENVAALA_VERSION}};
 }
 
-acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {
-  auto method = Params(params).required_string("methodId");
-  if (method != kCheckProvider)
-    throw acp::invalid_params("unknown methodId '" + method + "' (available: " + kCheckProvider + ")");
+acp::awaitable<acp::EmptyResponse> AcpAgent::authenticate(schema::AuthenticateRequest req) {
+  if (req.methodId != kCheckProvider)
+    throw acp::invalid_params("unknown methodId '" + req.methodId + "' (available: " + kCheckProvider + ")");
   auto why = co_await missing_model();
   if (!why.empty()) throw acp::RpcError(acp::error_code::kAuthRequired, why);
   co_await report_auth_status_if_changed();
-  co_return json::object{};
+  co_return Empty{};
 }
 
 // Forgets the keys `openvaala login` stored: the next prompt that needs one gets auth_required.
-acp::awaitable<json::value> AcpAgent::logout(json::value) {
+acp::awaitable<acp::EmptyResponse> AcpAgent::logout(acp::NoParams) {
   try {
     if (config::forget_api_keys(config::config_root())) spdlog::info("logout: the stored API keys are forgotten");
   } catch (const std::exception& e) {
     throw acp::RpcError(acp::error_code::kInternalError, e.what());
   }
   co_await report_auth_status_if_changed();
-  co_return json::object{};
+  co_return Empty{};
 }
 
-namespace {
-// `_meta.openvaala.executor` of session/new (and load, resume): the session's default executor.
-std::string meta_executor(const json::object& params) {
-  auto* meta = params.if_contains("_meta");
-  if (!meta || !meta->is_object()) return {};
-  auto* ov = meta->as_object().if_contains("openvaala");
-  if (!ov || !ov->is_object()) return {};
-  auto* ex = ov->as_object().if_contains("executor");
-  if (!ex) return {};
-  if (!ex->is_string()) throw acp::invalid_params("'_meta.openvaala.executor' must be a string (an executor id)");
-  return std::string(ex->as_string());
+// Named arguments, no temporaries inside co_await: GCC 12 destroys such temporaries twice.
+acp::awaitable<schema::NewSessionResponse> AcpAgent::new_session(schema::NewSessionRequest req) {
+  const std::string no_id;
+  co_return co_await open_session(req, no_id, OpenRequest::Kind::New);
 }
-}  // namespace
 
-acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenRequest::Kind kind) {
-  Params p(params);
+acp::awaitable<schema::LoadSessionResponse> AcpAgent::load_session(schema::LoadSessionRequest req) {
+  co_return co_await open_session(req, req.sessionId, OpenRequest::Kind::Load);
+}
+
+acp::awaitable<schema::LoadSessionResponse> AcpAgent::resume_session(schema::ResumeSessionRequest req) {
+  co_return co_await open_session(req, req.sessionId, OpenRequest::Kind::Resume);
+}
+
+acp::awaitable<schema::NewSessionResponse> AcpAgent::fork_session(schema::ForkSessionRequest req) {
+  co_return co_await open_session(req, req.sessionId, OpenRequest::Kind::Fork);
+}
+
+acp::awaitable<schema::NewSessionResponse> AcpAgent::open_session(const schema::SessionSetup& setup,
+                                                                  const std::string& session_id, OpenRequest::Kind kind) {
+  schema::require_directories(setup);
   OpenRequest request;
   request.kind = kind;
-  request.cwd = session_cwd(p);
-  request.additional_roots = additional_directories(p);
-  request.client_instructions = client_instructions(p);
+  request.cwd = setup.cwd;
+  request.additional_roots = normal_paths(setup.additionalDirectories);
+  request.client_instructions = client_instructions(setup.systemPrompt);
   AcpServerOptions mcp_options;
-  mcp_options.cwd = request.cwd.string();
-  const json::value* editor_servers = p.object().if_contains("mcpServers");
-  request.editor_servers = parse_acp_mcp_servers(editor_servers ? *editor_servers : json::value(nullptr), mcp_options);
-  if (kind != OpenRequest::Kind::New) request.session_id = p.required_string("sessionId");
-  request.executor = meta_executor(p.object());
+  mcp_options.cwd = setup.cwd;
+  request.editor_servers = mcp_server_specs(setup.mcpServers, mcp_options);
+  request.session_id = session_id;
+  request.executor = setup.executor();
   if (kind == OpenRequest::Kind::New) co_await require_model();
   auto body = [&]() -> acp::awaitable<std::shared_ptr<Session>> {
     if (kind == OpenRequest::Kind::Fork) co_return co_await sessions_.fork(std::move(request));
@@ -298,8 +238,8 @@ acp::awaitable<json::value> AcpAgent::open_session(json::value params, OpenReque
   auto session = co_await mapping_errors(body);
   // The model picker fills in when the providers' lists arrive (config_option_update); nothing waits.
   models_.fetch_missing(session->services.engine->main_config());
-  json::object reply{{"modes", modes_state(*session)}, {"configOptions", shown_config_options(*session)}};
-  if (kind == OpenRequest::Kind::New || kind == OpenRequest::Kind::Fork) reply["sessionId"] = session->id;
+  schema::NewSessionResponse reply{std::nullopt, mode_state(*session), shown_config_options(*session)};
+  if (kind == OpenRequest::Kind::New || kind == OpenRequest::Kind::Fork) reply.sessionId = session->id;
   co_return reply;
 }
 
@@ -318,92 +258,80 @@ acp::awaitable<void> AcpAgent::require_model() {
   if (!why.empty()) throw model_required(why, client_.capabilities());
 }
 
+acp::awaitable<acp::EmptyResponse> AcpAgent::close_session(schema::SessionRef req) {
+  co_await end_session(req.sessionId, false);
+  co_return Empty{};
+}
+
+acp::awaitable<acp::EmptyResponse> AcpAgent::delete_session(schema::SessionRef req) {
+  co_await end_session(req.sessionId, true);
+  co_return Empty{};
+}
+
 // session/close, and session/delete (`forget`: the saved session goes too).
-acp::awaitable<json::value> AcpAgent::end_session(json::value params, bool forget) {
-  auto id = Params(params).required_string("sessionId");
+acp::awaitable<void> AcpAgent::end_session(const std::string& id, bool forget) {
   // An if, not ?: inside co_await: GCC 12 mishandles the temporaries of such an expression.
   auto body = [&]() -> acp::awaitable<void> {
     if (forget) co_await sessions_.remove(id);
     else co_await sessions_.close(id);
   };
   co_await mapping_errors(body);
-  co_return json::object{};
 }
 
-acp::awaitable<json::value> AcpAgent::list_sessions(json::value params) {
-  Params p(params);
-  auto cwd = p.optional_string("cwd");
-  if (cwd && !std::filesystem::path(*cwd).is_absolute()) throw acp::invalid_params("'cwd' must be an absolute path");
-  auto cursor = p.optional_string("cursor");
-  auto archived = sessions::ArchiveFilter::Exclude;
-  if (auto filter = p.optional_string("archived")) {
-    if (*filter == "include") archived = sessions::ArchiveFilter::Include;
-    else if (*filter == "only") archived = sessions::ArchiveFilter::Only;
-    else if (*filter != "exclude")
-      throw acp::invalid_params("unknown archived filter '" + *filter + "' (available: exclude, include, only)");
-  }
-  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.catalog().list(cwd, cursor, archived); };
+acp::awaitable<schema::ListSessionsResponse> AcpAgent::list_sessions(schema::ListSessionsRequest req) {
+  auto archived = req.archived == "include" ? sessions::ArchiveFilter::Include
+                  : req.archived == "only"  ? sessions::ArchiveFilter::Only
+                                            : sessions::ArchiveFilter::Exclude;
+  auto body = [&]() -> acp::awaitable<sessions::ListPage> { co_return co_await sessions_.catalog().list(req.cwd, req.cursor, archived); };
   auto page = co_await mapping_errors(body);
-  json::array infos;
+  schema::ListSessionsResponse reply;
   for (const auto& s : page.sessions) {
-    json::object info{{"sessionId", s.id}, {"cwd", s.cwd}, {"archived", s.archived}};
-    if (!s.title.empty()) info["title"] = s.title;
-    if (!s.updated_at.empty()) info["updatedAt"] = s.updated_at;
-    infos.push_back(std::move(info));
+    schema::SessionInfo info{s.id, s.cwd, std::nullopt, std::nullopt, s.archived};
+    if (!s.title.empty()) info.title = s.title;
+    if (!s.updated_at.empty()) info.updatedAt = s.updated_at;
+    reply.sessions.push_back(std::move(info));
   }
-  json::object reply{{"sessions", std::move(infos)}};
-  if (page.next_cursor) reply["nextCursor"] = *page.next_cursor;
+  reply.nextCursor = page.next_cursor;
   co_return reply;
 }
 
-acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestContext ctx) {
-  Params p(params);
-  auto session = find_session(p);
-  const auto& blocks = p.required_array("prompt");
-  Message message = user_message_from(blocks);
-  auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(message), blocks, *ctx.cancel); };
+acp::awaitable<schema::PromptResponse> AcpAgent::prompt(schema::PromptRequest req, acp::RequestContext ctx) {
+  auto session = find_session(req.sessionId);
+  UserPrompt user_prompt = user_prompt_from(std::move(req.prompt));
+  auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(user_prompt), *ctx.cancel); };
   StopReason reason = co_await mapping_errors(body);
-  json::object reply{{"stopReason", stop_reason_name(reason)}};
+  schema::PromptResponse reply{stop_reason_name(reason), std::nullopt};
   // The turn's tokens (unstable PromptResponse.usage), when the provider reported them.
   if (const auto& u = session->conversation.turn_usage) {
-    json::object usage{{"totalTokens", u->input_tokens + u->output_tokens},
-                       {"inputTokens", u->input_tokens},
-                       {"outputTokens", u->output_tokens}};
-    if (u->cached_input_tokens) usage["cachedReadTokens"] = u->cached_input_tokens;
-    reply["usage"] = std::move(usage);
+    schema::Usage usage{u->input_tokens + u->output_tokens, u->input_tokens, u->output_tokens, std::nullopt};
+    if (u->cached_input_tokens) usage.cachedReadTokens = u->cached_input_tokens;
+    reply.usage = usage;
   }
   co_return reply;
 }
 
-acp::awaitable<json::value> AcpAgent::set_mode(json::value params) {
-  Params p(params);
-  auto session = find_session(p);
-  sessions_.set_mode(*session, mode_named(p.required_string("modeId"), "modeId"));
+acp::awaitable<acp::EmptyResponse> AcpAgent::set_mode(schema::SetSessionModeRequest req) {
+  auto session = find_session(req.sessionId);
+  sessions_.set_mode(*session, mode_named(req.modeId, "modeId"));
   send_config_options(*session);
-  co_return json::object{};
+  co_return Empty{};
 }
 
 // session/set_model, dropped from the schema in ACP 2.4.0 but still sent by clients built on older
 // SDKs (acp-ai-provider, acp.el): the `model` config option under its old name, told to the
 // editor as config_option_update since the answer carries no options.
-acp::awaitable<json::value> AcpAgent::set_model(json::value params) {
-  Params p(params);
-  auto session = find_session(p);
-  const std::string config_id = "model", model = p.required_string("modelId");
-  co_await apply_config_option(*session, config_id, model);
+acp::awaitable<acp::EmptyResponse> AcpAgent::set_model(schema::SetSessionModelRequest req) {
+  auto session = find_session(req.sessionId);
+  const std::string config_id = "model";
+  co_await apply_config_option(*session, config_id, req.modelId);
   send_config_options(*session);
-  co_return json::object{};
+  co_return Empty{};
 }
 
-acp::awaitable<json::value> AcpAgent::set_config_option(json::value params) {
-  Params p(params);
-  auto session = find_session(p);
-  auto config_id = p.required_string("configId");
-  const auto& value = p.required("value");
-  if (!value.is_string()) throw acp::invalid_params("'value' must be a string for '" + config_id + "'");
-  const std::string v(value.as_string());
-  co_await apply_config_option(*session, config_id, v);
-  co_return json::object{{"configOptions", shown_config_options(*session)}};
+acp::awaitable<schema::SetSessionConfigOptionResponse> AcpAgent::set_config_option(schema::SetSessionConfigOptionRequest req) {
+  auto session = find_session(req.sessionId);
+  co_await apply_config_option(*session, req.configId, req.value);
+  co_return schema::SetSessionConfigOptionResponse{shown_config_options(*session)};
 }
 
 // One config option set to `v`, validated (-32602 naming the valid values).
@@ -432,33 +360,28 @@ acp::awaitable<void> AcpAgent::apply_config_option(Session& session, const std::
   }
 }
 
-void AcpAgent::send_config_options(Session& s) {
-  client_.session_update(s.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", shown_config_options(s)}});
-}
+void AcpAgent::send_config_options(Session& s) { client_.session_update(s.id, config_option_update(shown_config_options(s))); }
 
-json::array AcpAgent::shown_config_options(Session& s) {
-  auto options = config_options(s, models_);
-  host_.presentation().show_config_options(s.id, json::serialize(options));
+std::vector<schema::SessionConfigOption> AcpAgent::shown_config_options(Session& s) {
+  auto options = config_option_list(s, models_);
+  host_.presentation().show_config_options(s.id, json::serialize(json::value_from(options)));
   return options;
 }
 
 void AcpAgent::send_config_options_if_changed(Session& s) {
-  auto options = config_options(s, models_);
-  if (!host_.presentation().show_config_options(s.id, json::serialize(options))) return;
-  client_.session_update(s.id, json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
+  auto options = config_option_list(s, models_);
+  if (!host_.presentation().show_config_options(s.id, json::serialize(json::value_from(options)))) return;
+  client_.session_update(s.id, config_option_update(options));
 }
 
-std::shared_ptr<Session> AcpAgent::find_session(const Params& p) {
+std::shared_ptr<Session> AcpAgent::find_session(const std::string& id) {
   try {
-    return sessions_.find(p.required_string("sessionId"));
+    return sessions_.find(id);
   } catch (const AgentError& e) {
     throw acp::RpcError(acp::error_code::kResourceNotFound, e.what());
   }
 }
 
-void AcpAgent::cancel(const json::value& params) {
-  auto* id = params.is_object() ? params.as_object().if_contains("sessionId") : nullptr;
-  if (id && id->is_string()) sessions_.cancel_turn(std::string(id->as_string()));
-}
+void AcpAgent::cancel(schema::CancelNotification n) { sessions_.cancel_turn(n.sessionId); }
 
 }  // namespace runtime::server

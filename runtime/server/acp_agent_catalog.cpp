@@ -10,7 +10,7 @@
 namespace runtime::server {
 
 namespace json = boost::json;
-using acp::Params;
+namespace schema = acp::schema;
 
 namespace {
 // -32002 carrying the session id in `data`, as session/status asks of an unknown session.
@@ -19,70 +19,72 @@ namespace {
 }
 
 // What auth/status reports: whether a session can start without the user signing in first.
-json::object auth_status_of(const engine::Engine& engine) {
+schema::AuthStatus auth_status_of(const engine::Engine& engine) {
   try {
     auto model = providers::resolve_model(engine.main_config());
-    if (model.api_key_source.empty()) return {{"state", "not_required"}};
+    if (model.api_key_source.empty()) return {"not_required", {}};
     // Display only: the provider and where its key comes from, never the key.
-    json::object account{{"label", model.provider.id + " API key (" + model.api_key_source + ")"}, {"active", true}};
-    return {{"state", "authenticated"}, {"accounts", json::array{std::move(account)}}};
+    return {"authenticated", {{model.provider.id + " API key (" + model.api_key_source + ")", true}}};
   } catch (const providers::ModelError&) {
-    return {{"state", "unauthenticated"}};  // no model or no key: `openvaala login` (or the terminal method)
+    return {"unauthenticated", {}};  // no model or no key: `openvaala login` (or the terminal method)
   }
 }
 }  // namespace
 
-acp::awaitable<json::value> AcpAgent::set_title(json::value params) {
-  Params p(params);
-  auto id = p.required_string("sessionId");
-  auto title = p.required_string("title");
+acp::awaitable<schema::SetSessionTitleResponse> AcpAgent::set_title(schema::SetSessionTitleRequest req) {
   std::string stored;
   try {
-    stored = co_await sessions_.catalog().set_title(id, std::move(title));
+    stored = co_await sessions_.catalog().set_title(req.sessionId, std::move(req.title));
   } catch (const AgentError& e) {
-    if (e.kind == AgentError::Kind::NotFound) unknown_session(id, e.what());
+    if (e.kind == AgentError::Kind::NotFound) unknown_session(req.sessionId, e.what());
     if (e.kind == AgentError::Kind::InvalidParams) throw acp::invalid_params(e.what());
     throw acp::RpcError(acp::error_code::kInternalError, e.what());
   }
-  co_return json::object{{"title", stored}};
+  co_return schema::SetSessionTitleResponse{stored};
 }
 
-acp::awaitable<json::value> AcpAgent::set_archived(json::value params, bool archived) {
-  auto id = Params(params).required_string("sessionId");
+acp::awaitable<acp::EmptyResponse> AcpAgent::archive(schema::SessionRef req) {
+  co_await set_archived(req.sessionId, true);
+  co_return Empty{};
+}
+
+acp::awaitable<acp::EmptyResponse> AcpAgent::unarchive(schema::SessionRef req) {
+  co_await set_archived(req.sessionId, false);
+  co_return Empty{};
+}
+
+acp::awaitable<void> AcpAgent::set_archived(const std::string& id, bool archived) {
   try {
     co_await sessions_.catalog().set_archived(id, archived);
   } catch (const AgentError& e) {
     if (e.kind == AgentError::Kind::NotFound) unknown_session(id, e.what());
     throw acp::RpcError(acp::error_code::kInternalError, e.what());
   }
-  co_return json::object{};
 }
 
-acp::awaitable<json::value> AcpAgent::session_status(json::value params) {
-  auto id = Params(params).required_string("sessionId");
+acp::awaitable<schema::SessionStatusResponse> AcpAgent::session_status(schema::SessionRef req) {
   const char* status = nullptr;
   try {
-    status = co_await sessions_.catalog().status(id);
+    status = co_await sessions_.catalog().status(req.sessionId);
   } catch (const AgentError& e) {
-    unknown_session(id, e.what());
+    unknown_session(req.sessionId, e.what());
   }
-  co_return json::object{{"status", status}};
+  co_return schema::SessionStatusResponse{status};
 }
 
-acp::awaitable<json::value> AcpAgent::auth_status(json::value) {
+acp::awaitable<schema::AuthStatus> AcpAgent::auth_status(acp::NoParams) {
   auto engine = co_await sessions_.engines().loaded_engine();
   auto status = auth_status_of(*engine);
-  auth_state_reported_ = std::string(status.at("state").as_string());
+  auth_state_reported_ = status.state;
   co_return status;
 }
 
 acp::awaitable<void> AcpAgent::report_auth_status_if_changed() {
   auto engine = co_await sessions_.engines().loaded_engine();
   auto status = auth_status_of(*engine);
-  std::string state(status.at("state").as_string());
-  if (state == auth_state_reported_) co_return;
-  auth_state_reported_ = std::move(state);
-  conn_.notify(acp::methods::kAuthStatusUpdate, std::move(status));
+  if (status.state == auth_state_reported_) co_return;
+  auth_state_reported_ = status.state;
+  auth_status_update_(status);
 }
 
 }  // namespace runtime::server

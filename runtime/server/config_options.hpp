@@ -6,13 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "acp/schema/config.hpp"
 #include "runtime/agent/session.hpp"
 #include "runtime/providers/model_catalog.hpp"
 
 namespace runtime::server {
 
-boost::json::object modes_state(const Session& session);          // SessionModeState
-boost::json::array config_options(const Session& session, const providers::ModelCatalog& models);  // SessionConfigOption[]
+acp::schema::SessionModeState mode_state(const Session& session);
+std::vector<acp::schema::SessionConfigOption> config_option_list(const Session& session, const providers::ModelCatalog& models);
+// The same as JSON.
+boost::json::object modes_state(const Session& session);
+boost::json::array config_options(const Session& session, const providers::ModelCatalog& models);
 // The values of the model picker, the session's current model first; empty when none is configured.
 std::vector<std::string> model_values(const Session& session, const providers::ModelCatalog& models);
 // The values of the thought level picker ("default", then OpenAI's reasoning_effort levels);

@@ -1,13 +1,13 @@
 #pragma once
-// A prompt's ACP ContentBlocks as the user message the model gets.
-#include <boost/json.hpp>
+// A prompt's ACP content blocks (decoded by acp::schema) as the engine's UserPrompt.
+#include <vector>
 
-#include "runtime/protocol/conversation.hpp"
+#include "acp/schema/content.hpp"
+#include "runtime/protocol/user_prompt.hpp"
 
 namespace runtime::server {
 
-// Throws acp::RpcError (-32602) naming the block that is not valid: an empty prompt, a block
-// that is not an object, a text block whose text is not a string, an unknown type.
-Message user_message_from(const boost::json::array& prompt);
+// Takes the blocks whole: their strings are moved, not copied.
+UserPrompt user_prompt_from(std::vector<acp::schema::ContentBlock> blocks);
 
 }  // namespace runtime::server

@@ -208,6 +208,10 @@ json::object parsed_journal_update(const Journal& event) {
 }
 }  // namespace
 
+json::object config_option_update(const std::vector<acp::schema::SessionConfigOption>& options) {
+  return json::object{{"sessionUpdate", "config_option_update"}, {"configOptions", json::value_from(options)}};
+}
+
 std::optional<json::object> encode_update(const SessionEvent& event, const acp::ClientCapabilities& client) {
   return std::visit(
       overloaded{

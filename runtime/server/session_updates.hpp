@@ -7,6 +7,7 @@
 #include <string>
 
 #include "acp/client_api.hpp"
+#include "acp/schema/config.hpp"
 
 #include "runtime/protocol/events.hpp"
 
@@ -23,6 +24,11 @@ void append_journal_update(std::string& out, const JournalToolCall& call);
 // What append_journal_update appends, about (for reserving room).
 std::size_t journal_update_size(const JournalChunk& chunk);
 std::size_t journal_update_size(const JournalToolCall& call);
+
+// config_option_update: the session's config options changed (a model list arrived, the mode
+// or the model was set by a method whose answer carries no options). Not an engine event: what
+// the pickers offer is the server's.
+boost::json::object config_option_update(const std::vector<acp::schema::SessionConfigOption>& options);
 
 // A cost as the editor is shown it: 6 significant digits, so that a sum of prices reads 1.8 and not
 // 1.7999999999999998 (the session log keeps the exact sums).

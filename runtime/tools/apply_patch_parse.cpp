@@ -67,6 +67,71 @@ bool is_chunk_header(std::string_view raw) {
   return t == "@@" || starts_with(t, "@@ ");
 }
 
+// The chunks of one `*** Update File:`, filled line by line.
+struct UpdateChunks {
+  UpdateFileOp& op;
+  std::optional<PatchChunk> chunk;  // the chunk being filled
+  std::size_t chunk_line = 0;       // where it started (for "no lines" errors)
+  std::size_t pending_blank = 0;    // empty patch lines not yet known to be inside the chunk
+
+  bool has_lines() const {
+    return chunk && (!chunk->old_lines.empty() || !chunk->new_lines.empty() || pending_blank > 0);
+  }
+  void open(std::size_t line) {
+    chunk.emplace();
+    chunk_line = line;
+  }
+  // Closes the current chunk. Empty lines right before the next `@@`, `***` marker or the end
+  // of the patch separate chunks rather than being context (Codex writes them that way).
+  std::optional<PatchError> close() {
+    if (!chunk) return std::nullopt;
+    pending_blank = 0;
+    if (chunk->old_lines.empty() && chunk->new_lines.empty())
+      return parse_error(chunk_line, "chunk of " + quoted(op.path) + " has no lines");
+    op.chunks.push_back(std::move(*chunk));
+    chunk.reset();
+    return std::nullopt;
+  }
+  void flush_blank() {
+    for (; pending_blank > 0; --pending_blank) {
+      chunk->old_lines.emplace_back();
+      chunk->new_lines.emplace_back();
+    }
+  }
+  std::optional<PatchError> end_of_file(std::size_t line) {
+    if (!has_lines()) return parse_error(line, quoted(kEof) + " must follow the lines of a chunk");
+    flush_blank();
+    chunk->is_end_of_file = true;
+    return close();
+  }
+  std::optional<PatchError> header(std::optional<std::string> context, std::size_t line) {
+    if (!chunk || has_lines()) {
+      if (auto e = close()) return e;
+      open(line);
+    }  // else several `@@` lines in a row narrow the position step by step
+    if (context) chunk->context_headers.push_back(std::move(*context));
+    return std::nullopt;
+  }
+  // A ' ', '+' or '-' line, or an empty (or whitespace-only) one.
+  std::optional<PatchError> line(std::string_view raw, std::size_t number) {
+    if (!chunk) {
+      if (trim(raw).empty()) return std::nullopt;  // blank lines between chunks
+      if (!op.chunks.empty())
+        return parse_error(number, "expected '@@' before the next chunk of " + quoted(op.path) + ", got " + quoted(raw));
+      open(number);  // the first chunk may omit `@@`
+    }
+    if (raw.empty() || (raw.front() != ' ' && raw.front() != '+' && raw.front() != '-')) {
+      ++pending_blank;  // empty context, unless trailing
+      return std::nullopt;
+    }
+    flush_blank();
+    std::string text(raw.substr(1));
+    if (raw.front() != '+') chunk->old_lines.push_back(text);
+    if (raw.front() != '-') chunk->new_lines.push_back(std::move(text));
+    return std::nullopt;
+  }
+};
+
 class Parser {
  public:
   Parser(std::vector<Line> lines, std::size_t first, std::size_t last, std::size_t end_number)
@@ -158,106 +223,40 @@ class Parser {
       op.move_to = std::get<std::string>(to);
       ++i_;
     }
-
-    std::optional<PatchChunk> chunk;  // the chunk being filled
-    std::size_t chunk_line = 0;       // where it started (for "no lines" errors)
-    std::size_t pending_blank = 0;    // empty patch lines not yet known to be inside the chunk
-
-    auto chunk_has_lines = [&] {
-      return chunk && (!chunk->old_lines.empty() || !chunk->new_lines.empty() || pending_blank > 0);
-    };
-    // Closes the current chunk. Empty lines right before the next `@@`, `***` marker or the end
-    // of the patch separate chunks rather than being context (Codex writes them that way).
-    auto close_chunk = [&]() -> std::optional<PatchError> {
-      if (!chunk) return std::nullopt;
-      pending_blank = 0;
-      if (chunk->old_lines.empty() && chunk->new_lines.empty()) {
-        return parse_error(chunk_line, "chunk of " + quoted(op.path) + " has no lines");
-      }
-      op.chunks.push_back(std::move(*chunk));
-      chunk.reset();
-      return std::nullopt;
-    };
-    auto flush_blank = [&] {
-      for (; pending_blank > 0; --pending_blank) {
-        chunk->old_lines.emplace_back();
-        chunk->new_lines.emplace_back();
-      }
-    };
-
-    while (i_ <= last_) {
-      const Line& line = lines_[i_];
-      std::string_view raw = line.text;
-      auto t = trim(raw);
-      if (starts_with(t, "***")) {
-        if (t == kEof) {
-          if (!chunk_has_lines()) {
-            return parse_error(line.number, quoted(kEof) + " must follow the lines of a chunk");
-          }
-          flush_blank();
-          chunk->is_end_of_file = true;
-          if (auto e = close_chunk()) return e;
-          ++i_;
-          continue;
-        }
-        break;  // the next file operation or the end of the patch
-      }
-      if (is_chunk_header(raw)) {
-        auto ctx = context_from_header(trim_right(raw).substr(2));
-        if (chunk && !chunk_has_lines()) {
-          // Several `@@` lines in a row narrow the position step by step.
-          if (ctx) chunk->context_headers.push_back(*ctx);
-        } else {
-          if (auto e = close_chunk()) return e;
-          chunk.emplace();
-          chunk_line = line.number;
-          if (ctx) chunk->context_headers.push_back(*ctx);
-        }
-        ++i_;
-        continue;
-      }
-      if (raw.empty() || raw.front() == ' ' || raw.front() == '+' || raw.front() == '-' ||
-          trim(raw).empty()) {
-        if (!chunk) {
-          if (trim(raw).empty()) {  // blank lines between chunks
-            ++i_;
-            continue;
-          }
-          if (!op.chunks.empty()) {
-            return parse_error(line.number, "expected '@@' before the next chunk of " + quoted(op.path) +
-                                                ", got " + quoted(raw));
-          }
-          chunk.emplace();  // the first chunk may omit `@@`
-          chunk_line = line.number;
-        }
-        if (raw.empty() || (raw.front() != ' ' && raw.front() != '+' && raw.front() != '-')) {
-          ++pending_blank;  // an empty (or whitespace-only) line: empty context, unless trailing
-          ++i_;
-          continue;
-        }
-        flush_blank();
-        std::string text(raw.substr(1));
-        if (raw.front() == ' ') {
-          chunk->old_lines.push_back(text);
-          chunk->new_lines.push_back(std::move(text));
-        } else if (raw.front() == '-') {
-          chunk->old_lines.push_back(std::move(text));
-        } else {
-          chunk->new_lines.push_back(std::move(text));
-        }
-        ++i_;
-        continue;
-      }
-      return parse_error(line.number, "expected a chunk line starting with ' ', '+' or '-', '@@' or " +
-                                          quoted(kEof) + " in the update of " + quoted(op.path) +
-                                          ", got " + quoted(raw));
-    }
-    if (auto e = close_chunk()) return e;
+    UpdateChunks chunks{op};
+    for (bool done = false; !done && i_ <= last_;)
+      if (auto e = read_update_line(chunks, done)) return e;
+    if (auto e = chunks.close()) return e;
     if (op.chunks.empty() && !op.move_to) {
       return parse_error(update_line, quoted(std::string(kUpdate) + " " + op.path) + " has no changes");
     }
     patch.ops.push_back(std::move(op));
     return std::nullopt;
+  }
+
+  // One line of an update's body: read (i_ moves on), the end of the update (`done`), or an error.
+  std::optional<PatchError> read_update_line(UpdateChunks& chunks, bool& done) {
+    const Line& line = lines_[i_];
+    const std::string_view raw = line.text;
+    const auto t = trim(raw);
+    if (starts_with(t, "***")) {
+      if (t != kEof) {
+        done = true;  // the next file operation or the end of the patch
+        return std::nullopt;
+      }
+      ++i_;
+      return chunks.end_of_file(line.number);
+    }
+    if (is_chunk_header(raw)) {
+      ++i_;
+      return chunks.header(context_from_header(trim_right(raw).substr(2)), line.number);
+    }
+    if (raw.empty() || raw.front() == ' ' || raw.front() == '+' || raw.front() == '-' || t.empty()) {
+      ++i_;
+      return chunks.line(raw, line.number);
+    }
+    return parse_error(line.number, "expected a chunk line starting with ' ', '+' or '-', '@@' or " + quoted(kEof) +
+                                        " in the update of " + quoted(chunks.op.path) + ", got " + quoted(raw));
   }
 
   std::vector<Line> lines_;

@@ -155,6 +155,67 @@ std::unique_ptr<Tool> make_mcp_tool(std::string exposed_name, std::string server
                                    output_limit);
 }
 
+namespace {
+
+// The text the model gets for an embedded resource, and its block for the editor.
+std::string map_resource(const json::object& res, std::vector<ToolContent>& content) {
+  auto uri = str(res, "uri");
+  json::object er{{"uri", uri}};
+  if (auto m = str(res, "mimeType"); !m.empty()) er["mimeType"] = m;
+  std::string text;
+  if (res.contains("text")) {
+    er["text"] = str(res, "text");
+    text = "<resource uri=\"" + uri + "\">\n" + str(res, "text") + "\n</resource>";
+  } else {
+    er["blob"] = str(res, "blob");
+    text = "[resource " + uri + " (binary)]";
+  }
+  content.push_back(content_block(json::object{{"type", "resource"}, {"resource", std::move(er)}}));
+  return text;
+}
+
+std::string map_resource_link(const json::object& o, std::vector<ToolContent>& content) {
+  auto uri = str(o, "uri");
+  auto name = str(o, "name");
+  json::object link{{"type", "resource_link"}, {"uri", uri}, {"name", name.empty() ? uri : name}};
+  for (const char* k : {"title", "description", "mimeType"})
+    if (auto v = str(o, k); !v.empty()) link[k] = v;
+  if (auto* sz = o.if_contains("size"); sz && sz->is_int64()) link["size"] = *sz;
+  content.push_back(content_block(std::move(link)));
+  return "[resource link: " + (name.empty() ? uri : name) + " (" + uri + ")" +
+         (str(o, "description").empty() ? "" : " — " + str(o, "description")) + "]";
+}
+
+// One item of a CallToolResult's content: the model's text for it (none for an item that is not
+// an object or a resource without its body); its block for the editor goes into `r.content`.
+std::optional<std::string> map_content_item(const json::value& item, ToolResult& r, bool& any_text) {
+  const json::object* o = item.if_object();
+  if (!o) return std::nullopt;
+  auto type = str(*o, "type");
+  if (type == "text") {
+    auto t = str(*o, "text");
+    any_text = true;
+    r.content.push_back(TextContent{t});
+    return t;
+  }
+  if (type == "image" || type == "audio") {
+    auto data = str(*o, "data");
+    auto mime = str(*o, "mimeType");
+    r.content.push_back(content_block(json::object{{"type", type}, {"data", data}, {"mimeType", mime}}));
+    return "[" + type + " " + mime + ", " + std::to_string(data.size() * 3 / 4) + " bytes]";
+  }
+  if (type == "resource") {
+    const json::object* res = nullptr;
+    if (auto* v = o->if_contains("resource")) res = v->if_object();
+    if (!res) return std::nullopt;
+    return map_resource(*res, r.content);
+  }
+  if (type == "resource_link") return map_resource_link(*o, r.content);
+  return json::serialize(item);
+}
+
+}  // namespace
+
 ToolResult map_mcp_result(const json::object& result, std::size_t output_limit) {
   ToolResult r;
   std::string text;
@@ -163,51 +224,9 @@ ToolResult map_mcp_result(const json::object& result, std::size_t output_limit) 
     text += s;
   };
   bool any_text = false;
-  if (auto* c = result.if_contains("content"); c && c->is_array()) {
-    for (const auto& item : c->as_array()) {
-      const json::object* o = item.if_object();
-      if (!o) continue;
-      auto type = str(*o, "type");
-      if (type == "text") {
-        auto t = str(*o, "text");
-        append(t);
-        any_text = true;
-        r.content.push_back(TextContent{t});
-      } else if (type == "image" || type == "audio") {
-        auto data = str(*o, "data");
-        auto mime = str(*o, "mimeType");
-        append("[" + type + " " + mime + ", " + std::to_string(data.size() * 3 / 4) + " bytes]");
-        r.content.push_back(content_block(json::object{{"type", type}, {"data", data}, {"mimeType", mime}}));
-      } else if (type == "resource") {
-        const json::object* res = nullptr;
-        if (auto* v = o->if_contains("resource")) res = v->if_object();
-        if (!res) continue;
-        auto uri = str(*res, "uri");
-        json::object er{{"uri", uri}};
-        if (auto m = str(*res, "mimeType"); !m.empty()) er["mimeType"] = m;
-        if (res->contains("text")) {
-          er["text"] = str(*res, "text");
-          append("<resource uri=\"" + uri + "\">\n" + str(*res, "text") + "\n</resource>");
-        } else {
-          er["blob"] = str(*res, "blob");
-          append("[resource " + uri + " (binary)]");
-        }
-        r.content.push_back(content_block(json::object{{"type", "resource"}, {"resource", std::move(er)}}));
-      } else if (type == "resource_link") {
-        auto uri = str(*o, "uri");
-        auto name = str(*o, "name");
-        json::object link{{"type", "resource_link"}, {"uri", uri}, {"name", name.empty() ? uri : name}};
-        for (const char* k : {"title", "description", "mimeType"})
-          if (auto v = str(*o, k); !v.empty()) link[k] = v;
-        if (auto* sz = o->if_contains("size"); sz && sz->is_int64()) link["size"] = *sz;
-        append("[resource link: " + (name.empty() ? uri : name) + " (" + uri + ")" +
-               (str(*o, "description").empty() ? "" : " — " + str(*o, "description")) + "]");
-        r.content.push_back(content_block(std::move(link)));
-      } else {
-        append(json::serialize(item));
-      }
-    }
-  }
+  if (auto* c = result.if_contains("content"); c && c->is_array())
+    for (const auto& item : c->as_array())
+      if (auto t = map_content_item(item, r, any_text)) append(*t);
   // Servers are asked to mirror structured content as text; it is the text when they did not.
   if (auto* sc = result.if_contains("structuredContent"); sc && !sc->is_null() && !any_text) {
     auto s = json::serialize(*sc);
