@@ -1,13 +1,10 @@
 #include "acp/connection.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "acp/methods.hpp"
 #include "support/text.hpp"
 
@@ -15,21 +12,10 @@ namespace acp {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-
-struct Connection::PendingCall {
-  explicit PendingCall(asio::any_io_executor ex) : timer(ex, asio::steady_timer::time_point::max()) {}
-  asio::steady_timer timer;
-  bool done = false;
-  json::value result;
-  std::optional<RpcError> error;
-  void resolve() {
-    done = true;
-    timer.cancel();
-  }
-};
+namespace json_rpc = support::json_rpc;
 
 Connection::Connection(asio::any_io_executor executor, Transport& transport)
-    : executor_(std::move(executor)), transport_(transport) {}
+    : executor_(std::move(executor)), transport_(transport), pending_(executor_) {}
 
 Connection::~Connection() { close(); }
 
@@ -219,15 +205,10 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
       asio::detached);
 }
 
-std::shared_ptr<Connection::PendingCall> Connection::take_pending(const json::value& id) {
+Connection::PendingCalls::CallPtr Connection::take_pending(const json::value& id) {
   std::int64_t key = id.is_int64() ? id.as_int64() : id.is_uint64() ? static_cast<std::int64_t>(id.as_uint64()) : -1;
-  auto it = pending_.find(key);
-  if (it == pending_.end()) {
-    spdlog::debug("reply to unknown or abandoned call {}", json::serialize(id));
-    return nullptr;
-  }
-  auto call = std::move(it->second);
-  pending_.erase(it);
+  auto call = pending_.take(key);
+  if (!call) spdlog::debug("reply to unknown or abandoned call {}", json::serialize(id));
   return call;
 }
 
@@ -242,7 +223,7 @@ void Connection::dispatch_response(json::object& msg) {
   auto call = take_pending(msg.at("id"));
   if (!call) return;
   if (auto* err = msg.if_contains("error"); err && err->is_object()) {
-    call->error = json_rpc::error_from(*err);
+    call->error = RpcError(json_rpc::error_from(*err));
   } else if (auto* result = msg.if_contains("result")) {
     // Moved, not copied: an editor's answer may be a 200 MiB file (a copy made it 3x at peak).
     call->result = std::move(*result);
@@ -252,23 +233,19 @@ void Connection::dispatch_response(json::object& msg) {
 
 awaitable<json::value> Connection::call(std::string method, json::object params, CancelSource* cancel) {
   if (closed_) throw RpcError(error_code::kInternalError, "The client has disconnected");
-  const std::int64_t id = next_id_++;
-  auto pending = std::make_shared<PendingCall>(executor_);
-  pending_.emplace(id, pending);
+  auto [id, pending] = pending_.add();
   send_object(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
   CancelSource::Registration reg;
   if (cancel) {
-    reg = cancel->on_cancel([this, id, pending] {
-      if (pending->done) return;
+    reg = cancel->on_cancel([this, id = id, pending = pending] {
+      if (pending->done()) return;
       pending_.erase(id);
       notify(methods::kCancelRequest, json::object{{"requestId", id}});
       pending->error = RpcError(error_code::kRequestCancelled, "Request cancelled");
       pending->resolve();
     });
   }
-  while (!pending->done) {
-    co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  }
+  co_await pending->wait();
   if (pending->error) throw *pending->error;
   co_return std::move(pending->result);
 }
@@ -276,12 +253,7 @@ awaitable<json::value> Connection::call(std::string method, json::object params,
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
-  auto pending = std::move(pending_);
-  pending_.clear();
-  for (auto& [_, call] : pending) {
-    call->error = RpcError(error_code::kInternalError, "The client has disconnected");
-    call->resolve();
-  }
+  pending_.fail_all(RpcError(error_code::kInternalError, "The client has disconnected"));
   auto running = std::move(running_);
   running_.clear();
   for (auto& [_, c] : running) c->cancel();

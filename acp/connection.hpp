@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "support/cancellation.hpp"
+#include "support/pending_calls.hpp"
 #include "acp/message_reader.hpp"
 #include "acp/rpc_error.hpp"
 #include "acp/transport.hpp"
@@ -82,13 +83,13 @@ class Connection {
   boost::asio::any_io_executor executor() const { return executor_; }
 
  private:
-  struct PendingCall;
+  using PendingCalls = support::PendingCalls<boost::json::value, RpcError>;
   void handle_value(boost::json::value&& msg);
   void handle_notification(const std::string& name, boost::json::value&& params);
   void dispatch_request(std::string method, boost::json::value id, boost::json::value params);
   void dispatch_response(boost::json::object& msg);
   // The call waiting for the reply `id`, removed from pending_; null when none is.
-  std::shared_ptr<PendingCall> take_pending(const boost::json::value& id);
+  PendingCalls::CallPtr take_pending(const boost::json::value& id);
   void fail_call(const boost::json::value& id, RpcError error);
   void send_error(const boost::json::value& id, int code, std::string_view message,
                   const boost::json::value& data = nullptr);
@@ -101,8 +102,7 @@ class Connection {
   std::unordered_map<std::string, RequestHandler> requests_;
   std::unordered_map<std::string, NotificationHandler> notifications_;
   UnboundMethodHandler unbound_;
-  std::int64_t next_id_ = 1;
-  std::map<std::int64_t, std::shared_ptr<PendingCall>> pending_;
+  PendingCalls pending_;  // our calls to the peer, by id
   // Incoming requests in flight, by serialized id, for $/cancel_request.
   std::multimap<std::string, CancelSourcePtr> running_;
   bool closed_ = false;

@@ -19,6 +19,7 @@
 #include <random>
 
 #include "acp/message_reader.hpp"
+#include "support/json_read.hpp"
 
 namespace acp {
 
@@ -55,8 +56,7 @@ std::string new_connection_id() {
 std::string session_of(const json::object& message) {
   const auto* params = message.if_contains("params");
   const auto* object = params ? params->if_object() : nullptr;
-  const auto* session = object ? object->if_contains("sessionId") : nullptr;
-  return session && session->is_string() ? std::string(session->as_string()) : std::string();
+  return object ? std::string(support::str_at(*object, "sessionId")) : std::string();
 }
 
 // One outbound stream: what waits for the client's GET, and that GET's wake-up.
@@ -217,8 +217,7 @@ asio::awaitable<bool> HttpConnections::post(beast::tcp_stream& stream, const Req
   if (!message.value.is_object()) co_return co_await reply(stream, req, http::status::bad_request, "Invalid JSON-RPC message");
   const json::object& o = message.value.as_object();
   const json::value* id = o.if_contains("id");
-  const json::value* method_value = o.if_contains("method");
-  const std::string method = method_value && method_value->is_string() ? std::string(method_value->as_string()) : "";
+  const std::string method(support::str_at(o, "method"));
   const std::string connection_id(req[kConnectionIdHeader]);
   if (method == "initialize" && id) {
     if (!connection_id.empty()) co_return co_await reply(stream, req, http::status::bad_request, "Initialize not allowed on existing connection");

@@ -4,14 +4,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/json_rpc.hpp"
+
 namespace acp {
 
 namespace error_code {
-inline constexpr int kParseError = -32700;
-inline constexpr int kInvalidRequest = -32600;
-inline constexpr int kMethodNotFound = -32601;
-inline constexpr int kInvalidParams = -32602;
-inline constexpr int kInternalError = -32603;
+using namespace support::json_rpc::error_code;  // -32700 .. -32603, JSON-RPC's own
 inline constexpr int kRequestCancelled = -32800;
 inline constexpr int kAuthRequired = -32000;
 inline constexpr int kResourceNotFound = -32002;
@@ -21,6 +19,8 @@ class RpcError : public std::runtime_error {
  public:
   RpcError(int code, std::string message, boost::json::value data = nullptr)
       : std::runtime_error(std::move(message)), code_(code), data_(std::move(data)) {}
+  // The error a peer answered with.
+  explicit RpcError(support::json_rpc::ErrorObject e) : RpcError(e.code, std::move(e.message), std::move(e.data)) {}
   int code() const { return code_; }
   const boost::json::value& data() const { return data_; }
 

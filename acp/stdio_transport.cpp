@@ -9,11 +9,8 @@
 // waiting in wait_until_writable() is held until the writer has brought the queue down to
 // kResumeBytes. Producers that cannot wait (replies, single updates) only block, as a last
 // resort, past kHardLimitBytes: the server's memory stays bounded whatever the peer does.
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <fcntl.h>
 #include <condition_variable>
@@ -34,6 +31,7 @@
 
 #include "acp/message_reader.hpp"
 #include "acp/transport.hpp"
+#include "support/one_shot_event.hpp"
 
 namespace acp {
 
@@ -111,7 +109,7 @@ class StdioTransport : public Transport {
   std::shared_ptr<AsyncInput> async_input_;
   std::thread reader_;
   std::thread writer_;
-  asio::steady_timer drained_;  // its wait is the producers' queue; cancel() wakes them (executor only)
+  support::OneShotEvent drained_;  // producers wait for it; set when the queue drained (executor only)
 
   std::mutex mu_;
   std::condition_variable work_cv_;   // the writer waits for lines
@@ -129,7 +127,7 @@ class StdioTransport : public Transport {
 }  // namespace
 
 StdioTransport::StdioTransport(asio::any_io_executor executor, int in_fd, int out_fd)
-    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_, asio::steady_timer::time_point::max()) {
+    : executor_(std::move(executor)), in_fd_(in_fd), out_fd_(out_fd), drained_(executor_) {
   if (::pipe2(stop_reader_pipe_, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
   struct stat st {};
   if (::fstat(out_fd_, &st) == 0 && S_ISSOCK(st.st_mode)) {
@@ -313,17 +311,16 @@ asio::awaitable<void> StdioTransport::wait_until_writable(support::CancelSource*
     std::lock_guard lock(mu_);
     if (queued_bytes_ <= kThrottleBytes || stopping_ || write_failed_) co_return;
   }
-  support::CancelSource::Registration on_cancel;
-  if (cancel) on_cancel = cancel->on_cancel([this] { drained_.cancel(); });
   while (!(cancel && cancel->cancelled())) {
     {
       std::lock_guard lock(mu_);
       if (queued_bytes_ <= kResumeBytes || stopping_ || write_failed_) co_return;
       producers_waiting_ = true;
     }
-    // The writer posts drained_.cancel() after it clears producers_waiting_; that handler runs
-    // on this executor, so it cannot slip in between the check above and this wait.
-    co_await drained_.async_wait(asio::as_tuple(asio::use_awaitable));
+    // The writer posts drained_.set() after it clears producers_waiting_; that handler runs on
+    // this executor, so it cannot slip in between the check above and this wait.
+    drained_.reset();
+    co_await drained_.wait(cancel);
   }
 }
 
@@ -333,7 +330,7 @@ void StdioTransport::wake_producers(std::unique_lock<std::mutex>& lock) {
   if (wake) producers_waiting_ = false;
   lock.unlock();
   space_cv_.notify_all();
-  if (wake) asio::post(executor_, [this] { drained_.cancel(); });
+  if (wake) asio::post(executor_, [this] { drained_.set(); });
 }
 
 void StdioTransport::output_failed(const char* why) {

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <stdlib.h>
 #include <filesystem>
@@ -184,22 +185,44 @@ json::object skill_json(const eng::Skill& s) {
   return o;
 }
 
-}  // namespace
+json::array string_array(const std::vector<std::string>& items) {
+  json::array out;
+  for (const auto& x : items) out.push_back(json::value(x));
+  return out;
+}
 
-int run_config_check(const std::vector<std::string>& args) {
+json::value string_or_null(const std::string& s) { return s.empty() ? json::value(nullptr) : json::value(s); }
+
+bool used_by_agent(const eng::McpServerConfig& s, const eng::SessionView& view) {
+  bool used = false;
+  for (const auto& v : view.mcp_servers) used = used || v.id == s.id;
+  return used;
+}
+
+// What the command line asks for; `exit_code` is set when it is answered already (usage, help).
+struct CheckOptions {
   fs::path cwd = fs::current_path();
   bool as_json = false;
   std::optional<std::string> probe_id;
+  std::optional<int> exit_code;
+};
+
+CheckOptions parse_check_args(const std::vector<std::string>& args) {
+  CheckOptions opt;
+  auto stop = [&](int code) {
+    opt.exit_code = code;
+    return opt;
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") as_json = true;
+    if (args[i] == "--json") opt.as_json = true;
     else if (args[i] == "--executor") {
-      if (i + 1 >= args.size()) return usage("--executor needs an executor id");
-      probe_id = args[++i];
-    } else if (args[i].rfind("--executor=", 0) == 0) probe_id = args[i].substr(11);
+      if (i + 1 >= args.size()) return stop(usage("--executor needs an executor id"));
+      opt.probe_id = args[++i];
+    } else if (args[i].rfind("--executor=", 0) == 0) opt.probe_id = args[i].substr(11);
     else if (args[i] == "--cwd") {
-      if (i + 1 >= args.size()) return usage("--cwd needs a directory");
-      cwd = args[++i];
-    } else if (args[i].rfind("--cwd=", 0) == 0) cwd = args[i].substr(6);
+      if (i + 1 >= args.size()) return stop(usage("--cwd needs a directory"));
+      opt.cwd = args[++i];
+    } else if (args[i].rfind("--cwd=", 0) == 0) opt.cwd = args[i].substr(6);
     else if (args[i] == "-h" || args[i] == "--help") {
       std::fputs(
           "Usage: openvaala config check [--cwd DIR] [--json] [--executor ID]\n\n"
@@ -207,139 +230,165 @@ int run_config_check(const std::vector<std::string>& args) {
           "found and every problem as path:line: message. Exit status 1 when there is an error.\n"
           "--executor ID also connects to that executor and reports what it found there (exit 1 when it cannot).\n",
           stdout);
-      return 0;
-    } else return usage("unknown option for 'config check': " + args[i]);
+      return stop(0);
+    } else return stop(usage("unknown option for 'config check': " + args[i]));
   }
   std::error_code ec;
-  cwd = fs::absolute(cwd, ec).lexically_normal();
-  if (!fs::is_directory(cwd, ec)) return usage("--cwd: not a directory: " + cwd.string());
+  opt.cwd = fs::absolute(opt.cwd, ec).lexically_normal();
+  if (!fs::is_directory(opt.cwd, ec)) return stop(usage("--cwd: not a directory: " + opt.cwd.string()));
+  return opt;
+}
 
-  const fs::path root = runtime::config::config_root();
-  Diagnostics diags;
-  auto engine = eng::Engine::load(root, diags);
-  auto view = engine->session_view(cwd);
-  Diagnostics all = engine->diagnostics();
-  all.insert(all.end(), view.diagnostics.begin(), view.diagnostics.end());
-  runtime::config::load_credentials(root, all);  // only its problems: keys are never shown
-  bool errors = runtime::config::has_errors(all);
+// Everything the check found, for either output.
+struct CheckReport {
+  fs::path root;
+  fs::path cwd;
+  std::shared_ptr<const eng::Engine> engine;
+  eng::SessionView view;
+  Diagnostics all;  // the engine's, the session's, credentials.yaml's and the model's problems
+  bool errors = false;
+  std::optional<std::string> probe_id;
   std::string probe_text;
   json::object probe;
-  if (probe_id) {
-    bool probe_ok = false;
-    probe = probe_json(*engine, *probe_id, probe_text, probe_ok);
-    errors = errors || !probe_ok;
-  }
+  std::string model;
   std::string model_from;
-  std::string model = model_line(*engine, view.agent, model_from);
-  const KeyStatus key = key_status(*engine, view.agent);
-  if (auto d = model_diagnostic(*engine, model_from, key)) all.push_back(std::move(*d));
+  KeyStatus key;
+};
 
-  if (as_json) {
-    json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems, executors;
-    for (const auto& [_, x] : engine->executors()) executors.push_back(executor_json(x));
-    for (const auto& s : view.skills) skills.push_back(skill_json(*s));
-    for (const auto& s : view.shadowed) shadowed.push_back(skill_json(*s));
-    for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(*s));
-    for (std::size_t i = 0; i < view.agents_md.size(); ++i)
-      agents_md.push_back(json::object{{"path", view.agents_md[i].path.string()}, {"precedence", i}});
-    for (const auto& s : engine->mcp_servers()) {
-      json::object o{{"id", s.id},
-                     {"type", eng::transport_name(s.transport)},
-                     {"source", s.source_file.string()},
-                     {"line", s.source_line},
-                     {"disabled", s.disabled},
-                     {"required", s.required},
-                     {"startup_timeout_seconds", s.startup_timeout_seconds},
-                     {"tool_timeout_seconds", s.tool_timeout_seconds}};
-      json::array ex;
-      for (const auto& x : s.executors) ex.push_back(json::value(x));
-      o["executors"] = std::move(ex);
-      if (s.transport == eng::McpServerConfig::Transport::Stdio) {
-        o["command"] = s.command;
-        json::array a;
-        for (const auto& x : s.args) a.push_back(json::value(x));
-        o["args"] = std::move(a);
-      } else {
-        o["url"] = s.url;
-      }
-      if (s.tools) {
-        json::array t;
-        for (const auto& x : *s.tools) t.push_back(json::value(x));
-        o["tools"] = std::move(t);
-      }
-      if (!s.plugin.empty()) o["plugin"] = s.plugin;
-      bool used = false;
-      for (const auto& v : view.mcp_servers) used = used || v.id == s.id;
-      o["used_by_agent"] = used;
-      servers.push_back(std::move(o));
-    }
-    for (const auto& p : engine->plugins()) {
-      json::object o{{"name", p.name},
-                     {"version", p.version},
-                     {"enabled", p.enabled},
-                     {"valid", p.valid},
-                     {"format", eng::format_name(p.format)},
-                     {"path", p.root.string()},
-                     {"manifest", p.manifest.string()}};
-      json::array sk, ms;
-      for (const auto& x : p.skill_names) sk.push_back(json::value(x));
-      for (const auto& x : p.mcp_server_ids) ms.push_back(json::value(x));
-      o["skills"] = std::move(sk);
-      o["mcp_servers"] = std::move(ms);
-      if (p.install) o["source"] = p.install->source;
-      plugins.push_back(std::move(o));
-    }
-    for (const auto& [name, a] : engine->agents()) {
-      json::object o{{"name", name}, {"description", a.description}, {"default", name == engine->default_agent()}};
-      if (!a.file.empty()) o["file"] = a.file.string();
-      if (a.model) o["model"] = *a.model;
-      agents.push_back(std::move(o));
-    }
-    for (const auto& d : all) problems.push_back(diag_json(d));
-    std::size_t hook_count = engine->hooks().hooks.size();
-    json::object out{{"config_root", root.string()},
-                     {"cwd", cwd.string()},
-                     {"git_root", view.git_root.empty() ? json::value(nullptr) : json::value(view.git_root.string())},
-                     {"agent", view.agent.name},
-                     {"model", model.empty() ? json::value(nullptr) : json::value(model)},
-                     {"model_source", model_from},
-                     {"api_key_source", key.source.empty() ? json::value(nullptr) : json::value(key.source)},
-                     {"model_problem", key.problem.empty() ? json::value(nullptr) : json::value(key.problem)},
-                     {"skills", std::move(skills)},
-                     {"shadowed_skills", std::move(shadowed)},
-                     {"skills_not_for_agent", std::move(hidden)},
-                     {"agents_md", std::move(agents_md)},
-                     {"mcp_servers", std::move(servers)},
-                     {"hooks", json::object{{"count", hook_count}}},
-                     {"plugins", std::move(plugins)},
-                     {"agents", std::move(agents)},
-                     {"executors", std::move(executors)},
-                     {"default_executor", engine->default_executor(view.agent)},
-                     {"sandbox", sandbox_summary(engine->main_config().sandbox)},
-                     {"problems", std::move(problems)},
-                     {"ok", !errors},
-                     {"load_failed", engine->failed()}};
-    if (probe_id) out["executor_check"] = std::move(probe);
-    std::string s = json::serialize(out);
-    std::fputs((s + "\n").c_str(), stdout);
-    return errors ? 1 : 0;
+CheckReport run_checks(const CheckOptions& opt) {
+  CheckReport r;
+  r.root = runtime::config::config_root();
+  r.cwd = opt.cwd;
+  Diagnostics diags;
+  r.engine = eng::Engine::load(r.root, diags);
+  r.view = r.engine->session_view(r.cwd);
+  r.all = r.engine->diagnostics();
+  r.all.insert(r.all.end(), r.view.diagnostics.begin(), r.view.diagnostics.end());
+  runtime::config::load_credentials(r.root, r.all);  // only its problems: keys are never shown
+  r.errors = runtime::config::has_errors(r.all);
+  r.probe_id = opt.probe_id;
+  if (r.probe_id) {
+    bool probe_ok = false;
+    r.probe = probe_json(*r.engine, *r.probe_id, r.probe_text, probe_ok);
+    r.errors = r.errors || !probe_ok;
   }
+  r.model = model_line(*r.engine, r.view.agent, r.model_from);
+  r.key = key_status(*r.engine, r.view.agent);
+  if (auto d = model_diagnostic(*r.engine, r.model_from, r.key)) r.all.push_back(std::move(*d));
+  return r;
+}
 
+// ---- --json ----
+
+json::object mcp_server_json(const eng::McpServerConfig& s, const eng::SessionView& view) {
+  json::object o{{"id", s.id},
+                 {"type", eng::transport_name(s.transport)},
+                 {"source", s.source_file.string()},
+                 {"line", s.source_line},
+                 {"disabled", s.disabled},
+                 {"required", s.required},
+                 {"startup_timeout_seconds", s.startup_timeout_seconds},
+                 {"tool_timeout_seconds", s.tool_timeout_seconds}};
+  o["executors"] = string_array(s.executors);
+  if (s.transport == eng::McpServerConfig::Transport::Stdio) {
+    o["command"] = s.command;
+    o["args"] = string_array(s.args);
+  } else {
+    o["url"] = s.url;
+  }
+  if (s.tools) o["tools"] = string_array(*s.tools);
+  if (!s.plugin.empty()) o["plugin"] = s.plugin;
+  o["used_by_agent"] = used_by_agent(s, view);
+  return o;
+}
+
+json::object plugin_json(const eng::PluginInfo& p) {
+  json::object o{{"name", p.name},
+                 {"version", p.version},
+                 {"enabled", p.enabled},
+                 {"valid", p.valid},
+                 {"format", eng::format_name(p.format)},
+                 {"path", p.root.string()},
+                 {"manifest", p.manifest.string()}};
+  o["skills"] = string_array(p.skill_names);
+  o["mcp_servers"] = string_array(p.mcp_server_ids);
+  if (p.install) o["source"] = p.install->source;
+  return o;
+}
+
+json::object agent_json(const eng::Engine& e, const std::string& name, const eng::Agent& a) {
+  json::object o{{"name", name}, {"description", a.description}, {"default", name == e.default_agent()}};
+  if (!a.file.empty()) o["file"] = a.file.string();
+  if (a.model) o["model"] = *a.model;
+  return o;
+}
+
+int print_json(CheckReport& r) {
+  const auto& e = *r.engine;
+  const auto& view = r.view;
+  json::array skills, shadowed, hidden, agents_md, servers, plugins, agents, problems, executors;
+  for (const auto& [_, x] : e.executors()) executors.push_back(executor_json(x));
+  for (const auto& s : view.skills) skills.push_back(skill_json(*s));
+  for (const auto& s : view.shadowed) shadowed.push_back(skill_json(*s));
+  for (const auto& s : view.not_for_agent) hidden.push_back(skill_json(*s));
+  for (std::size_t i = 0; i < view.agents_md.size(); ++i)
+    agents_md.push_back(json::object{{"path", view.agents_md[i].path.string()}, {"precedence", i}});
+  for (const auto& s : e.mcp_servers()) servers.push_back(mcp_server_json(s, view));
+  for (const auto& p : e.plugins()) plugins.push_back(plugin_json(p));
+  for (const auto& [name, a] : e.agents()) agents.push_back(agent_json(e, name, a));
+  for (const auto& d : r.all) problems.push_back(diag_json(d));
+  std::size_t hook_count = e.hooks().hooks.size();
+  json::object out{{"config_root", r.root.string()},
+                   {"cwd", r.cwd.string()},
+                   {"git_root", string_or_null(view.git_root.string())},
+                   {"agent", view.agent.name},
+                   {"model", string_or_null(r.model)},
+                   {"model_source", r.model_from},
+                   {"api_key_source", string_or_null(r.key.source)},
+                   {"model_problem", string_or_null(r.key.problem)},
+                   {"skills", std::move(skills)},
+                   {"shadowed_skills", std::move(shadowed)},
+                   {"skills_not_for_agent", std::move(hidden)},
+                   {"agents_md", std::move(agents_md)},
+                   {"mcp_servers", std::move(servers)},
+                   {"hooks", json::object{{"count", hook_count}}},
+                   {"plugins", std::move(plugins)},
+                   {"agents", std::move(agents)},
+                   {"executors", std::move(executors)},
+                   {"default_executor", e.default_executor(view.agent)},
+                   {"sandbox", sandbox_summary(e.main_config().sandbox)},
+                   {"problems", std::move(problems)},
+                   {"ok", !r.errors},
+                   {"load_failed", e.failed()}};
+  if (r.probe_id) out["executor_check"] = std::move(r.probe);
+  std::string s = json::serialize(out);
+  std::fputs((s + "\n").c_str(), stdout);
+  return r.errors ? 1 : 0;
+}
+
+// ---- the text report, a section each ----
+
+std::string text_session(const CheckReport& r) {
+  const auto& view = r.view;
   std::string o;
-  o += "Config root: " + root.string() + "\n";
-  o += "Session directory: " + cwd.string() +
+  o += "Config root: " + r.root.string() + "\n";
+  o += "Session directory: " + r.cwd.string() +
        (view.git_root.empty() ? " (not in a git repository)\n" : " (git root " + view.git_root.string() + ")\n");
   o += "Agent: " + view.agent.name + (view.agent.file.empty() ? " (built-in)" : " (" + view.agent.file.string() + ")") +
        "\n";
-  o += "Model: " + (model.empty() ? std::string("not set (set `model` in config.yaml, or OPENVAALA_MODEL with "
-                                                "OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-                                  : model + " (from " + model_from + ")") +
+  o += "Model: " + (r.model.empty() ? std::string("not set (set `model` in config.yaml, or OPENVAALA_MODEL with "
+                                                  "OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+                                    : r.model + " (from " + r.model_from + ")") +
        "\n";
-  if (!model.empty()) {
-    if (!key.problem.empty()) o += "  Cannot be used: " + key.problem + "\n";
-    else o += "  API key: " + (key.source.empty() ? std::string("none (the provider does not need one)") : "from " + key.source) + "\n";
+  if (!r.model.empty()) {
+    if (!r.key.problem.empty()) o += "  Cannot be used: " + r.key.problem + "\n";
+    else o += "  API key: " + (r.key.source.empty() ? std::string("none (the provider does not need one)") : "from " + r.key.source) + "\n";
   }
+  return o;
+}
 
+std::string text_skills_and_agents_md(const eng::SessionView& view) {
+  std::string o;
   o += "\nSkills (" + std::to_string(view.skills.size()) + "):\n";
   for (const auto& s : view.skills)
     o += "  /" + s->name + "  [" + std::string(eng::source_label(s->source)) + "]  " + s->file.string() + "\n";
@@ -351,51 +400,81 @@ int run_config_check(const std::vector<std::string>& args) {
 
   o += "\nAGENTS.md (" + std::to_string(view.agents_md.size()) + ", deeper files take precedence):\n";
   for (const auto& f : view.agents_md) o += "  " + f.path.string() + "\n";
+  return o;
+}
 
-  o += "\nMCP servers (" + std::to_string(engine->mcp_servers().size()) + "):\n";
-  for (const auto& s : engine->mcp_servers()) {
-    bool used = false;
-    for (const auto& v : view.mcp_servers) used = used || v.id == s.id;
+std::string text_servers_and_hooks(const eng::Engine& e, const eng::SessionView& view) {
+  std::string o;
+  o += "\nMCP servers (" + std::to_string(e.mcp_servers().size()) + "):\n";
+  for (const auto& s : e.mcp_servers()) {
     o += "  " + s.id + "  " + server_summary(s) + "  [" + s.source_file.string() + "]";
     if (s.disabled) o += "  disabled";
-    else if (!used) o += "  not used by agent " + view.agent.name;
+    else if (!used_by_agent(s, view)) o += "  not used by agent " + view.agent.name;
     if (s.required) o += "  required";
     o += "\n";
   }
 
-  o += "\nHooks: " + std::to_string(engine->hooks().hooks.size()) + " (" +
-       std::to_string(engine->plugin_hook_sources().size()) + " plugin hook section(s))\n";
+  o += "\nHooks: " + std::to_string(e.hooks().hooks.size()) + " (" +
+       std::to_string(e.plugin_hook_sources().size()) + " plugin hook section(s))\n";
+  return o;
+}
 
-  o += "\nPlugins (" + std::to_string(engine->plugins().size()) + "):\n";
-  for (const auto& p : engine->plugins()) {
+std::string text_plugins_and_agents(const eng::Engine& e) {
+  std::string o;
+  o += "\nPlugins (" + std::to_string(e.plugins().size()) + "):\n";
+  for (const auto& p : e.plugins()) {
     o += "  " + p.name + "  " + (p.version.empty() ? "-" : p.version) + "  " + (p.enabled ? "enabled" : "disabled") +
          "  " + std::string(eng::format_name(p.format)) + "  " + p.root.string();
     if (p.enabled && !p.valid) o += "  [broken manifest]";
     o += "\n";
   }
 
-  o += "\nAgents (" + std::to_string(engine->agents().size()) + "):\n";
-  for (const auto& [name, a] : engine->agents()) {
-    o += "  " + name + (name == engine->default_agent() ? " (default)" : "");
+  o += "\nAgents (" + std::to_string(e.agents().size()) + "):\n";
+  for (const auto& [name, a] : e.agents()) {
+    o += "  " + name + (name == e.default_agent() ? " (default)" : "");
     if (!a.description.empty()) o += "  " + a.description;
     o += "\n";
   }
+  return o;
+}
 
-  o += "\nExecutors (" + std::to_string(engine->executors().size() + 2) + ", default " +
-       engine->default_executor(view.agent) + "):\n  local  the session's folder\n  openvaala  built-in skills (read-only)\n";
-  for (const auto& [id, x] : engine->executors()) o += "  " + id + "  " + executor_summary(x) + "  [" + x.file.string() + "]\n";
-  if (probe_id) o += "\n" + probe_text;
-  o += "\nSandbox: " + sandbox_summary(engine->main_config().sandbox) + "\n";
+std::string text_executors_and_sandbox(const CheckReport& r) {
+  const auto& e = *r.engine;
+  std::string o;
+  o += "\nExecutors (" + std::to_string(e.executors().size() + 2) + ", default " +
+       e.default_executor(r.view.agent) + "):\n  local  the session's folder\n  openvaala  built-in skills (read-only)\n";
+  for (const auto& [id, x] : e.executors()) o += "  " + id + "  " + executor_summary(x) + "  [" + x.file.string() + "]\n";
+  if (r.probe_id) o += "\n" + r.probe_text;
+  o += "\nSandbox: " + sandbox_summary(e.main_config().sandbox) + "\n";
+  return o;
+}
 
+std::string text_problems(const CheckReport& r) {
+  std::string o;
   std::size_t nerr = 0, nwarn = 0;
-  for (const auto& d : all) (d.severity == Diagnostic::Severity::Error ? nerr : nwarn)++;
+  for (const auto& d : r.all) (d.severity == Diagnostic::Severity::Error ? nerr : nwarn)++;
   o += "\nProblems: " + std::to_string(nerr) + " error(s), " + std::to_string(nwarn) + " warning(s)\n";
-  for (const auto& d : all) o += d.to_string() + "\n";
-  if (engine->failed())
+  for (const auto& d : r.all) o += d.to_string() + "\n";
+  if (r.engine->failed())
     o += "The configuration does not load: no session would start, and a reload keeps the previous "
          "configuration.\n";
+  return o;
+}
+
+int print_text(const CheckReport& r) {
+  std::string o = text_session(r) + text_skills_and_agents_md(r.view) + text_servers_and_hooks(*r.engine, r.view) +
+                  text_plugins_and_agents(*r.engine) + text_executors_and_sandbox(r) + text_problems(r);
   std::fputs(o.c_str(), stdout);
-  return errors ? 1 : 0;
+  return r.errors ? 1 : 0;
+}
+
+}  // namespace
+
+int run_config_check(const std::vector<std::string>& args) {
+  const CheckOptions opt = parse_check_args(args);
+  if (opt.exit_code) return *opt.exit_code;
+  CheckReport report = run_checks(opt);
+  return opt.as_json ? print_json(report) : print_text(report);
 }
 
 }  // namespace app

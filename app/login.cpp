@@ -143,10 +143,10 @@ int usage(const std::string& message) {
   return 2;
 }
 
-}  // namespace
+// Each step below returns the exit status when the login stops there, nullopt to go on.
+using Stop = std::optional<int>;
 
-int run_login(const std::vector<std::string>& args) {
-  LoginOptions opt;
+Stop parse_login_args(const std::vector<std::string>& args, LoginOptions& opt) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
@@ -176,122 +176,144 @@ int run_login(const std::vector<std::string>& args) {
     return usage("--api-type must be 'openai' or 'anthropic', not '" + *opt.api_type + "'");
   if (opt.provider && !valid_provider_id(*opt.provider))
     return usage("--provider must be letters, digits, '_', '-' or '.', not '" + *opt.provider + "'");
+  return std::nullopt;
+}
 
-  const bool interactive = ::isatty(STDIN_FILENO) == 1;
-  const fs::path root_dir = runtime::config::config_root();
-  const fs::path config_file = root_dir / "config.yaml";
+// What config.yaml already says. Only const lookups, which never add keys.
+struct ExistingConfig {
+  fs::path file;
+  std::string text;
+  YAML::Node node;
+  std::optional<std::string> model;
 
-  // What config.yaml already says (refuse to touch a broken one).
-  std::string config_text;
-  YAML::Node loaded_config;
-  const YAML::Node& config = loaded_config;  // const: lookups never add keys
-  std::error_code ec;
-  const bool config_exists = fs::exists(config_file, ec);
-  if (config_exists) {
-    config_text = support::read_file(config_file).value_or("");
-    try {
-      loaded_config = YAML::Load(config_text);
-    } catch (const YAML::ParserException& e) {
-      return fail(config_file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg +
-                  " (fix it first)");
-    } catch (const YAML::Exception& e) {
-      return fail(config_file.string() + ": invalid YAML: " + e.msg + " (fix it first)");
-    }
-    if (!config.IsNull() && !config.IsMap()) return fail(config_file.string() + ": must be a mapping of keys to values (fix it first)");
-  }
-  std::optional<std::string> config_model;
-  if (config.IsMap() && config["model"] && config["model"].IsScalar() && !config["model"].Scalar().empty())
-    config_model = config["model"].Scalar();
-  auto configured_provider = [&](const std::string& id) -> YAML::Node {
+  YAML::Node provider(const std::string& id) const {
+    const YAML::Node& config = node;
     if (!config.IsMap() || !config["providers"] || !config["providers"].IsMap()) return YAML::Node();
     auto p = config["providers"][id];
     return p && p.IsMap() ? p : YAML::Node();
-  };
-
-  // The provider.
-  std::string id = opt.provider.value_or("");
-  if (id.empty() && !opt.api_type && config_model) {
-    auto model_provider = config_model->substr(0, config_model->find('/'));
-    if (valid_provider_id(model_provider)) id = model_provider;
   }
-  std::string api_type, base_url;
-  YAML::Node existing = id.empty() ? YAML::Node() : configured_provider(id);
-  const bool provider_defined = existing.IsMap();
-  if (provider_defined) {
-    api_type = existing["api_type"] && existing["api_type"].IsScalar() ? existing["api_type"].Scalar() : "";
-    base_url = existing["base_url"] && existing["base_url"].IsScalar() ? existing["base_url"].Scalar()
-                                                                       : official_base_url(api_type);
-    if ((opt.api_type && *opt.api_type != api_type) || (opt.base_url && *opt.base_url != base_url))
-      std::fprintf(stderr,
-                   "openvaala login: config.yaml already defines provider '%s' (api_type %s, base_url %s); "
-                   "leaving it unchanged\n",
-                   id.c_str(), api_type.c_str(), base_url.c_str());
+};
+
+// Reads config.yaml (refusing to touch a broken one).
+Stop read_existing_config(ExistingConfig& existing) {
+  std::error_code ec;
+  if (fs::exists(existing.file, ec)) {
+    existing.text = support::read_file(existing.file).value_or("");
+    try {
+      existing.node = YAML::Load(existing.text);
+    } catch (const YAML::ParserException& e) {
+      return fail(existing.file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg +
+                  " (fix it first)");
+    } catch (const YAML::Exception& e) {
+      return fail(existing.file.string() + ": invalid YAML: " + e.msg + " (fix it first)");
+    }
+    if (!existing.node.IsNull() && !existing.node.IsMap())
+      return fail(existing.file.string() + ": must be a mapping of keys to values (fix it first)");
+  }
+  const YAML::Node& config = existing.node;
+  if (config.IsMap() && config["model"] && config["model"].IsScalar() && !config["model"].Scalar().empty())
+    existing.model = config["model"].Scalar();
+  return std::nullopt;
+}
+
+// The provider the key is for; `defined` when config.yaml has it already.
+struct Provider {
+  std::string id, api_type, base_url;
+  bool defined = false;
+};
+
+// Asks until the answer passes `valid` (saying `hint` after each other answer); nullopt on EOF.
+template <typename Valid>
+std::optional<std::string> ask_until(const std::string& question, const std::string& def, Valid valid,
+                                     const char* hint) {
+  for (;;) {
+    auto v = ask(question, def);
+    if (!v || valid(*v)) return v;
+    if (hint) std::fprintf(stderr, "%s\n", hint);
+  }
+}
+
+bool http_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+
+// A provider config.yaml does not define: its API type and base URL from the flags, or asked.
+Stop choose_new_provider(const LoginOptions& opt, bool interactive, Provider& p) {
+  std::string type_default = opt.api_type.value_or(p.id == "anthropic" ? "anthropic" : "openai");
+  if (opt.api_type || !interactive) {
+    p.api_type = type_default;
   } else {
-    std::string type_default = opt.api_type.value_or(id == "anthropic" ? "anthropic" : "openai");
-    if (opt.api_type || !interactive) {
-      api_type = type_default;
-    } else {
-      for (;;) {
-        auto v = ask("Provider API type (openai or anthropic)", type_default);
-        if (!v) return fail("cancelled");
-        if (*v == "openai" || *v == "anthropic") {
-          api_type = *v;
-          break;
-        }
-        std::fprintf(stderr, "Please answer 'openai' or 'anthropic'.\n");
-      }
-    }
-    if (id.empty()) id = api_type;
-    if (opt.base_url || !interactive) {
-      base_url = opt.base_url.value_or(official_base_url(api_type));
-    } else {
-      for (;;) {
-        auto v = ask("Base URL", official_base_url(api_type));
-        if (!v) return fail("cancelled");
-        if (v->rfind("http://", 0) == 0 || v->rfind("https://", 0) == 0) {
-          base_url = *v;
-          break;
-        }
-        std::fprintf(stderr, "The base URL must start with http:// or https://.\n");
-      }
-    }
-    if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0)
-      return usage("--base-url must start with http:// or https://, not '" + base_url + "'");
-    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+    auto v = ask_until("Provider API type (openai or anthropic)", type_default,
+                       [](const std::string& t) { return t == "openai" || t == "anthropic"; },
+                       "Please answer 'openai' or 'anthropic'.");
+    if (!v) return fail("cancelled");
+    p.api_type = *v;
   }
+  if (p.id.empty()) p.id = p.api_type;
+  if (opt.base_url || !interactive) {
+    p.base_url = opt.base_url.value_or(official_base_url(p.api_type));
+  } else {
+    auto v = ask_until("Base URL", official_base_url(p.api_type), http_url,
+                       "The base URL must start with http:// or https://.");
+    if (!v) return fail("cancelled");
+    p.base_url = *v;
+  }
+  if (!http_url(p.base_url))
+    return usage("--base-url must start with http:// or https://, not '" + p.base_url + "'");
+  while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
+  return std::nullopt;
+}
 
-  // The model (only written when config.yaml has none).
-  ConfigChange change;
-  const bool has_model_key = config_model.has_value();
-  if (!has_model_key) {
+// --provider, else the provider of config.yaml's model, else the API type.
+Stop choose_provider(const LoginOptions& opt, const ExistingConfig& config, bool interactive, Provider& p) {
+  p.id = opt.provider.value_or("");
+  if (p.id.empty() && !opt.api_type && config.model) {
+    auto model_provider = config.model->substr(0, config.model->find('/'));
+    if (valid_provider_id(model_provider)) p.id = model_provider;
+  }
+  YAML::Node existing = p.id.empty() ? YAML::Node() : config.provider(p.id);
+  p.defined = existing.IsMap();
+  if (!p.defined) return choose_new_provider(opt, interactive, p);
+  p.api_type = existing["api_type"] && existing["api_type"].IsScalar() ? existing["api_type"].Scalar() : "";
+  p.base_url = existing["base_url"] && existing["base_url"].IsScalar() ? existing["base_url"].Scalar()
+                                                                       : official_base_url(p.api_type);
+  if ((opt.api_type && *opt.api_type != p.api_type) || (opt.base_url && *opt.base_url != p.base_url))
+    std::fprintf(stderr,
+                 "openvaala login: config.yaml already defines provider '%s' (api_type %s, base_url %s); "
+                 "leaving it unchanged\n",
+                 p.id.c_str(), p.api_type.c_str(), p.base_url.c_str());
+  return std::nullopt;
+}
+
+// What config.yaml gains: the model (only when it has none) and the provider (unless it is
+// defined there or is a built-in default).
+Stop plan_config_change(const LoginOptions& opt, const ExistingConfig& config, const Provider& p, bool interactive,
+                        ConfigChange& change) {
+  if (!config.model) {
     std::string name = opt.model.value_or("");
     if (name.empty() && interactive) {
-      for (;;) {
-        auto v = ask(std::string("Model name (e.g. ") + (api_type == "anthropic" ? "claude-sonnet-4-5" : "gpt-4.1") + ")", "");
-        if (!v) return fail("cancelled");
-        if (!v->empty() && !has_control_chars(*v)) {
-          name = *v;
-          break;
-        }
-      }
+      auto v = ask_until(std::string("Model name (e.g. ") + (p.api_type == "anthropic" ? "claude-sonnet-4-5" : "gpt-4.1") + ")",
+                         "", [](const std::string& m) { return !m.empty() && !has_control_chars(m); }, nullptr);
+      if (!v) return fail("cancelled");
+      name = *v;
     }
     if (has_control_chars(name)) return usage("--model must not contain control characters");
-    if (!name.empty()) change.model = id + "/" + name;
-  } else if (opt.model && config_model && *config_model != id + "/" + *opt.model) {
+    if (!name.empty()) change.model = p.id + "/" + name;
+  } else if (opt.model && *config.model != p.id + "/" + *opt.model) {
     std::fprintf(stderr, "openvaala login: config.yaml already sets model %s; leaving it unchanged\n",
-                 config_model->c_str());
+                 config.model->c_str());
   }
-  const bool builtin_default = (id == "openai" || id == "anthropic") && api_type == id &&
-                               base_url == official_base_url(api_type);
-  if (!provider_defined && !builtin_default) {
+  const bool builtin_default = (p.id == "openai" || p.id == "anthropic") && p.api_type == p.id &&
+                               p.base_url == official_base_url(p.api_type);
+  if (!p.defined && !builtin_default) {
     YAML::Node entry(YAML::NodeType::Map);
-    entry["api_type"] = api_type;
-    entry["base_url"] = base_url;
-    change.provider.emplace(id, entry);
+    entry["api_type"] = p.api_type;
+    entry["base_url"] = p.base_url;
+    change.provider.emplace(p.id, entry);
   }
+  return std::nullopt;
+}
 
-  // The key.
-  std::string key;
+// The key: asked with echo off on a terminal, else the first line of stdin.
+Stop read_key(bool interactive, const std::string& id, std::string& key) {
   if (interactive) {
     auto line = ask_secret("API key for provider '" + id + "' (input hidden)");
     if (!line) return fail("cancelled");
@@ -304,36 +326,59 @@ int run_login(const std::vector<std::string>& args) {
     return fail(interactive ? "no API key given"
                             : "no API key on stdin (give it as the first line, e.g. `openvaala login ... < key.txt`)");
   if (has_control_chars(key)) return fail("the API key contains control characters");
+  return std::nullopt;
+}
 
-  // Work out config.yaml before writing anything, so a problem leaves both files untouched.
+// Writes credentials.yaml and config.yaml and says what was done. config.yaml is worked out
+// before anything is written, so a problem leaves both files untouched.
+int store_login(const fs::path& root_dir, const ExistingConfig& config, const std::string& id, const std::string& key,
+                const ConfigChange& change) {
   runtime::config::EditedConfig new_config;
   if (!change.empty()) {
     try {
-      new_config = runtime::config::edit_config_text(config_text, change.settings());
+      new_config = runtime::config::edit_config_text(config.text, change.settings());
     } catch (const std::exception& e) {
-      return fail(config_file.string() + ": " + e.what());
+      return fail(config.file.string() + ": " + e.what());
     }
   }
-
   try {
     runtime::config::store_api_key(root_dir, id, key);
-    if (!change.empty()) runtime::config::write_config_file(config_file, new_config.text);
+    if (!change.empty()) runtime::config::write_config_file(config.file, new_config.text);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
   if (new_config.comments_lost)
     std::fprintf(stderr, "openvaala login: note: %s was rewritten; its comments were not kept\n",
-                 config_file.string().c_str());
+                 config.file.string().c_str());
 
   std::string line = "Logged in: stored the API key for provider '" + id + "' in " +
                      runtime::config::credentials_file(root_dir).string();
   if (change.model) line += "; config.yaml now uses model " + *change.model;
-  else if (!has_model_key) line += " (no model is set: add 'model: " + id + "/<model name>' to config.yaml)";
+  else if (!config.model) line += " (no model is set: add 'model: " + id + "/<model name>' to config.yaml)";
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
-  if (!change.model && !has_model_key)
+  if (!change.model && !config.model)
     std::fprintf(stderr, "openvaala login: pass --model NAME to set the model too\n");
   return 0;
+}
+
+}  // namespace
+
+int run_login(const std::vector<std::string>& args) {
+  LoginOptions opt;
+  if (Stop stop = parse_login_args(args, opt)) return *stop;
+  const bool interactive = ::isatty(STDIN_FILENO) == 1;
+  const fs::path root_dir = runtime::config::config_root();
+  ExistingConfig config;
+  config.file = root_dir / "config.yaml";
+  if (Stop stop = read_existing_config(config)) return *stop;
+  Provider provider;
+  if (Stop stop = choose_provider(opt, config, interactive, provider)) return *stop;
+  ConfigChange change;
+  if (Stop stop = plan_config_change(opt, config, provider, interactive, change)) return *stop;
+  std::string key;
+  if (Stop stop = read_key(interactive, provider.id, key)) return *stop;
+  return store_login(root_dir, config, provider.id, key, change);
 }
 
 }  // namespace app

@@ -1,7 +1,8 @@
 #pragma once
 // Something coroutines on one executor wait for, set once (Asio's chat_server idiom: a timer
-// parked at time_point::max() and cancelled to wake every waiter). Touch it only from its own
-// executor.
+// parked at time_point::max() and cancelled to wake every waiter). reset() arms it again for a
+// next round (a server that starts again, an output queue that fills again). Touch it only from
+// its own executor.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -21,6 +22,10 @@ class OneShotEvent {
     set_ = true;
     timer_.cancel();
   }
+  bool is_set() const { return set_; }
+  // Unset again: later waits park until the next set(). A waiter of the last round that has not
+  // run yet parks too, so reset only when the round's waiters look again at what they wait for.
+  void reset() { set_ = false; }
 
   boost::asio::awaitable<void> wait() {
     while (!set_) co_await timer_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));

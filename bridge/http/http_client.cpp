@@ -50,31 +50,17 @@ asio::ssl::context& tls_context() {
   return ctx;
 }
 
+// Reads the body into `on_data` until the response is complete. The body is parsed straight
+// from the buffer, and the socket read only when the parser needs more: beast's async_read_some
+// completes from buffered bytes through a post, which for a chunked model stream (a chunk per
+// SSE event) was a scheduler pass and an epoll_wait per event.
 template <class Stream>
-asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_stream& lowest,
-                                                     bhttp::request<bhttp::string_body>& req,
-                                                     const StreamOptions& options,
-                                                     const std::function<void(const HttpResponseHead&)>& on_head,
-                                                     const std::function<void(std::string_view)>& on_data,
-                                                     support::CancelSource* cancel) {
+asio::awaitable<std::optional<HttpFailure>> read_body(Stream& stream, beast::tcp_stream& lowest, beast::flat_buffer& buffer,
+                                                      bhttp::response_parser<bhttp::buffer_body>& parser,
+                                                      const StreamOptions& options,
+                                                      const std::function<void(std::string_view)>& on_data,
+                                                      support::CancelSource* cancel) {
   auto cancelled = [&] { return cancel && cancel->cancelled(); };
-  lowest.expires_after(options.idle_timeout);
-  auto [wec, wn] = co_await bhttp::async_write(stream, req, kTuple);
-  if (wec) co_return classify(wec, cancelled(), "sending the request");
-
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  parser.body_limit(boost::none);
-  auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
-  if (hec) co_return classify(hec, cancelled(), "reading the response");
-  HttpResponseHead head;
-  head.status = static_cast<int>(parser.get().result_int());
-  for (const auto& f : parser.get()) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  on_head(head);
-
-  // The body is parsed straight from the buffer, and the socket read only when the parser needs
-  // more: beast's async_read_some completes from buffered bytes through a post, which for a
-  // chunked model stream (a chunk per SSE event) was a scheduler pass and an epoll_wait per event.
   buffer.reserve(64 * 1024);
   std::array<char, 64 * 1024> chunk;
   while (!parser.is_done()) {
@@ -113,76 +99,136 @@ asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_
   co_return std::nullopt;
 }
 
+// Sends the request over a connected stream, hands the head to `on_head`, then the body.
+template <class Stream>
+asio::awaitable<std::optional<HttpFailure>> exchange(Stream& stream, beast::tcp_stream& lowest,
+                                                     bhttp::request<bhttp::string_body>& req,
+                                                     const StreamOptions& options,
+                                                     const std::function<void(const HttpResponseHead&)>& on_head,
+                                                     const std::function<void(std::string_view)>& on_data,
+                                                     support::CancelSource* cancel) {
+  auto cancelled = [&] { return cancel && cancel->cancelled(); };
+  lowest.expires_after(options.idle_timeout);
+  auto [wec, wn] = co_await bhttp::async_write(stream, req, kTuple);
+  if (wec) co_return classify(wec, cancelled(), "sending the request");
+
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);
+  auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
+  if (hec) co_return classify(hec, cancelled(), "reading the response");
+  HttpResponseHead head;
+  head.status = static_cast<int>(parser.get().result_int());
+  for (const auto& f : parser.get()) head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  on_head(head);
+  co_return co_await read_body(stream, lowest, buffer, parser, options, on_data, cancel);
+}
+
+// Where a request goes: from its URL, and the address dialled (its connect_to, else the URL's).
+struct Target {
+  bool tls = false;
+  std::string host, port, resource;
+  std::string dial_host, dial_port;
+  bool has_port = false;
+};
+
+std::optional<HttpFailure> parse_target(const HttpRequest& request, Target& t) {
+  auto parsed = boost::urls::parse_uri(request.url);
+  if (!parsed) return HttpFailure{FailureKind::BadUrl, "not a valid URL: " + request.url};
+  const std::string scheme(parsed->scheme());
+  if (scheme != "http" && scheme != "https")
+    return HttpFailure{FailureKind::BadUrl, "unsupported URL scheme '" + scheme + "' in " + request.url};
+  t.tls = scheme == "https";
+  t.host = std::string(parsed->host_address());
+  t.has_port = parsed->has_port();
+  t.port = t.has_port ? std::string(parsed->port()) : (t.tls ? "443" : "80");
+  t.resource = std::string(parsed->encoded_resource());
+  if (t.resource.empty()) t.resource = "/";
+  t.dial_host = t.host;
+  t.dial_port = t.port;
+  if (!request.connect_to.empty()) {
+    const auto colon = request.connect_to.rfind(':');
+    if (colon == std::string::npos) return HttpFailure{FailureKind::BadUrl, "not host:port: " + request.connect_to};
+    t.dial_host = request.connect_to.substr(0, colon);
+    t.dial_port = request.connect_to.substr(colon + 1);
+  }
+  return std::nullopt;
+}
+
+bhttp::request<bhttp::string_body> beast_request(const HttpRequest& request, const Target& t) {
+  bhttp::request<bhttp::string_body> req;
+  req.method_string(request.method);
+  req.target(t.resource);
+  req.version(11);
+  req.set(bhttp::field::host, t.has_port ? t.host + ":" + t.port : t.host);
+  req.set(bhttp::field::user_agent, "openvaala/" OPENVAALA_VERSION);
+  for (const auto& [k, v] : request.headers) req.set(k, v);
+  req.body() = request.body;
+  req.prepare_payload();
+  return req;
+}
+
+struct Exchange {
+  bhttp::request<bhttp::string_body>& req;
+  const StreamOptions& options;
+  const std::function<void(const HttpResponseHead&)>& on_head;
+  const std::function<void(std::string_view)>& on_data;
+  support::CancelSource* cancel;
+  bool cancelled() const { return cancel && cancel->cancelled(); }
+};
+
+asio::awaitable<std::optional<HttpFailure>> exchange_plain(const tcp::resolver::results_type& endpoints, Exchange x) {
+  auto executor = co_await asio::this_coro::executor;
+  beast::tcp_stream stream(executor);
+  support::CancelSource::Registration reg;
+  if (x.cancel) reg = x.cancel->on_cancel([&stream] { stream.socket().close(); });
+  stream.expires_after(x.options.connect_timeout);
+  auto [cec, ep] = co_await stream.async_connect(endpoints, kTuple);
+  if (cec) co_return classify(cec, x.cancelled(), "connect");
+  auto result = co_await exchange(stream, stream, x.req, x.options, x.on_head, x.on_data, x.cancel);
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  co_return result;
+}
+
+asio::awaitable<std::optional<HttpFailure>> exchange_tls(const tcp::resolver::results_type& endpoints, const std::string& host,
+                                                         Exchange x) {
+  auto executor = co_await asio::this_coro::executor;
+  beast::ssl_stream<beast::tcp_stream> stream(executor, tls_context());
+  support::CancelSource::Registration reg;
+  if (x.cancel) reg = x.cancel->on_cancel([&stream] { beast::get_lowest_layer(stream).socket().close(); });
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str()))
+    co_return HttpFailure{FailureKind::Tls, "cannot set TLS server name for " + host};
+  stream.set_verify_callback(asio::ssl::host_name_verification(host));
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(x.options.connect_timeout);
+  auto [cec, ep] = co_await lowest.async_connect(endpoints, kTuple);
+  if (cec) co_return classify(cec, x.cancelled(), "connect");
+  auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
+  if (hec) co_return classify(hec, x.cancelled(), "TLS handshake with " + host);
+  auto result = co_await exchange(stream, lowest, x.req, x.options, x.on_head, x.on_data, x.cancel);
+  boost::system::error_code ignored;
+  lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  co_return result;
+}
+
 }  // namespace
 
 asio::awaitable<std::optional<HttpFailure>> stream_request(const HttpRequest& request, const StreamOptions& options,
                                                            std::function<void(const HttpResponseHead&)> on_head,
                                                            std::function<void(std::string_view)> on_data,
                                                            support::CancelSource* cancel) {
-  auto parsed = boost::urls::parse_uri(request.url);
-  if (!parsed) co_return HttpFailure{FailureKind::BadUrl, "not a valid URL: " + request.url};
-  const std::string scheme(parsed->scheme());
-  if (scheme != "http" && scheme != "https")
-    co_return HttpFailure{FailureKind::BadUrl, "unsupported URL scheme '" + scheme + "' in " + request.url};
-  const bool tls = scheme == "https";
-  const std::string host(parsed->host_address());
-  const std::string port = parsed->has_port() ? std::string(parsed->port()) : (tls ? "443" : "80");
-  std::string target(parsed->encoded_resource());
-  if (target.empty()) target = "/";
-
-  bhttp::request<bhttp::string_body> req;
-  req.method_string(request.method);
-  req.target(target);
-  req.version(11);
-  req.set(bhttp::field::host, parsed->has_port() ? host + ":" + port : host);
-  req.set(bhttp::field::user_agent, "openvaala/" OPENVAALA_VERSION);
-  for (const auto& [k, v] : request.headers) req.set(k, v);
-  req.body() = request.body;
-  req.prepare_payload();
+  Target target;
+  if (auto bad = parse_target(request, target)) co_return bad;
+  bhttp::request<bhttp::string_body> req = beast_request(request, target);
 
   auto executor = co_await asio::this_coro::executor;
-  auto cancelled = [&] { return cancel && cancel->cancelled(); };
-
-  std::string dial_host = host, dial_port = port;
-  if (!request.connect_to.empty()) {
-    const auto colon = request.connect_to.rfind(':');
-    if (colon == std::string::npos) co_return HttpFailure{FailureKind::BadUrl, "not host:port: " + request.connect_to};
-    dial_host = request.connect_to.substr(0, colon);
-    dial_port = request.connect_to.substr(colon + 1);
-  }
   tcp::resolver resolver(executor);
-  auto [rec, endpoints] = co_await resolver.async_resolve(dial_host, dial_port, kTuple);
-  if (rec) co_return HttpFailure{FailureKind::Connect, "cannot resolve " + dial_host + ": " + rec.message()};
-
-  if (!tls) {
-    beast::tcp_stream stream(executor);
-    support::CancelSource::Registration reg;
-    if (cancel) reg = cancel->on_cancel([&stream] { stream.socket().close(); });
-    stream.expires_after(options.connect_timeout);
-    auto [cec, ep] = co_await stream.async_connect(endpoints, kTuple);
-    if (cec) co_return classify(cec, cancelled(), "connect");
-    auto result = co_await exchange(stream, stream, req, options, on_head, on_data, cancel);
-    boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    co_return result;
-  }
-
-  beast::ssl_stream<beast::tcp_stream> stream(executor, tls_context());
-  support::CancelSource::Registration reg;
-  if (cancel) reg = cancel->on_cancel([&stream] { beast::get_lowest_layer(stream).socket().close(); });
-  if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str()))
-    co_return HttpFailure{FailureKind::Tls, "cannot set TLS server name for " + host};
-  stream.set_verify_callback(asio::ssl::host_name_verification(host));
-  auto& lowest = beast::get_lowest_layer(stream);
-  lowest.expires_after(options.connect_timeout);
-  auto [cec, ep] = co_await lowest.async_connect(endpoints, kTuple);
-  if (cec) co_return classify(cec, cancelled(), "connect");
-  auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
-  if (hec) co_return classify(hec, cancelled(), "TLS handshake with " + host);
-  auto result = co_await exchange(stream, lowest, req, options, on_head, on_data, cancel);
-  boost::system::error_code ignored;
-  lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  co_return result;
+  auto [rec, endpoints] = co_await resolver.async_resolve(target.dial_host, target.dial_port, kTuple);
+  if (rec) co_return HttpFailure{FailureKind::Connect, "cannot resolve " + target.dial_host + ": " + rec.message()};
+  const Exchange x{req, options, on_head, on_data, cancel};
+  if (!target.tls) co_return co_await exchange_plain(endpoints, x);
+  co_return co_await exchange_tls(endpoints, target.host, x);
 }
 
 }  // namespace bridge::http

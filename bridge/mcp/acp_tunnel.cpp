@@ -11,9 +11,10 @@
 #include "acp/connection.hpp"
 #include "acp/methods.hpp"
 #include "bridge/mcp/errors.hpp"
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/mcp/transport.hpp"
+#include "support/json_read.hpp"
 
 namespace bridge::mcp {
 
@@ -41,10 +42,7 @@ void AcpTunnelRouter::remove(const std::string& key) { routes_.erase(key); }
 void AcpTunnelRouter::handle_notification(const json::value& params) {
   const json::object* p = params.if_object();
   if (!p) return;
-  auto str = [&](const char* k) -> std::string {
-    auto* v = p->if_contains(k);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-  };
+  auto str = [&](const char* k) { return std::string(support::str_at(*p, k)); };
   std::string key;
   if (auto cid = str("connectionId"); !cid.empty()) key = connection_key(cid);
   else key = request_key(str("serverId"), str("requestId"));
@@ -73,8 +71,6 @@ class AcpTransport : public Transport {
     auto self = shared_from_this();
     auto cancel_ptr = std::make_shared<support::CancelSource>();
     auto timed_out_ptr = std::make_shared<bool>(false);
-    support::CancelSource& cancel = *cancel_ptr;
-    const bool& timed_out = *timed_out_ptr;
     asio::steady_timer timer(ex_, timeout);
     timer.async_wait([cancel_ptr, timed_out_ptr](boost::system::error_code ec) {
       if (!ec) {
@@ -82,70 +78,26 @@ class AcpTransport : public Transport {
         cancel_ptr->cancel();
       }
     });
-    auto finish = [&] { timer.cancel(); };
-    // Probe the connectionless form with a ping.
-    json::object probe = envelope("ping", json::object{}, next_request_id());
-    try {
-      std::string method = acp::methods::kMcpMessage;
-      co_await conn_.call(std::move(method), std::move(probe), &cancel);
-      stateless_ = true;
-      finish();
-      spdlog::debug("mcp {}: MCP-over-ACP (connectionless, {})", log_id_, "2026-07-28");
-      co_return;
-    } catch (const acp::RpcError& e) {
-      if (timed_out) {
-        finish();
-        throw McpError(McpError::Kind::Timeout, "the editor did not answer mcp/message within " +
-                                                    std::to_string(timeout.count()) + " ms");
-      }
-      if (e.code() != acp::error_code::kMethodNotFound) {
-        finish();
-        throw McpError(McpError::Kind::Transport,
-                       "the editor could not reach its MCP server " + spec_.server_id + ": " + e.what() + " (" +
-                           std::to_string(e.code()) + ")");
-      }
-    }
-    // The older connect/message/disconnect form.
-    try {
-      json::object params;
-      params["serverId"] = spec_.server_id;
-      params["acpId"] = spec_.server_id;
-      std::string method = acp::methods::kMcpConnect;
-      auto r = co_await conn_.call(std::move(method), std::move(params), &cancel);
-      finish();
-      const json::value* cid = r.is_object() ? r.as_object().if_contains("connectionId") : nullptr;
-      if (!cid || !cid->is_string())
-        throw McpError(McpError::Kind::Protocol, "mcp/connect answered without a connectionId");
-      connection_id_ = std::string(cid->as_string());
-      if (router_) {
-        std::weak_ptr<Transport> weak = shared_from_this();
-        router_->add(AcpTunnelRouter::connection_key(connection_id_), [this, weak](json::object n) {
-          if (weak.lock()) deliver(std::move(n));
-        });
-      }
-      spdlog::debug("mcp {}: MCP-over-ACP (mcp/connect, connection {})", log_id_, connection_id_);
-    } catch (const acp::RpcError& e) {
-      finish();
-      if (timed_out)
-        throw McpError(McpError::Kind::Timeout, "the editor did not answer mcp/connect within " +
-                                                    std::to_string(timeout.count()) + " ms");
-      throw McpError(McpError::Kind::Transport,
-                     "the editor could not connect its MCP server " + spec_.server_id + ": " + e.what());
-    }
+    struct StopTimer {
+      asio::steady_timer& timer;
+      ~StopTimer() { timer.cancel(); }
+    } stop_timer{timer};
+    if (co_await probe_connectionless(*cancel_ptr, *timed_out_ptr, timeout)) co_return;
+    co_await connect_tunnel(*cancel_ptr, *timed_out_ptr, timeout);
   }
 
   bool stateless() const override { return stateless_; }
 
   void send(json::object message) override {
     if (stopped_) {
-      if (acp::json_rpc::is_request(message)) post_deliver(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (support::json_rpc::is_request(message)) post_deliver(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     std::string method;
     if (auto* m = message.if_contains("method"); m && m->is_string()) method = std::string(m->as_string());
     json::object params;
     if (auto* p = message.if_contains("params"); p && p->is_object()) params = std::move(p->as_object());  // not copied: the message is ours
-    if (acp::json_rpc::is_request(message)) {
+    if (support::json_rpc::is_request(message)) {
       auto self = std::static_pointer_cast<AcpTransport>(shared_from_this());
       asio::co_spawn(ex_,
                      [self, id = std::move(message.at("id")), method = std::move(method), params = std::move(params)]() mutable {
@@ -197,6 +149,62 @@ class AcpTransport : public Transport {
   std::string describe() const override { return "acp " + spec_.server_id; }
 
  private:
+  // The connectionless form, probed with a ping: true when the editor takes it; false when it
+  // does not know mcp/message (then the older form is tried).
+  asio::awaitable<bool> probe_connectionless(support::CancelSource& cancel, const bool& timed_out,
+                                             std::chrono::milliseconds timeout) {
+    json::object probe = envelope("ping", json::object{}, next_request_id());
+    bool refused = false;
+    try {
+      std::string method = acp::methods::kMcpMessage;
+      co_await conn_.call(std::move(method), std::move(probe), &cancel);
+    } catch (const acp::RpcError& e) {
+      if (timed_out)
+        throw McpError(McpError::Kind::Timeout, "the editor did not answer mcp/message within " +
+                                                    std::to_string(timeout.count()) + " ms");
+      if (e.code() != acp::error_code::kMethodNotFound)
+        throw McpError(McpError::Kind::Transport,
+                       "the editor could not reach its MCP server " + spec_.server_id + ": " + e.what() + " (" +
+                           std::to_string(e.code()) + ")");
+      refused = true;
+    }
+    if (refused) co_return false;
+    stateless_ = true;
+    spdlog::debug("mcp {}: MCP-over-ACP (connectionless, {})", log_id_, "2026-07-28");
+    co_return true;
+  }
+
+  // The older connect/message/disconnect form: mcp/connect gives the connection id that the
+  // editor's messages are routed by.
+  asio::awaitable<void> connect_tunnel(support::CancelSource& cancel, const bool& timed_out,
+                                       std::chrono::milliseconds timeout) {
+    json::value r;
+    try {
+      json::object params;
+      params["serverId"] = spec_.server_id;
+      params["acpId"] = spec_.server_id;
+      std::string method = acp::methods::kMcpConnect;
+      r = co_await conn_.call(std::move(method), std::move(params), &cancel);
+    } catch (const acp::RpcError& e) {
+      if (timed_out)
+        throw McpError(McpError::Kind::Timeout, "the editor did not answer mcp/connect within " +
+                                                    std::to_string(timeout.count()) + " ms");
+      throw McpError(McpError::Kind::Transport,
+                     "the editor could not connect its MCP server " + spec_.server_id + ": " + e.what());
+    }
+    const json::value* cid = r.is_object() ? r.as_object().if_contains("connectionId") : nullptr;
+    if (!cid || !cid->is_string())
+      throw McpError(McpError::Kind::Protocol, "mcp/connect answered without a connectionId");
+    connection_id_ = std::string(cid->as_string());
+    if (router_) {
+      std::weak_ptr<Transport> weak = shared_from_this();
+      router_->add(AcpTunnelRouter::connection_key(connection_id_), [this, weak](json::object n) {
+        if (weak.lock()) deliver(std::move(n));
+      });
+    }
+    spdlog::debug("mcp {}: MCP-over-ACP (mcp/connect, connection {})", log_id_, connection_id_);
+  }
+
   void stop() {
     if (stopped_) return;
     stopped_ = true;
@@ -268,9 +276,9 @@ class AcpTransport : public Transport {
       } else if (json::object* carrier = r.if_object(); carrier && carrier->contains("result")) {
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(carrier->at("result"))}};  // moved, not copied
       } else if (carrier && carrier->contains("error") && carrier->at("error").is_object()) {
-        auto e = acp::json_rpc::error_from(carrier->at("error"));
-        json::object err{{"code", e.code()}, {"message", e.what()}};
-        if (carrier->at("error").as_object().contains("data")) err["data"] = e.data();
+        auto e = support::json_rpc::error_from(carrier->at("error"));
+        json::object err{{"code", e.code}, {"message", e.message}};
+        if (carrier->at("error").as_object().contains("data")) err["data"] = e.data;
         reply = json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(err)}};
       } else {
         reply = error_response(id, -32000, "the editor answered mcp/message with an invalid carrier: " + json::serialize(r).substr(0, 200));

@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 
 namespace bridge::mcp {
@@ -37,27 +34,11 @@ std::string file_uri(const std::string& path) {
   return out;
 }
 
-struct Client::Pending {
-  // The timer is the request's wake-up, never its clock (see deadline_timer_).
-  explicit Pending(asio::any_io_executor ex, Clock::time_point deadline, std::string what)
-      : timer(ex, Clock::time_point::max()), deadline(deadline), what(std::move(what)) {}
-  asio::steady_timer timer;
-  Clock::time_point deadline;
-  std::string what;  // "<method>: no answer within <timeout> ms", the timeout's message
-  bool done = false;
-  json::value result;
-  std::optional<McpError> error;
-  void resolve() {
-    done = true;
-    timer.cancel();
-  }
-};
-
 Client::Client(asio::any_io_executor ex, std::shared_ptr<Transport> transport, Options options)
     : ex_(std::move(ex)),
       transport_(std::move(transport)),
       options_(std::move(options)),
-      deadline_timer_(ex_, Clock::time_point::max()) {}
+      pending_(ex_, [](const std::string& what) { return McpError(McpError::Kind::Timeout, what); }) {}
 
 Client::~Client() { kill_now(); }
 
@@ -86,6 +67,12 @@ asio::awaitable<void> Client::connect(std::chrono::milliseconds timeout) {
     co_await discover(deadline);
     co_return;
   }
+  co_await initialize(deadline, timeout);
+}
+
+// The handshake of the stateful revisions: initialize (the version negotiated, the server's
+// description kept), then notifications/initialized.
+asio::awaitable<void> Client::initialize(Clock::time_point deadline, std::chrono::milliseconds timeout) {
   json::object params;
   params["protocolVersion"] = kOfferedProtocolVersion;
   json::object capabilities{{"roots", json::object{{"listChanged", true}}}};
@@ -161,11 +148,8 @@ asio::awaitable<json::value> Client::request(std::string method, json::object pa
   if (state_ == State::Closed)
     throw McpError(McpError::Kind::Closed, closed_reason_.empty() ? "the MCP connection is closed" : closed_reason_);
   auto self = shared_from_this();  // keeps us alive while waiting
-  const std::int64_t id = next_id_++;
-  auto pending = std::make_shared<Pending>(ex_, Clock::now() + timeout,
-                                           method + ": no answer within " + std::to_string(timeout.count()) + " ms");
-  pending_.emplace(id, pending);
-  watch_deadline(pending->deadline);
+  auto [id, pending] =
+      pending_.add(Clock::now() + timeout, method + ": no answer within " + std::to_string(timeout.count()) + " ms");
   std::string token;
   if (on_progress) {
     token = "ov-" + std::to_string(id);
@@ -181,13 +165,13 @@ asio::awaitable<json::value> Client::request(std::string method, json::object pa
 
   support::CancelSource::Registration reg;
   if (cancel) {
-    reg = cancel->on_cancel([pending] {
-      if (pending->done) return;
+    reg = cancel->on_cancel([pending = pending] {
+      if (pending->done()) return;
       pending->error = McpError(McpError::Kind::Cancelled, "cancelled");
       pending->resolve();
     });
   }
-  while (!pending->done) co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_await pending->wait();
   reg.reset();
   pending_.erase(id);
   if (!token.empty()) progress_.erase(json::serialize(json::value(token)));
@@ -293,48 +277,7 @@ void Client::kill_now() {
   if (transport_) transport_->kill_now();
 }
 
-// The timer looks at least this often while requests are pending, and stops when none is: an
-// idle client never holds its io_context for longer than this (a CLI's run() returns).
-constexpr auto kDeadlineSweep = std::chrono::milliseconds(100);
-
-void Client::watch_deadline(Clock::time_point deadline) {
-  deadline = std::min(deadline, Clock::now() + kDeadlineSweep);
-  if (deadline >= deadline_timer_.expiry()) return;  // it fires soon enough already
-  deadline_timer_.expires_at(deadline);              // the earlier wait ends as aborted
-  std::weak_ptr<Client> weak = shared_from_this();
-  deadline_timer_.async_wait([weak](boost::system::error_code ec) {
-    if (ec) return;  // moved, or the client is going
-    if (auto self = weak.lock()) self->time_out_due_requests();
-  });
-}
-
-void Client::time_out_due_requests() {
-  const auto now = Clock::now();
-  auto next = Clock::time_point::max();
-  for (auto& [_, p] : pending_) {
-    if (p->done) continue;
-    if (p->deadline <= now) {
-      p->error = McpError(McpError::Kind::Timeout, p->what);
-      p->resolve();
-    } else {
-      next = std::min(next, p->deadline);
-    }
-  }
-  deadline_timer_.expires_at(Clock::time_point::max());
-  if (next != Clock::time_point::max()) watch_deadline(next);
-}
-
-void Client::fail_all(McpError::Kind kind, const std::string& why) {
-  deadline_timer_.cancel();  // nothing left to time out; an armed timer would keep the io_context running
-  deadline_timer_.expires_at(Clock::time_point::max());
-  auto pending = std::move(pending_);
-  pending_.clear();
-  for (auto& [_, p] : pending) {
-    if (p->done) continue;
-    p->error = McpError(kind, why);
-    p->resolve();
-  }
-}
+void Client::fail_all(McpError::Kind kind, const std::string& why) { pending_.fail_all(McpError(kind, why)); }
 
 void Client::on_transport_closed(std::string reason) {
   if (state_ == State::Closed) return;
@@ -352,7 +295,7 @@ void Client::on_message(json::object msg) {
   if (auto* p = msg.if_contains("params"); p && p->is_object()) params = p->as_object();
   if (method && method->is_string()) {
     std::string m(method->as_string());
-    if (acp::json_rpc::is_request(msg)) handle_server_request(m, *id, params);
+    if (support::json_rpc::is_request(msg)) handle_server_request(m, *id, params);
     else handle_notification(m, params);
     return;
   }
@@ -372,16 +315,14 @@ void Client::handle_response(const json::object& msg) {
     } catch (...) {
     }
   }
-  auto it = pending_.find(key);
-  if (it == pending_.end()) {
+  auto p = pending_.take(key);
+  if (!p) {
     spdlog::debug("mcp {}: reply to an unknown or abandoned request {}", options_.log_id, json::serialize(id));
     return;
   }
-  auto p = it->second;
-  pending_.erase(it);
   if (auto* err = msg.if_contains("error"); err && !err->is_null()) {
-    auto e = acp::json_rpc::error_from(*err);
-    p->error = McpError(McpError::Kind::Rpc, e.what(), e.code());
+    auto e = support::json_rpc::error_from(*err);
+    p->error = McpError(McpError::Kind::Rpc, e.message, e.code);
   } else {
     p->result = msg.contains("result") ? msg.at("result") : json::value(nullptr);
   }

@@ -12,7 +12,6 @@
 //   co_await client->close();
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <functional>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "support/cancellation.hpp"
+#include "support/pending_calls.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/transport.hpp"
 
@@ -117,11 +117,11 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string describe() const { return transport_->describe(); }
 
  private:
-  struct Pending;
   enum class State { New, Connecting, Ready, Closed };
   // serverInfo, capabilities and instructions from initialize or server/discover.
   void keep_server_description(const boost::json::object& result);
   boost::asio::awaitable<void> discover(std::chrono::steady_clock::time_point deadline);
+  boost::asio::awaitable<void> initialize(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
   void on_message(boost::json::object msg);
   void on_transport_closed(std::string reason);
   void handle_server_request(const std::string& method, const boost::json::value& id, const boost::json::object& params);
@@ -129,19 +129,13 @@ class Client : public std::enable_shared_from_this<Client> {
   void handle_response(const boost::json::object& msg);
   void answer_elicitation(boost::json::value id, boost::json::object params);
   void fail_all(McpError::Kind kind, const std::string& why);
-  void watch_deadline(std::chrono::steady_clock::time_point deadline);
-  void time_out_due_requests();
 
   boost::asio::any_io_executor ex_;
   std::shared_ptr<Transport> transport_;
   Options options_;
   State state_ = State::New;
-  std::int64_t next_id_ = 1;
-  std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
-  // One timer for every request's timeout, armed for the earliest deadline (or the next sweep) and
-  // moved only when a request needs it sooner: a timer per request cost two timerfd_settime calls
-  // per MCP call.
-  boost::asio::steady_timer deadline_timer_;
+  // Our requests to the server, by id, each with its deadline (one timer for all).
+  support::PendingCalls<boost::json::value, McpError> pending_;
   std::map<std::string, ProgressFn> progress_;  // by serialized progressToken
   bool tools_stale_ = false;
   std::string protocol_version_;

@@ -9,7 +9,7 @@
 #include <boost/url.hpp>
 #include <spdlog/spdlog.h>
 
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/http_transport_base.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
@@ -37,7 +37,7 @@ class StreamableHttpTransport : public HttpBase {
 
   void send(json::object message) override {
     if (stopped_) {
-      if (acp::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (support::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     // The client gave up on a request: stop reading its stream too.
@@ -104,127 +104,158 @@ class StreamableHttpTransport : public HttpBase {
     return o;
   }
 
-  // `retried`: sent again after a 401 with a new token (once).
-  asio::awaitable<void> post(json::object message, bool retried) {
-    auto self = shared_from_this();
-    const bool req = acp::json_rpc::is_request(message);
-    const json::value id = req ? message.at("id") : json::value(nullptr);
-    const std::string id_key = req ? json::serialize(id) : std::string();
-    const bool is_init = req && message.at("method").as_string() == "initialize";
-    std::uint64_t key = 0;
-    auto cancel = track(key);
-    if (req) by_request_[id_key] = key;
-
-    http::HttpRequest request = make_request("POST", url_, common_headers(), json::serialize(message));
-    support::repair_utf8(request.body);
-    request.headers.emplace_back("Content-Type", "application/json");
-    request.headers.emplace_back("Accept", "application/json, text/event-stream");
-    const auto sent_token = co_await authorize(request.headers);
+  // One POST of a message and what came back: the answer's head, the body (JSON) or the SSE
+  // stream's decoder, and whether the request's response was delivered.
+  struct Post {
+    bool req = false;
+    json::value id;
+    std::string id_key;  // the serialized id of a request
+    bool is_init = false;
     http::HttpResponseHead head;
     bool sse = false;
     bool answered = false;
     std::string body;
     http::SseDecoder dec;
     std::optional<int> retry_ms;
-    auto on_event = [&](http::SseEvent& e) {
-      if (e.retry_ms) retry_ms = e.retry_ms;
-      if (!e.event.empty() && e.event != "message") return;
-      if (e.data.empty()) return;
-      for (auto& m : parse_messages(e.data, log_id_)) {
-        if (req && !m.contains("method") && m.contains("id") && json::serialize(m.at("id")) == id_key) answered = true;
-        deliver(std::move(m));
-      }
-    };
-    HeadFn on_head = [&](const http::HttpResponseHead& h) {
-      head = h;
-      sse = starts_with_ci(h.header("content-type"), "text/event-stream");
-      if (is_init && h.status / 100 == 2) {
+    std::shared_ptr<support::CancelSource> cancel;
+  };
+
+  // Delivers the messages of an SSE event of the POST's stream, noting the request's answer.
+  void on_post_event(Post& p, http::SseEvent& e) {
+    if (e.retry_ms) p.retry_ms = e.retry_ms;
+    if (!e.event.empty() && e.event != "message") return;
+    if (e.data.empty()) return;
+    for (auto& m : parse_messages(e.data, log_id_)) {
+      if (p.req && !m.contains("method") && m.contains("id") && json::serialize(m.at("id")) == p.id_key) p.answered = true;
+      deliver(std::move(m));
+    }
+  }
+
+  // `retried`: sent again after a 401 with a new token (once).
+  asio::awaitable<void> post(json::object message, bool retried) {
+    auto self = shared_from_this();
+    Post p;
+    p.req = support::json_rpc::is_request(message);
+    p.id = p.req ? message.at("id") : json::value(nullptr);
+    p.id_key = p.req ? json::serialize(p.id) : std::string();
+    p.is_init = p.req && message.at("method").as_string() == "initialize";
+    std::uint64_t key = 0;
+    p.cancel = track(key);
+    if (p.req) by_request_[p.id_key] = key;
+
+    http::HttpRequest request = make_request("POST", url_, common_headers(), json::serialize(message));
+    support::repair_utf8(request.body);
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.headers.emplace_back("Accept", "application/json, text/event-stream");
+    const auto sent_token = co_await authorize(request.headers);
+    auto failure = co_await send_post(p, request);
+    co_await resume_answer_stream(p, failure);
+    untrack(key);
+    if (p.req) by_request_.erase(p.id_key);
+    if (stopped_ || p.cancel->cancelled()) co_return;
+    if (!retried && co_await reauthorize(p.head, sent_token)) {
+      co_await post(std::move(message), true);
+      co_return;
+    }
+    settle(p, failure);
+  }
+
+  // The POST itself: its answer is JSON (kept in `p.body`) or an SSE stream (delivered).
+  asio::awaitable<std::optional<http::HttpFailure>> send_post(Post& p, const http::HttpRequest& request) {
+    HeadFn on_head = [this, &p](const http::HttpResponseHead& h) {
+      p.head = h;
+      p.sse = starts_with_ci(h.header("content-type"), "text/event-stream");
+      if (p.is_init && h.status / 100 == 2) {
         auto sid = h.header("mcp-session-id");
         if (!sid.empty()) session_id_ = sid;
       }
     };
-    DataFn on_data = [&](std::string_view chunk) {
+    DataFn on_data = [this, &p](std::string_view chunk) {
       if (stopped_) return;
-      if (sse && head.status / 100 == 2) feed_events(dec, chunk, on_event);
-      else if (body.size() < kMaxBody) body.append(chunk);
+      if (p.sse && p.head.status / 100 == 2) feed_events(p.dec, chunk, [&](http::SseEvent& e) { on_post_event(p, e); });
+      else if (p.body.size() < kMaxBody) p.body.append(chunk);
     };
     const http::StreamOptions opts = options();
-    auto failure = co_await bridge::http::stream_request(request, opts, std::move(on_head), std::move(on_data), cancel.get());
-    if (sse && !stopped_) {
+    auto failure = co_await bridge::http::stream_request(request, opts, std::move(on_head), std::move(on_data), p.cancel.get());
+    if (p.sse && !stopped_) {
       std::vector<http::SseEvent> rest;
-      dec.finish(rest);
-      for (auto& e : rest) on_event(e);
+      p.dec.finish(rest);
+      for (auto& e : rest) on_post_event(p, e);
     }
-    // A dropped answer stream is resumed where it broke off.
-    for (int attempt = 0; req && sse && !answered && !stopped_ && !cancel->cancelled() &&
-                          !dec.last_event_id().empty() && head.status / 100 == 2 && attempt < kMaxResumes;
+    co_return failure;
+  }
+
+  // A dropped answer stream is resumed where it broke off (GET with Last-Event-ID).
+  asio::awaitable<void> resume_answer_stream(Post& p, std::optional<http::HttpFailure>& failure) {
+    const http::StreamOptions opts = options();
+    for (int attempt = 0; p.req && p.sse && !p.answered && !stopped_ && !p.cancel->cancelled() &&
+                          !p.dec.last_event_id().empty() && p.head.status / 100 == 2 && attempt < kMaxResumes;
          ++attempt) {
-      asio::steady_timer t(ex_, std::chrono::milliseconds(retry_ms.value_or(200)));
+      asio::steady_timer t(ex_, std::chrono::milliseconds(p.retry_ms.value_or(200)));
       co_await t.async_wait(kTuple);
-      if (stopped_ || cancel->cancelled()) break;
-      spdlog::debug("mcp {}: resuming the answer stream of {} after event {}", log_id_, id_key, dec.last_event_id());
+      if (stopped_ || p.cancel->cancelled()) break;
+      spdlog::debug("mcp {}: resuming the answer stream of {} after event {}", log_id_, p.id_key, p.dec.last_event_id());
       http::HttpRequest get = make_request("GET", url_, common_headers(), "");
       get.headers.emplace_back("Accept", "text/event-stream");
-      get.headers.emplace_back("Last-Event-ID", dec.last_event_id());
+      get.headers.emplace_back("Last-Event-ID", p.dec.last_event_id());
       co_await authorize(get.headers);
       http::SseDecoder dec2;
       int status = 0;
       HeadFn resume_head = [&](const http::HttpResponseHead& h) { status = h.status; };
       DataFn resume_data = [&](std::string_view chunk) {
-        if (status / 100 == 2 && !stopped_) feed_events(dec2, chunk, on_event);
+        if (status / 100 == 2 && !stopped_) feed_events(dec2, chunk, [&](http::SseEvent& e) { on_post_event(p, e); });
       };
-      failure = co_await bridge::http::stream_request(get, opts, std::move(resume_head), std::move(resume_data), cancel.get());
-      if (!dec2.last_event_id().empty()) dec = dec2;
+      failure = co_await bridge::http::stream_request(get, opts, std::move(resume_head), std::move(resume_data), p.cancel.get());
+      if (!dec2.last_event_id().empty()) p.dec = dec2;
       if (status / 100 != 2) break;
     }
-    untrack(key);
-    if (req) by_request_.erase(id_key);
-    if (stopped_ || cancel->cancelled()) co_return;
-    if (!retried && co_await reauthorize(head, sent_token)) {
-      co_await post(std::move(message), true);
-      co_return;
-    }
-    if (!req) {
+  }
+
+  // After the exchange: a request not answered on its stream gets its answer from the body, or
+  // an error saying what went wrong.
+  void settle(Post& p, const std::optional<http::HttpFailure>& failure) {
+    if (!p.req) {
       if (failure) spdlog::debug("mcp {}: POST of a notification failed: {}", log_id_, failure->message);
-      else if (head.status / 100 != 2)
-        spdlog::debug("mcp {}: POST of a notification/response answered HTTP {}", log_id_, head.status);
-      co_return;
+      else if (p.head.status / 100 != 2)
+        spdlog::debug("mcp {}: POST of a notification/response answered HTTP {}", log_id_, p.head.status);
+      return;
     }
-    if (answered) co_return;
-    if (head.status == 0 && failure) {
-      deliver(error_response(id, -32000, "cannot reach " + url_ + ": " + failure->message));
-      co_return;
+    if (p.answered) return;
+    if (p.head.status == 0 && failure) {
+      deliver(error_response(p.id, -32000, "cannot reach " + url_ + ": " + failure->message));
+      return;
     }
-    if (head.status / 100 != 2) {
-      std::string msg = "HTTP " + std::to_string(head.status) + " from " + url_;
-      if (head.status == 404 && !session_id_.empty()) msg += " (the server no longer knows this session)";
-      if (head.status == 401) msg += unauthorized_text();
-      std::string detail = trimmed(body);
-      // A JSON-RPC error in the body is the real answer.
-      if (!detail.empty()) {
-        for (auto& m : parse_messages(body, log_id_)) {
-          if (m.contains("error") && m.contains("id") && !m.at("id").is_null()) {
-            deliver(std::move(m));
-            co_return;
-          }
-          if (auto* e = m.if_contains("error")) detail = acp::json_rpc::error_from(*e).what();
-        }
-        msg += ": " + detail;
-      }
-      deliver(error_response(id, -32000, msg));
-      co_return;
-    }
-    if (!sse) {
-      for (auto& m : parse_messages(body, log_id_)) {
-        if (!m.contains("method") && m.contains("id") && json::serialize(m.at("id")) == id_key) answered = true;
+    if (p.head.status / 100 != 2) return settle_http_error(p);
+    if (!p.sse) {
+      for (auto& m : parse_messages(p.body, log_id_)) {
+        if (!m.contains("method") && m.contains("id") && json::serialize(m.at("id")) == p.id_key) p.answered = true;
         deliver(std::move(m));
       }
-      if (!answered) deliver(error_response(id, -32000, "the server answered HTTP " + std::to_string(head.status) + " without a response"));
-      co_return;
+      if (!p.answered) deliver(error_response(p.id, -32000, "the server answered HTTP " + std::to_string(p.head.status) + " without a response"));
+      return;
     }
-    deliver(error_response(id, -32000,
+    deliver(error_response(p.id, -32000,
                            "the server closed the response stream before answering" +
                                (failure ? " (" + failure->message + ")" : std::string())));
+  }
+
+  // A request answered with an HTTP error: a JSON-RPC error in the body is the real answer.
+  void settle_http_error(Post& p) {
+    std::string msg = "HTTP " + std::to_string(p.head.status) + " from " + url_;
+    if (p.head.status == 404 && !session_id_.empty()) msg += " (the server no longer knows this session)";
+    if (p.head.status == 401) msg += unauthorized_text();
+    std::string detail = trimmed(p.body);
+    if (!detail.empty()) {
+      for (auto& m : parse_messages(p.body, log_id_)) {
+        if (m.contains("error") && m.contains("id") && !m.at("id").is_null()) {
+          deliver(std::move(m));
+          return;
+        }
+        if (auto* e = m.if_contains("error")) detail = support::json_rpc::error_from(*e).message;
+      }
+      msg += ": " + detail;
+    }
+    deliver(error_response(p.id, -32000, msg));
   }
 
   // The GET stream: the server's own requests and notifications. Optional (405 = none).

@@ -1,6 +1,6 @@
 #pragma once
 // Small JSON-RPC helpers shared by the MCP client and its transports (how a message is read, and
-// error objects, are acp/json_rpc.hpp's: the same for both peers).
+// error objects, are support/json_rpc.hpp's: the same for both peers).
 #include <boost/json.hpp>
 #include <string>
 #include <string_view>

@@ -1,4 +1,5 @@
 #include "bridge/mcp/oauth.hpp"
+#include "support/json_read.hpp"
 
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -113,11 +114,6 @@ std::vector<std::string> strings_of(const json::object& o, const char* key) {
   return out;
 }
 
-std::string string_of(const json::object& o, const char* key) {
-  if (auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
-  return {};
-}
-
 }  // namespace
 
 std::string origin_of(const std::string& url) {
@@ -162,7 +158,7 @@ std::string canonical_resource(const std::string& server_url) {
 ResourceMetadata parse_resource_metadata(const json::value& v) {
   if (!v.is_object()) throw OAuthError("the protected resource metadata is not a JSON object");
   const auto& o = v.as_object();
-  ResourceMetadata m{string_of(o, "resource"), strings_of(o, "authorization_servers"), strings_of(o, "scopes_supported")};
+  ResourceMetadata m{std::string(support::str_at(o, "resource")), strings_of(o, "authorization_servers"), strings_of(o, "scopes_supported")};
   if (m.authorization_servers.empty())
     throw OAuthError("the protected resource metadata names no authorization server (authorization_servers)");
   return m;
@@ -172,11 +168,11 @@ AuthServerMetadata parse_auth_server_metadata(const json::value& v) {
   if (!v.is_object()) throw OAuthError("the authorization server metadata is not a JSON object");
   const auto& o = v.as_object();
   AuthServerMetadata m;
-  m.issuer = string_of(o, "issuer");
-  m.authorization_endpoint = string_of(o, "authorization_endpoint");
-  m.token_endpoint = string_of(o, "token_endpoint");
-  m.registration_endpoint = string_of(o, "registration_endpoint");
-  m.revocation_endpoint = string_of(o, "revocation_endpoint");
+  m.issuer = std::string(support::str_at(o, "issuer"));
+  m.authorization_endpoint = std::string(support::str_at(o, "authorization_endpoint"));
+  m.token_endpoint = std::string(support::str_at(o, "token_endpoint"));
+  m.registration_endpoint = std::string(support::str_at(o, "registration_endpoint"));
+  m.revocation_endpoint = std::string(support::str_at(o, "revocation_endpoint"));
   m.scopes_supported = strings_of(o, "scopes_supported");
   m.token_endpoint_auth_methods = strings_of(o, "token_endpoint_auth_methods_supported");
   if (m.authorization_endpoint.empty() || m.token_endpoint.empty())
@@ -191,15 +187,15 @@ AuthServerMetadata parse_auth_server_metadata(const json::value& v) {
 Tokens parse_token_response(const json::value& v, std::int64_t now) {
   if (!v.is_object()) throw OAuthError("the token endpoint did not answer a JSON object");
   const auto& o = v.as_object();
-  if (auto err = string_of(o, "error"); !err.empty()) {
-    auto desc = string_of(o, "error_description");
+  if (auto err = std::string(support::str_at(o, "error")); !err.empty()) {
+    auto desc = std::string(support::str_at(o, "error_description"));
     throw OAuthError("the authorization server refused: " + err + (desc.empty() ? "" : " (" + desc + ")"), err);
   }
   Tokens t;
-  t.access_token = string_of(o, "access_token");
+  t.access_token = std::string(support::str_at(o, "access_token"));
   if (t.access_token.empty()) throw OAuthError("the token endpoint's answer has no access_token");
-  t.refresh_token = string_of(o, "refresh_token");
-  t.scope = string_of(o, "scope");
+  t.refresh_token = std::string(support::str_at(o, "refresh_token"));
+  t.scope = std::string(support::str_at(o, "scope"));
   if (auto* e = o.if_contains("expires_in")) {
     if (e->is_int64()) t.expires_at = now + e->as_int64();
     else if (e->is_uint64()) t.expires_at = now + static_cast<std::int64_t>(e->as_uint64());

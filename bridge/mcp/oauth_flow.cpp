@@ -29,6 +29,13 @@ const char* auth_state_name(AuthState s) {
   return "none";
 }
 
+// Where and how to sign in: the authorization server's metadata, the resource and the scope.
+struct SignInTarget {
+  AuthServerMetadata meta;
+  std::string resource;
+  std::string scope;
+};
+
 namespace {
 
 std::int64_t now_seconds() {
@@ -95,6 +102,65 @@ asio::awaitable<std::optional<json::value>> first_json(const std::vector<std::st
     if (!ec && v.is_object()) co_return v;
   }
   co_return std::nullopt;
+}
+
+// Steps 1 and 2 of a sign-in: the protected resource metadata (where the 401 said, else the
+// well-known URLs), then the authorization server metadata.
+asio::awaitable<SignInTarget> discover_sign_in(const std::string& server_url, const std::string& last_challenge,
+                                               const std::optional<ClientConfig>& client, support::CancelSource* cancel) {
+  auto challenge = parse_www_authenticate(last_challenge);
+  if (!challenge) {  // not seen a 401 yet (`mcp login`): ask the server
+    Headers headers;
+    headers.emplace_back("Content-Type", "application/json");
+    headers.emplace_back("Accept", "application/json, text/event-stream");
+    auto probe = co_await small_request("POST", server_url, std::move(headers),
+                                        R"({"jsonrpc":"2.0","id":0,"method":"ping"})", cancel);
+    if (probe.status == 401) challenge = parse_www_authenticate(probe.www_authenticate);
+  }
+  std::vector<std::string> prm_urls;
+  if (challenge && !challenge->resource_metadata.empty()) prm_urls.push_back(challenge->resource_metadata);
+  for (auto& u : resource_metadata_urls(server_url)) prm_urls.push_back(u);
+  std::string issuer = origin_of(server_url);  // 2025-03-26 servers: the MCP server is its own
+  SignInTarget target;
+  target.resource = canonical_resource(server_url);
+  std::vector<std::string> scopes_supported;
+  if (auto prm = co_await first_json(prm_urls, cancel)) {
+    auto m = parse_resource_metadata(*prm);
+    issuer = m.authorization_servers.front();
+    if (!m.resource.empty()) target.resource = m.resource;
+    scopes_supported = m.scopes_supported;
+  }
+  auto asm_json = co_await first_json(auth_server_metadata_urls(issuer), cancel);
+  if (!asm_json) throw OAuthError("found no authorization server metadata for " + issuer);
+  target.meta = parse_auth_server_metadata(*asm_json);
+  target.scope = client && !client->scopes.empty() ? join(client->scopes)
+                 : challenge && !challenge->scope.empty() ? challenge->scope
+                                                          : join(scopes_supported);
+  co_return target;
+}
+
+// Dynamic client registration (RFC 7591) for redirects to `a.redirect_uri`: fills in the client.
+asio::awaitable<void> register_client(const SignInTarget& target, StoredAuth& a, support::CancelSource* cancel) {
+  const auto& endpoint = target.meta.registration_endpoint;
+  json::object reg;
+  reg["client_name"] = "OpenVaala";
+  reg["redirect_uris"] = json::array{json::string(a.redirect_uri)};
+  reg["grant_types"] = json::array{json::string("authorization_code"), json::string("refresh_token")};
+  reg["response_types"] = json::array{json::string("code")};
+  reg["token_endpoint_auth_method"] = "none";
+  if (!target.scope.empty()) reg["scope"] = target.scope;
+  Headers headers;
+  headers.emplace_back("Content-Type", "application/json");
+  headers.emplace_back("Accept", "application/json");
+  auto r = co_await small_request("POST", endpoint, std::move(headers), json::serialize(reg), cancel);
+  if (r.status / 100 != 2)
+    throw OAuthError("dynamic client registration at " + endpoint + " answered HTTP " + std::to_string(r.status));
+  auto v = parse_json(r, "the client registration answer");
+  auto* id = v.is_object() ? v.as_object().if_contains("client_id") : nullptr;
+  if (!id || !id->is_string()) throw OAuthError("the client registration answer has no client_id");
+  a.client_id = std::string(id->as_string());
+  if (auto* s = v.as_object().if_contains("client_secret"); s && s->is_string()) a.client_secret = std::string(s->as_string());
+  a.registered = true;
 }
 
 }  // namespace
@@ -221,83 +287,45 @@ asio::awaitable<void> Authorizer::sign_in(SignInPresenter& presenter, support::C
                                           std::chrono::seconds timeout) {
   auto self = shared_from_this();
   auto ex = co_await asio::this_coro::executor;
-  // 1. The protected resource metadata: where the 401 said, else the well-known URLs.
-  auto challenge = parse_www_authenticate(last_challenge_);
-  if (!challenge) {  // not seen a 401 yet (`mcp login`): ask the server
-    Headers headers;
-    headers.emplace_back("Content-Type", "application/json");
-    headers.emplace_back("Accept", "application/json, text/event-stream");
-    auto probe = co_await small_request("POST", server_url_, std::move(headers),
-                                        R"({"jsonrpc":"2.0","id":0,"method":"ping"})", cancel);
-    if (probe.status == 401) challenge = parse_www_authenticate(probe.www_authenticate);
-  }
-  std::vector<std::string> prm_urls;
-  if (challenge && !challenge->resource_metadata.empty()) prm_urls.push_back(challenge->resource_metadata);
-  for (auto& u : resource_metadata_urls(server_url_)) prm_urls.push_back(u);
-  std::string issuer = origin_of(server_url_);  // 2025-03-26 servers: the MCP server is its own
-  std::string resource = canonical_resource(server_url_);
-  std::vector<std::string> scopes_supported;
-  if (auto prm = co_await first_json(prm_urls, cancel)) {
-    auto m = parse_resource_metadata(*prm);
-    issuer = m.authorization_servers.front();
-    if (!m.resource.empty()) resource = m.resource;
-    scopes_supported = m.scopes_supported;
-  }
-  // 2. The authorization server metadata.
-  auto asm_json = co_await first_json(auth_server_metadata_urls(issuer), cancel);
-  if (!asm_json) throw OAuthError("found no authorization server metadata for " + issuer);
-  auto meta = parse_auth_server_metadata(*asm_json);
-  std::string scope = client_ && !client_->scopes.empty() ? join(client_->scopes)
-                      : challenge && !challenge->scope.empty() ? challenge->scope
-                                                               : join(scopes_supported);
-
+  // 1. and 2. Where to sign in.
+  const SignInTarget target = co_await discover_sign_in(server_url_, last_challenge_, client_, cancel);
   // 3. The redirect listener, then the client (its redirect URI is the listener's).
   RedirectListener listener(ex, client_ ? client_->callback_port : 0);
   StoredAuth a;
   a.url = server_url_;
   a.redirect_uri = listener.redirect_uri();
-  a.token_endpoint = meta.token_endpoint;
-  a.revocation_endpoint = meta.revocation_endpoint;
-  a.resource = resource;
+  a.token_endpoint = target.meta.token_endpoint;
+  a.revocation_endpoint = target.meta.revocation_endpoint;
+  a.resource = target.resource;
   if (client_ && !client_->client_id.empty()) {
     a.client_id = client_->client_id;
-  } else if (!meta.registration_endpoint.empty()) {
-    json::object reg;
-    reg["client_name"] = "OpenVaala";
-    reg["redirect_uris"] = json::array{json::string(a.redirect_uri)};
-    reg["grant_types"] = json::array{json::string("authorization_code"), json::string("refresh_token")};
-    reg["response_types"] = json::array{json::string("code")};
-    reg["token_endpoint_auth_method"] = "none";
-    if (!scope.empty()) reg["scope"] = scope;
-    Headers headers;
-    headers.emplace_back("Content-Type", "application/json");
-    headers.emplace_back("Accept", "application/json");
-    auto r = co_await small_request("POST", meta.registration_endpoint, std::move(headers), json::serialize(reg), cancel);
-    if (r.status / 100 != 2)
-      throw OAuthError("dynamic client registration at " + meta.registration_endpoint + " answered HTTP " +
-                       std::to_string(r.status));
-    auto v = parse_json(r, "the client registration answer");
-    auto* id = v.is_object() ? v.as_object().if_contains("client_id") : nullptr;
-    if (!id || !id->is_string()) throw OAuthError("the client registration answer has no client_id");
-    a.client_id = std::string(id->as_string());
-    if (auto* s = v.as_object().if_contains("client_secret"); s && s->is_string()) a.client_secret = std::string(s->as_string());
-    a.registered = true;
+  } else if (!target.meta.registration_endpoint.empty()) {
+    co_await register_client(target, a, cancel);
   } else {
     throw OAuthError("the authorization server offers no dynamic client registration: register a client there and set "
                      "oauth.client_id (and client_secret_env) in mcp_servers/" + server_id_ + ".yaml");
   }
-
   // 4. Authorization code with PKCE.
+  const SignInPrompt prompt = co_await authorize_with_code(presenter, target, listener, a, cancel, timeout);
+  auth_ = std::move(a);
+  needs_sign_in_ = false;
+  spdlog::info("mcp {}: signed in", server_id_);
+  presenter.finished(prompt, true, "");
+}
+
+asio::awaitable<SignInPrompt> Authorizer::authorize_with_code(SignInPresenter& presenter, const SignInTarget& target,
+                                                      RedirectListener& listener, StoredAuth& a,
+                                                      support::CancelSource* cancel, std::chrono::seconds timeout) {
   const std::string verifier = pkce_verifier();
   const std::string state = random_token(16);
   AuthorizationRequest request;
-  request.authorization_endpoint = meta.authorization_endpoint;
+  request.authorization_endpoint = target.meta.authorization_endpoint;
   request.client_id = a.client_id;
   request.redirect_uri = a.redirect_uri;
   request.code_challenge = pkce_challenge(verifier);
   request.state = state;
-  request.scope = scope;
-  request.resource = resource;
+  request.scope = target.scope;
+  request.resource = target.resource;
   SignInPrompt prompt;
   prompt.server_id = server_id_;
   prompt.url = authorization_url(request);
@@ -312,20 +340,17 @@ asio::awaitable<void> Authorizer::sign_in(SignInPresenter& presenter, support::C
     form.emplace_back("code", code);
     form.emplace_back("redirect_uri", a.redirect_uri);
     form.emplace_back("code_verifier", verifier);
-    if (!resource.empty()) form.emplace_back("resource", resource);
+    if (!target.resource.empty()) form.emplace_back("resource", target.resource);
     Headers headers;
     add_client_auth(headers, form, a.client_id, a.registered ? a.client_secret : (client_ ? client_->client_secret : ""),
-                    meta.token_endpoint_auth_methods);
-    a.tokens = co_await token_request(meta.token_endpoint, std::move(form), std::move(headers), &sign_in);
+                    target.meta.token_endpoint_auth_methods);
+    a.tokens = co_await token_request(target.meta.token_endpoint, std::move(form), std::move(headers), &sign_in);
     store_.save(server_id_, a);
   } catch (const std::exception& e) {
     presenter.finished(prompt, false, e.what());
     throw;
   }
-  auth_ = std::move(a);
-  needs_sign_in_ = false;
-  spdlog::info("mcp {}: signed in", server_id_);
-  presenter.finished(prompt, true, "");
+  co_return prompt;
 }
 
 asio::awaitable<bool> Authorizer::sign_out() {

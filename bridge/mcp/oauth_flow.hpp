@@ -23,6 +23,9 @@
 
 namespace bridge::mcp::oauth {
 
+class RedirectListener;
+struct SignInTarget;
+
 // `oauth:` of an MCP server's YAML: a client registered by hand (when the server offers no
 // dynamic registration) and the scopes to ask for.
 struct ClientConfig {
@@ -77,6 +80,11 @@ class Authorizer : public std::enable_shared_from_this<Authorizer> {
 
  private:
   boost::asio::awaitable<bool> refresh();
+  // Step 4 of a sign-in: the authorization code with PKCE, exchanged for tokens that are stored
+  // in `a`; the prompt shown. Reports a failure to the presenter.
+  boost::asio::awaitable<SignInPrompt> authorize_with_code(SignInPresenter& presenter, const SignInTarget& target,
+                                                           RedirectListener& listener, StoredAuth& a,
+                                                           support::CancelSource* cancel, std::chrono::seconds timeout);
   void forget_tokens();
 
   std::string server_id_;

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "support/file_io.hpp"
+#include "support/json_read.hpp"
 
 namespace bridge::mcp::oauth {
 
@@ -23,11 +24,6 @@ json::object read_all(const fs::path& file) {
   auto v = json::parse(*text, ec);
   if (ec || !v.is_object()) return {};
   return v.as_object();
-}
-
-std::string str(const json::object& o, const char* k) {
-  if (auto* v = o.if_contains(k); v && v->is_string()) return std::string(v->as_string());
-  return {};
 }
 
 std::atomic<SecretObserver> secret_observer{nullptr};
@@ -49,18 +45,18 @@ std::optional<StoredAuth> TokenStore::load(const std::string& server_id, const s
   if (!e || !e->is_object()) return std::nullopt;
   const auto& o = e->as_object();
   StoredAuth a;
-  a.url = str(o, "url");
+  a.url = std::string(support::str_at(o, "url"));
   if (a.url != url) return std::nullopt;
-  a.client_id = str(o, "client_id");
-  a.client_secret = str(o, "client_secret");
+  a.client_id = std::string(support::str_at(o, "client_id"));
+  a.client_secret = std::string(support::str_at(o, "client_secret"));
   if (auto* r = o.if_contains("registered"); r && r->is_bool()) a.registered = r->as_bool();
-  a.redirect_uri = str(o, "redirect_uri");
-  a.token_endpoint = str(o, "token_endpoint");
-  a.revocation_endpoint = str(o, "revocation_endpoint");
-  a.resource = str(o, "resource");
-  a.tokens.access_token = str(o, "access_token");
-  a.tokens.refresh_token = str(o, "refresh_token");
-  a.tokens.scope = str(o, "scope");
+  a.redirect_uri = std::string(support::str_at(o, "redirect_uri"));
+  a.token_endpoint = std::string(support::str_at(o, "token_endpoint"));
+  a.revocation_endpoint = std::string(support::str_at(o, "revocation_endpoint"));
+  a.resource = std::string(support::str_at(o, "resource"));
+  a.tokens.access_token = std::string(support::str_at(o, "access_token"));
+  a.tokens.refresh_token = std::string(support::str_at(o, "refresh_token"));
+  a.tokens.scope = std::string(support::str_at(o, "scope"));
   if (auto* x = o.if_contains("expires_at"); x && x->is_int64()) a.tokens.expires_at = x->as_int64();
   tell_secrets(a);
   return a;
@@ -108,7 +104,7 @@ void remember_stored_secrets(const fs::path& file) {
   for (const auto& [_, entry] : servers->as_object()) {
     if (!entry.is_object()) continue;
     for (const char* k : {"client_secret", "access_token", "refresh_token"})
-      if (auto v = str(entry.as_object(), k); !v.empty()) observer(v);
+      if (auto v = std::string(support::str_at(entry.as_object(), k)); !v.empty()) observer(v);
   }
 }
 

@@ -7,7 +7,7 @@
 #include <boost/url.hpp>
 #include <spdlog/spdlog.h>
 
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "bridge/mcp/errors.hpp"
 #include "bridge/mcp/http_transport_base.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
@@ -44,7 +44,7 @@ class SseTransport : public HttpBase {
 
   void send(json::object message) override {
     if (stopped_ || endpoint_.empty()) {
-      if (acp::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
+      if (support::json_rpc::is_request(message)) deliver_later(error_response(message.at("id"), -32000, "the MCP connection is closed"));
       return;
     }
     auto self = std::static_pointer_cast<SseTransport>(shared_from_this());
@@ -146,7 +146,7 @@ class SseTransport : public HttpBase {
 
   asio::awaitable<void> post(json::object message, bool retried) {
     auto self = shared_from_this();
-    const bool req = acp::json_rpc::is_request(message);
+    const bool req = support::json_rpc::is_request(message);
     const json::value id = req ? message.at("id") : json::value(nullptr);
     std::uint64_t key = 0;
     auto cancel = track(key);

@@ -22,9 +22,9 @@
 #include <deque>
 #include <map>
 
-#include "acp/line_framer.hpp"
+#include "support/line_framer.hpp"
 #include "bridge/mcp/errors.hpp"
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 #include "bridge/mcp/jsonrpc.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "bridge/mcp/transport.hpp"
@@ -47,7 +47,7 @@ constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
 
 // Lines from the shared framer (CR stripped, blank lines skipped, oversized lines dropped),
 // collected per read so the reading coroutine can act on them.
-struct LineCollector : acp::LineFramer::Sink {
+struct LineCollector : support::LineFramer::Sink {
   std::vector<std::string> lines;
   std::size_t oversized = 0;
   void on_line(std::string&& line) override { lines.push_back(std::move(line)); }
@@ -187,7 +187,7 @@ class StdioTransport : public Transport {
 
   void send(json::object message) override {
     if (stopped_ || !in_.is_open()) {
-      if (acp::json_rpc::is_request(message) && handlers_.on_message)
+      if (support::json_rpc::is_request(message) && handlers_.on_message)
         deliver(error_response(message.at("id"), -32000, "the MCP server process is not running"));
       return;
     }
@@ -289,7 +289,7 @@ class StdioTransport : public Transport {
   asio::awaitable<void> read_stdout() {
     auto self = shared_from_this();
     LineCollector lines;
-    acp::LineFramer framer(lines, kMaxLine);
+    support::LineFramer framer(lines, kMaxLine);
     std::array<char, 65536> chunk;
     while (true) {
       auto [ec, n] = co_await out_.async_read_some(asio::buffer(chunk), kTuple);
@@ -366,7 +366,7 @@ class StdioTransport : public Transport {
   asio::awaitable<void> read_stderr() {
     auto self = shared_from_this();
     LineCollector lines;
-    acp::LineFramer framer(lines, 64 * 1024);
+    support::LineFramer framer(lines, 64 * 1024);
     std::array<char, 8192> chunk;
     while (true) {
       auto [ec, n] = co_await err_.async_read_some(asio::buffer(chunk), kTuple);

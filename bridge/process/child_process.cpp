@@ -104,24 +104,21 @@ void kill_group(pid_t pgid, Pump&& pump, Reap&& reap) {
   ::kill(-pgid, SIGKILL);
 }
 
-}  // namespace
+// The inherited environment with the overlay applied (later duplicates in the overlay win), and
+// the PATH that argv[0] is looked up on.
+struct ChildEnvironment {
+  std::vector<std::string> entries;
+  std::string path_var;
+};
 
-ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* cancel) {
-  ProcessResult result;
-  if (spec.argv.empty()) {
-    result.spawn_error = "cannot start a process: empty argv";
-    return result;
-  }
-
-  // ---- everything the child needs: argv, environment, the PATH candidates ----
+ChildEnvironment child_environment(const ProcessSpec& spec) {
+  ChildEnvironment env;
   std::set<std::string> overlay_keys;
   for (const auto& [k, v] : spec.env_overlay) overlay_keys.insert(k);
-  std::vector<std::string> env_strings;
-  std::string path_var;
   bool path_from_overlay = false;
   for (const auto& [k, v] : spec.env_overlay) {
     if (k == "PATH") {
-      path_var = v;
+      env.path_var = v;
       path_from_overlay = true;
     }
   }
@@ -131,269 +128,375 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
     std::string key(entry.substr(0, eq));
     if (overlay_keys.count(key)) continue;
     if (key == "PATH" && !path_from_overlay && eq != std::string_view::npos) {
-      path_var = std::string(entry.substr(eq + 1));
+      env.path_var = std::string(entry.substr(eq + 1));
     }
-    env_strings.emplace_back(entry);
+    env.entries.emplace_back(entry);
   }
-  // Later duplicates in the overlay win.
   std::map<std::string, std::string> overlay_final;
   for (const auto& [k, v] : spec.env_overlay) overlay_final[k] = v;
   for (const auto& [k, v] : spec.env_overlay) {
     auto it = overlay_final.find(k);
     if (it == overlay_final.end()) continue;
-    env_strings.push_back(k + "=" + it->second);
+    env.entries.push_back(k + "=" + it->second);
     overlay_final.erase(it);
   }
-  if (path_var.empty() && !path_from_overlay) path_var = "/usr/local/bin:/usr/bin:/bin";
+  if (env.path_var.empty() && !path_from_overlay) env.path_var = "/usr/local/bin:/usr/bin:/bin";
+  return env;
+}
 
-  std::vector<char*> envp;
-  envp.reserve(env_strings.size() + 1);
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
+// What posix_spawn is given: argv, envp and the PATH candidates. The pointer arrays point into
+// the strings held here, so it is built in place and never copied or moved.
+class ChildCommand {
+ public:
+  explicit ChildCommand(const ProcessSpec& spec)
+      : env_(child_environment(spec)),
+        argv_strings_(spec.argv),
+        candidates_(exec_candidates(spec.argv[0], env_.path_var)) {
+    envp_.reserve(env_.entries.size() + 1);
+    for (auto& s : env_.entries) envp_.push_back(s.data());
+    envp_.push_back(nullptr);
+    for (auto& s : argv_strings_) argv_.push_back(s.data());
+    argv_.push_back(nullptr);
+  }
+  ChildCommand(const ChildCommand&) = delete;
+  ChildCommand& operator=(const ChildCommand&) = delete;
 
-  std::vector<std::string> argv_strings = spec.argv;
-  std::vector<char*> argv;
-  for (auto& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  char* const* argv() const { return argv_.data(); }
+  char* const* envp() const { return envp_.data(); }
+  const std::vector<std::string>& candidates() const { return candidates_; }
 
-  std::vector<std::string> candidates = exec_candidates(spec.argv[0], path_var);
-  std::vector<const char*> candidate_ptrs;
-  for (auto& c : candidates) candidate_ptrs.push_back(c.c_str());
-  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+ private:
+  ChildEnvironment env_;
+  std::vector<std::string> argv_strings_;
+  std::vector<std::string> candidates_;
+  std::vector<char*> envp_;
+  std::vector<char*> argv_;
+};
 
+// The three pipes: the child's ends (in_r, out_w, err_w) and ours (in_w, out_r, err_r).
+struct ChildPipes {
   Fd in_r, in_w, out_r, out_w, err_r, err_w;
-  if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
-    result.spawn_error = "cannot create pipes: " + support::errno_text(errno);
-    return result;
-  }
-  // The child's ends must sit above 2, so the dup2s onto 0..2 cannot clobber one another (only
-  // possible when this process was started with a standard stream closed).
-  for (Fd* end : {&in_r, &out_w, &err_w}) {
-    if (end->get() > 2) continue;
-    Fd high(::fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
-    if (!high.valid()) {
-      result.spawn_error = "cannot set up the child's standard streams: " + support::errno_text(errno);
-      return result;
+
+  // Empty on success, else why they could not be set up.
+  std::string open() {
+    if (!make_pipe(in_r, in_w) || !make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
+      return "cannot create pipes: " + support::errno_text(errno);
     }
-    *end = std::move(high);
+    // The child's ends must sit above 2, so the dup2s onto 0..2 cannot clobber one another (only
+    // possible when this process was started with a standard stream closed).
+    for (Fd* end : {&in_r, &out_w, &err_w}) {
+      if (end->get() > 2) continue;
+      Fd high(::fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
+      if (!high.valid()) return "cannot set up the child's standard streams: " + support::errno_text(errno);
+      *end = std::move(high);
+    }
+    return {};
+  }
+  void close_child_ends() {
+    in_r.reset();
+    out_w.reset();
+    err_w.reset();
+  }
+};
+
+// SIGPIPE blocked in this thread while we write the child's stdin (the child gets an empty
+// mask); the old mask comes back when this ends.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_set_);
+    sigaddset(&pipe_set_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_mask_);
+    sigset_t pending_before;
+    sigpending(&pending_before);
+    was_pending_ = sigismember(&pending_before, SIGPIPE) == 1;
+  }
+  ~SigpipeBlock() { pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr); }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+  // Takes the SIGPIPE our own write raised (`got_epipe`), unless one was pending before.
+  void discard_own(bool got_epipe) {
+    if (!got_epipe || was_pending_) return;
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set_, nullptr, &zero) < 0 && errno == EINTR) {
+    }
   }
 
-  // Block SIGPIPE in this thread while we write the child's stdin; the child gets an empty mask.
-  sigset_t pipe_set, old_mask;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-  sigset_t pending_before;
-  sigpending(&pending_before);
-  const bool sigpipe_was_pending = sigismember(&pending_before, SIGPIPE) == 1;
-  bool got_epipe = false;
+ private:
+  sigset_t pipe_set_{}, old_mask_{};
+  bool was_pending_ = false;
+};
 
-  const ChildSpawn child_spawn(in_r.get(), out_w.get(), spec.merge_stderr ? out_w.get() : err_w.get(), cwd);
-
-  // execvp's search, with the error it would report: EACCES wins over a later ENOENT.
-  pid_t pid = -1;
+// execvp's search, with the error it would report: EACCES wins over a later ENOENT. Returns 0
+// with `pid` set, or that errno.
+int spawn_on_path(const ProcessSpec& spec, const ChildCommand& command, const ChildPipes& pipes, pid_t& pid) {
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+  const ChildSpawn child_spawn(pipes.in_r.get(), pipes.out_w.get(),
+                               spec.merge_stderr ? pipes.out_w.get() : pipes.err_w.get(), cwd);
+  const auto& candidates = command.candidates();
   int exec_err = ENOENT;
   bool saw_eacces = false;
-  for (const char* path : candidate_ptrs) {
+  for (const auto& candidate : candidates) {
+    const char* path = candidate.c_str();
     // Each posix_spawn is a clone, so PATH entries that do not hold the file are skipped with a
     // cheap access() first (resolved against the child's cwd, as its execve would).
     std::string seen_from_child = (cwd && path[0] != '/') ? spec.cwd + "/" + path : path;
-    if (candidate_ptrs.size() > 1 && ::access(seen_from_child.c_str(), X_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    if (candidates.size() > 1 && ::access(seen_from_child.c_str(), X_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
       exec_err = errno;
       continue;
     }
-    exec_err = child_spawn.spawn(pid, path, argv.data(), envp.data());
+    exec_err = child_spawn.spawn(pid, path, command.argv(), command.envp());
     if (exec_err == 0) break;
     if (exec_err == EACCES) saw_eacces = true;
     if (exec_err != ENOENT && exec_err != EACCES && exec_err != ENOTDIR && exec_err != ESTALE &&
         exec_err != ENODEV && exec_err != ETIMEDOUT)
       break;
   }
-  if (exec_err != 0) {
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    if (saw_eacces && candidate_ptrs.size() > 1 && (exec_err == ENOENT || exec_err == ENOTDIR)) exec_err = EACCES;
-    // posix_spawn reports the chdir and the execve alike; a cwd we cannot enter is the cause
-    // whenever there is one.
-    struct stat st {};
-    int cwd_err = 0;
-    if (cwd && ::stat(cwd, &st) != 0) cwd_err = errno;
-    else if (cwd && !S_ISDIR(st.st_mode)) cwd_err = ENOTDIR;
-    else if (cwd && ::access(cwd, X_OK) != 0) cwd_err = errno;
-    if (cwd_err != 0) {
-      result.spawn_error = "cannot change directory to '" + spec.cwd + "': " + support::errno_text(cwd_err);
-    } else {
-      const bool searched = spec.argv[0].find('/') == std::string::npos;
-      result.spawn_error = "cannot execute '" + spec.argv[0] + "': " + support::errno_text(exec_err);
-      if (searched && exec_err == ENOENT) result.spawn_error += " (not found on PATH)";
-    }
-    return result;
+  if (exec_err != 0 && saw_eacces && candidates.size() > 1 && (exec_err == ENOENT || exec_err == ENOTDIR)) {
+    exec_err = EACCES;
+  }
+  return exec_err;
+}
+
+// Why the child did not start. posix_spawn reports the chdir and the execve alike; a cwd we
+// cannot enter is the cause whenever there is one.
+std::string spawn_error_text(const ProcessSpec& spec, int exec_err) {
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+  struct stat st {};
+  int cwd_err = 0;
+  if (cwd && ::stat(cwd, &st) != 0) cwd_err = errno;
+  else if (cwd && !S_ISDIR(st.st_mode)) cwd_err = ENOTDIR;
+  else if (cwd && ::access(cwd, X_OK) != 0) cwd_err = errno;
+  if (cwd_err != 0) return "cannot change directory to '" + spec.cwd + "': " + support::errno_text(cwd_err);
+  const bool searched = spec.argv[0].find('/') == std::string::npos;
+  std::string text = "cannot execute '" + spec.argv[0] + "': " + support::errno_text(exec_err);
+  if (searched && exec_err == ENOENT) text += " (not found on PATH)";
+  return text;
+}
+
+void set_nonblocking(const Fd& fd) { ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK); }
+
+// A started child and our ends of its pipes: feeds stdin, captures stdout/stderr into `result`,
+// and waits for the exit, the deadline or the cancel flag.
+class RunningChild {
+ public:
+  RunningChild(const ProcessSpec& spec, pid_t pid, ChildPipes& pipes, ProcessResult& result)
+      : spec_(spec),
+        pid_(pid),
+        result_(result),
+        in_w_(std::move(pipes.in_w)),
+        out_r_(std::move(pipes.out_r)),
+        err_r_(std::move(pipes.err_r)),
+        // A pidfd becomes readable when the child exits, so the loop wakes at the exit instead
+        // of polling waitpid on a back-off (Linux >= 5.3; without it the back-off remains).
+        exit_fd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))) {
+    set_nonblocking(in_w_);
+    set_nonblocking(out_r_);
+    set_nonblocking(err_r_);
+    if (spec_.stdin_data.empty() && !spec_.keep_stdin_open) in_w_.reset();
   }
 
-  const pid_t pgid = pid;
-  guard_group(pgid);
-  in_r.reset();
-  out_w.reset();
-  err_w.reset();
-  result.started = true;
+  void wait(const std::atomic<bool>* cancel);
+  void wind_down();
+  int wait_status() const { return wait_status_; }
+  bool got_epipe() const { return got_epipe_; }
 
-  // ---- the I/O loop ----
-  ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
-  ::fcntl(out_r.get(), F_SETFL, ::fcntl(out_r.get(), F_GETFL) | O_NONBLOCK);
-  ::fcntl(err_r.get(), F_SETFL, ::fcntl(err_r.get(), F_GETFL) | O_NONBLOCK);
-  std::size_t stdin_off = 0;
-  if (spec.stdin_data.empty() && !spec.keep_stdin_open) in_w.reset();
+ private:
+  void reap();
+  void read_into(Fd& fd, std::string& out, bool& truncated);
+  void write_stdin();
+  void pump(milliseconds wait);
+  milliseconds next_wait(Clock::time_point now, std::optional<Clock::time_point> deadline);
 
-  // A pidfd becomes readable when the child exits, so the loop below wakes at the exit instead of
-  // polling waitpid on a back-off (Linux >= 5.3; without it the back-off remains).
-  Fd exit_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  bool reaped = false;
-  int wait_status = 0;
-  auto reap = [&] {
-    if (reaped) return;
-    pid_t r;
-    do {
-      r = ::waitpid(pid, &wait_status, WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == pid || (r < 0 && errno == ECHILD)) reaped = true;
-  };
+  const ProcessSpec& spec_;
+  const pid_t pid_;
+  ProcessResult& result_;
+  Fd in_w_, out_r_, err_r_;
+  Fd exit_fd_;
+  std::size_t stdin_off_ = 0;
+  bool got_epipe_ = false;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+  milliseconds idle_wait_{1};
+  char buf_[65536];
+};
 
-  char buf[65536];
-  auto read_into = [&](Fd& fd, std::string& out, bool& truncated) {
-    while (fd.valid()) {
-      ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n > 0) {
-        std::size_t room = spec.max_output_bytes > out.size() ? spec.max_output_bytes - out.size() : 0;
-        std::size_t keep = std::min(room, static_cast<std::size_t>(n));
-        out.append(buf, keep);
-        if (keep < static_cast<std::size_t>(n)) truncated = true;
-        if (spec.on_stdout && &fd == &out_r) spec.on_stdout(std::string_view(buf, static_cast<std::size_t>(n)));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-      fd.reset();  // EOF or error
-    }
-  };
-  auto write_stdin = [&] {
-    while (in_w.valid() && stdin_off < spec.stdin_data.size()) {
-      ssize_t n = ::write(in_w.get(), spec.stdin_data.data() + stdin_off,
-                          spec.stdin_data.size() - stdin_off);
-      if (n > 0) {
-        stdin_off += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-      if (n < 0 && errno == EPIPE) got_epipe = true;
-      in_w.reset();
-      return;
-    }
-    if (in_w.valid() && stdin_off >= spec.stdin_data.size() && !spec.keep_stdin_open) in_w.reset();
-  };
-  // One poll over whatever is still open, then service it. Sleeps `wait` when nothing is open.
-  auto pump = [&](milliseconds wait) {
-    pollfd pfds[4];
-    nfds_t n = 0;
-    int idx_out = -1, idx_err = -1, idx_in = -1, idx_exit = -1;
-    if (out_r.valid()) {
-      idx_out = static_cast<int>(n);
-      pfds[n++] = {out_r.get(), POLLIN, 0};
-    }
-    if (err_r.valid()) {
-      idx_err = static_cast<int>(n);
-      pfds[n++] = {err_r.get(), POLLIN, 0};
-    }
-    if (in_w.valid() && stdin_off < spec.stdin_data.size()) {  // a kept-open, drained stdin is not polled
-      idx_in = static_cast<int>(n);
-      pfds[n++] = {in_w.get(), POLLOUT, 0};
-    }
-    if (exit_fd.valid() && !reaped) {
-      idx_exit = static_cast<int>(n);
-      pfds[n++] = {exit_fd.get(), POLLIN, 0};
-    }
-    int r = ::poll(n ? pfds : nullptr, n, static_cast<int>(wait.count()));
-    if (r <= 0) return;
-    if (idx_exit >= 0 && pfds[idx_exit].revents) reap();
-    if (idx_out >= 0 && pfds[idx_out].revents) read_into(out_r, result.stdout_data, result.stdout_truncated);
-    if (idx_err >= 0 && pfds[idx_err].revents) read_into(err_r, result.stderr_data, result.stderr_truncated);
-    if (idx_in >= 0 && pfds[idx_in].revents) {
-      if (pfds[idx_in].revents & (POLLERR | POLLHUP)) {
-        in_w.reset();  // the reader is gone
-      } else {
-        write_stdin();
-      }
-    }
-  };
+void RunningChild::reap() {
+  if (reaped_) return;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &wait_status_, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
+}
 
-  const bool has_deadline = spec.timeout.count() > 0;
-  const auto deadline = Clock::now() + spec.timeout;
+void RunningChild::read_into(Fd& fd, std::string& out, bool& truncated) {
+  while (fd.valid()) {
+    ssize_t n = ::read(fd.get(), buf_, sizeof buf_);
+    if (n > 0) {
+      std::size_t room = spec_.max_output_bytes > out.size() ? spec_.max_output_bytes - out.size() : 0;
+      std::size_t keep = std::min(room, static_cast<std::size_t>(n));
+      out.append(buf_, keep);
+      if (keep < static_cast<std::size_t>(n)) truncated = true;
+      if (spec_.on_stdout && &fd == &out_r_) spec_.on_stdout(std::string_view(buf_, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    fd.reset();  // EOF or error
+  }
+}
+
+void RunningChild::write_stdin() {
+  while (in_w_.valid() && stdin_off_ < spec_.stdin_data.size()) {
+    ssize_t n = ::write(in_w_.get(), spec_.stdin_data.data() + stdin_off_, spec_.stdin_data.size() - stdin_off_);
+    if (n > 0) {
+      stdin_off_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && errno == EPIPE) got_epipe_ = true;
+    in_w_.reset();
+    return;
+  }
+  if (in_w_.valid() && stdin_off_ >= spec_.stdin_data.size() && !spec_.keep_stdin_open) in_w_.reset();
+}
+
+// One poll over whatever is still open, then service it. Sleeps `wait` when nothing is open.
+void RunningChild::pump(milliseconds wait) {
+  pollfd pfds[4];
+  nfds_t n = 0;
+  int idx_out = -1, idx_err = -1, idx_in = -1, idx_exit = -1;
+  auto watch = [&](int& idx, const Fd& fd, short events) {
+    idx = static_cast<int>(n);
+    pfds[n++] = {fd.get(), events, 0};
+  };
+  if (out_r_.valid()) watch(idx_out, out_r_, POLLIN);
+  if (err_r_.valid()) watch(idx_err, err_r_, POLLIN);
+  // A kept-open, drained stdin is not polled.
+  if (in_w_.valid() && stdin_off_ < spec_.stdin_data.size()) watch(idx_in, in_w_, POLLOUT);
+  if (exit_fd_.valid() && !reaped_) watch(idx_exit, exit_fd_, POLLIN);
+  int r = ::poll(n ? pfds : nullptr, n, static_cast<int>(wait.count()));
+  if (r <= 0) return;
+  if (idx_exit >= 0 && pfds[idx_exit].revents) reap();
+  if (idx_out >= 0 && pfds[idx_out].revents) read_into(out_r_, result_.stdout_data, result_.stdout_truncated);
+  if (idx_err >= 0 && pfds[idx_err].revents) read_into(err_r_, result_.stderr_data, result_.stderr_truncated);
+  if (idx_in >= 0 && pfds[idx_in].revents) {
+    if (pfds[idx_in].revents & (POLLERR | POLLHUP)) {
+      in_w_.reset();  // the reader is gone
+    } else {
+      write_stdin();
+    }
+  }
+}
+
+// How long the next poll may sleep. With both pipes closed only the exit is awaited: without a
+// pidfd to wake us, start with short sleeps so a quick child is reaped promptly, backing off to
+// the usual slice.
+milliseconds RunningChild::next_wait(Clock::time_point now, std::optional<Clock::time_point> deadline) {
+  milliseconds wait = kPollSlice;
+  if (!exit_fd_.valid() && !out_r_.valid() && !err_r_.valid() && !in_w_.valid()) {
+    wait = std::min(kPollSlice, idle_wait_);
+    idle_wait_ = std::min(kPollSlice, idle_wait_ * 2);
+  }
+  if (deadline) {
+    auto left = std::chrono::duration_cast<milliseconds>(*deadline - now) + milliseconds(1);
+    wait = std::min(wait, left);
+  }
+  return wait;
+}
+
+// Until the child has exited and its pipes are closed (or a grandchild holds them past the
+// grace), the deadline passes or `cancel` is set.
+void RunningChild::wait(const std::atomic<bool>* cancel) {
+  std::optional<Clock::time_point> deadline;
+  if (spec_.timeout.count() > 0) deadline = Clock::now() + spec_.timeout;
   std::optional<Clock::time_point> exited_at;
-  bool killed = false;
-  milliseconds idle_wait{1};
   while (true) {
     if (cancel && cancel->load()) {
-      result.cancelled = true;
-      break;
+      result_.cancelled = true;
+      return;
     }
     auto now = Clock::now();
-    if (has_deadline && now >= deadline) {
-      result.timed_out = true;
-      break;
+    if (deadline && now >= *deadline) {
+      result_.timed_out = true;
+      return;
     }
     reap();
-    if (reaped && !exited_at) exited_at = now;
-    if (reaped && !out_r.valid() && !err_r.valid()) break;
-    if (exited_at && now - *exited_at >= kEofGraceAfterExit) break;  // a grandchild holds the pipes
-
-    // With both pipes closed only the exit is awaited. Without a pidfd to wake us, start with
-    // short sleeps so a quick child is reaped promptly, backing off to the usual slice.
-    milliseconds wait = kPollSlice;
-    if (!exit_fd.valid() && !out_r.valid() && !err_r.valid() && !in_w.valid()) {
-      wait = std::min(kPollSlice, idle_wait);
-      idle_wait = std::min(kPollSlice, idle_wait * 2);
-    }
-    if (has_deadline) {
-      auto left = std::chrono::duration_cast<milliseconds>(deadline - now) + milliseconds(1);
-      wait = std::min(wait, left);
-    }
-    pump(wait);
+    if (reaped_ && !exited_at) exited_at = now;
+    if (reaped_ && !out_r_.valid() && !err_r_.valid()) return;
+    if (exited_at && now - *exited_at >= kEofGraceAfterExit) return;  // a grandchild holds the pipes
+    pump(next_wait(now, deadline));
   }
+}
 
-  if (result.cancelled || result.timed_out || !reaped || out_r.valid() || err_r.valid()) {
-    kill_group(pgid, pump, reap);
+// Kills the group when anything of it may still run, reaps the child and drains what is left.
+void RunningChild::wind_down() {
+  bool killed = false;
+  if (result_.cancelled || result_.timed_out || !reaped_ || out_r_.valid() || err_r_.valid()) {
+    kill_group(pid_, [this](milliseconds w) { pump(w); }, [this] { reap(); });
     killed = true;
   }
-  in_w.reset();
-  if (!reaped) {
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  in_w_.reset();
+  if (!reaped_) {
+    while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
     }
-    reaped = true;
+    reaped_ = true;
   }
   if (killed) {
     // Whatever the group wrote before it died; a process outside the group (one that called
     // setsid) may still hold a pipe, so this is bounded.
     auto until = Clock::now() + kFinalDrain;
-    while ((out_r.valid() || err_r.valid()) && Clock::now() < until) pump(milliseconds(10));
+    while ((out_r_.valid() || err_r_.valid()) && Clock::now() < until) pump(milliseconds(10));
   }
-  out_r.reset();
-  err_r.reset();
-  child_reaped(pid);
-  // Reaped; what the command left running in the background is the user's, as when it ends
-  // normally in a shell (until the server ends: then the orphan guard ends it too).
-  release_group(pgid);
+  out_r_.reset();
+  err_r_.reset();
+}
 
+void record_exit(int wait_status, ProcessResult& result) {
   if (WIFEXITED(wait_status)) {
     result.exit_code = WEXITSTATUS(wait_status);
   } else if (WIFSIGNALED(wait_status)) {
     result.term_signal = WTERMSIG(wait_status);
   }
+}
 
-  if (got_epipe && !sigpipe_was_pending) {
-    timespec zero{0, 0};
-    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-    }
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* cancel) {
+  ProcessResult result;
+  if (spec.argv.empty()) {
+    result.spawn_error = "cannot start a process: empty argv";
+    return result;
   }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  const ChildCommand command(spec);
+  ChildPipes pipes;
+  if (auto error = pipes.open(); !error.empty()) {
+    result.spawn_error = std::move(error);
+    return result;
+  }
+  SigpipeBlock sigpipe;
+  pid_t pid = -1;
+  if (int exec_err = spawn_on_path(spec, command, pipes, pid); exec_err != 0) {
+    result.spawn_error = spawn_error_text(spec, exec_err);
+    return result;
+  }
+  const pid_t pgid = pid;
+  guard_group(pgid);
+  pipes.close_child_ends();
+  result.started = true;
+
+  RunningChild child(spec, pid, pipes, result);
+  child.wait(cancel);
+  child.wind_down();
+  child_reaped(pid);
+  // Reaped; what the command left running in the background is the user's, as when it ends
+  // normally in a shell (until the server ends: then the orphan guard ends it too).
+  release_group(pgid);
+  record_exit(child.wait_status(), result);
+  sigpipe.discard_own(child.got_epipe());
   return result;
 }
 

@@ -89,7 +89,7 @@ void McpServer::event(const std::string& detail) {
 int McpServer::begin_start() {
   state_ = ServerState::Starting;
   error_.clear();
-  started_.expires_at(asio::steady_timer::time_point::max());
+  started_.reset();
   return ++generation_;
 }
 
@@ -182,7 +182,8 @@ asio::awaitable<void> McpServer::start(int gen, bool restart) {
       event(std::string(bridge::mcp::transport_name(spec_.transport)) + ": " + e.what());
     }
   }
-  started_.cancel();
+  // Only the latest start ends the wait: a newer one is Starting (waiters would not park again).
+  if (generation_ == gen) started_.set();
 }
 
 asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retry_failed) {
@@ -210,10 +211,7 @@ asio::awaitable<void> McpServer::ensure(support::CancelSource* cancel, bool retr
     co_await start(gen, restart);
     co_return;
   }
-  support::CancelSource::Registration reg;
-  if (cancel) reg = cancel->on_cancel([self] { self->started_.cancel(); });
-  while (state_ == ServerState::Starting && !(cancel && cancel->cancelled()))
-    co_await started_.async_wait(asio::as_tuple(asio::use_awaitable));
+  while (state_ == ServerState::Starting && !(cancel && cancel->cancelled())) co_await started_.wait(cancel);
 }
 
 asio::awaitable<std::shared_ptr<Client>> McpServer::ready_client(support::CancelSource* cancel) {
@@ -307,7 +305,7 @@ asio::awaitable<bool> McpServer::lists_resource(std::string uri, support::Cancel
 void McpServer::stop_state() {
   state_ = ServerState::Closed;
   ++generation_;
-  started_.cancel();
+  started_.set();
 }
 
 asio::awaitable<void> McpServer::close() {

@@ -20,6 +20,7 @@
 #include "bridge/mcp/server_spec.hpp"
 #include "bridge/mcp/transport.hpp"
 #include "support/cancellation.hpp"
+#include "support/one_shot_event.hpp"
 
 namespace runtime::mcp {
 
@@ -115,7 +116,7 @@ class McpServer : public std::enable_shared_from_this<McpServer> {
   std::optional<std::vector<std::string>> resource_uris_;  // unknown until asked
   std::vector<std::pair<int, ElicitFn>> elicitors_;          // running calls, latest last
   std::map<int, std::function<void()>> prompt_watchers_;
-  boost::asio::steady_timer started_;  // waiters park here while Starting
+  support::OneShotEvent started_;  // waiters park here while Starting; set when a start ends
   int generation_ = 0;
   std::map<int, EventFn> subscribers_;
   int next_token_ = 1;

@@ -1,8 +1,8 @@
-#include "acp/line_framer.hpp"
+#include "support/line_framer.hpp"
 
 #include <cstring>
 
-namespace acp {
+namespace support {
 
 void LineFramer::emit() {
   if (!partial_.empty() && partial_.back() == '\r') partial_.pop_back();
@@ -46,4 +46,4 @@ void LineFramer::finish() {
   }
 }
 
-}  // namespace acp
+}  // namespace support

@@ -1,4 +1,4 @@
-#include "acp/line_framer.hpp"
+#include "support/line_framer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 namespace {
 
-struct Collect : acp::LineFramer::Sink {
+struct Collect : support::LineFramer::Sink {
   std::vector<std::string> lines;
   std::vector<std::size_t> oversized;
   void on_line(std::string&& l) override { lines.push_back(std::move(l)); }
@@ -16,7 +16,7 @@ struct Collect : acp::LineFramer::Sink {
 
 TEST(LineFramer, SplitsLinesAcrossArbitraryChunks) {
   Collect c;
-  acp::LineFramer f(c);
+  support::LineFramer f(c);
   const std::string input = "{\"a\":1}\n{\"b\":2}\r\n{\"c\":3}\n";
   for (char ch : input) f.feed(std::string_view(&ch, 1));
   EXPECT_EQ(c.lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"}));
@@ -24,7 +24,7 @@ TEST(LineFramer, SplitsLinesAcrossArbitraryChunks) {
 
 TEST(LineFramer, SkipsBlankLinesAndDeliversUnterminatedLastLineAtEof) {
   Collect c;
-  acp::LineFramer f(c);
+  support::LineFramer f(c);
   f.feed("\n  \n{\"x\":1}\n{\"tail\":true}");
   EXPECT_EQ(c.lines.size(), 1u);
   f.finish();
@@ -33,7 +33,7 @@ TEST(LineFramer, SkipsBlankLinesAndDeliversUnterminatedLastLineAtEof) {
 
 TEST(LineFramer, OversizedLineIsReportedOnceAndTheStreamResynchronises) {
   Collect c;
-  acp::LineFramer f(c, 10);
+  support::LineFramer f(c, 10);
   f.feed("0123456789ABCDEF");
   f.feed("GHIJ\nok\n");
   EXPECT_EQ(c.oversized, (std::vector<std::size_t>{20}));
@@ -42,7 +42,7 @@ TEST(LineFramer, OversizedLineIsReportedOnceAndTheStreamResynchronises) {
 
 TEST(LineFramer, AcceptsLinesUpToTheLimit) {
   Collect c;
-  acp::LineFramer f(c, 64u * 1024 * 1024);
+  support::LineFramer f(c, 64u * 1024 * 1024);
   std::string big(64u * 1024 * 1024 - 1, 'x');
   f.feed(big);
   f.feed("\n");
@@ -57,7 +57,7 @@ TEST(LineFramer, AcceptsLinesUpToTheLimit) {
 // reported as oversized.
 TEST(LineFramer, ALineOfExactlyTheLimitIsAcceptedOneMoreIsNot) {
   Collect c;
-  acp::LineFramer f(c, 10);
+  support::LineFramer f(c, 10);
   f.feed("0123456789\n0123456789A\nok\n");
   EXPECT_EQ(c.lines, (std::vector<std::string>{"0123456789", "ok"})) << "a 10-byte line under a 10-byte limit is accepted";
   EXPECT_EQ(c.oversized, (std::vector<std::size_t>{11}));

@@ -1,9 +1,9 @@
 // The error object of a JSON-RPC error response, read the same way by both peers.
-#include "acp/json_rpc.hpp"
+#include "support/json_rpc.hpp"
 
-namespace acp::json_rpc {
+namespace support::json_rpc {
 
-RpcError error_from(const boost::json::value& error) {
+ErrorObject error_from(const boost::json::value& error) {
   int code = error_code::kInternalError;
   std::string message = "error";
   boost::json::value data = nullptr;
@@ -12,7 +12,7 @@ RpcError error_from(const boost::json::value& error) {
     if (auto* m = e->if_contains("message"); m && m->is_string()) message = m->as_string();
     if (auto* d = e->if_contains("data")) data = *d;
   }
-  return RpcError(code, std::move(message), std::move(data));
+  return ErrorObject{code, std::move(message), std::move(data)};
 }
 
-}  // namespace acp::json_rpc
+}  // namespace support::json_rpc

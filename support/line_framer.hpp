@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace acp {
+namespace support {
 
 class LineFramer {
  public:
@@ -37,4 +37,4 @@ class LineFramer {
   std::size_t discarded_ = 0;
 };
 
-}  // namespace acp
+}  // namespace support
