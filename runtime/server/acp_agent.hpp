@@ -10,14 +10,16 @@
 #include "acp/binder.hpp"
 #include "acp/client_api.hpp"
 #include "acp/connection.hpp"
-#include "acp/schema/config.hpp"
 #include "acp/schema/initialize.hpp"
 #include "acp/schema/prompt.hpp"
 #include "acp/schema/session.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "runtime/agent/session_manager.hpp"
 #include "runtime/agent/task.hpp"
-#include "runtime/providers/model_catalog.hpp"
+#include "runtime/server/acp_auth.hpp"
+#include "runtime/server/acp_session_catalog.hpp"
+#include "runtime/server/acp_session_config.hpp"
+#include "runtime/server/agent_errors.hpp"
 #include "runtime/server/editor_host_acp.hpp"
 
 namespace runtime::server {
@@ -38,7 +40,7 @@ class AcpAgent {
     sessions_.engines().stop_watching_skills();
     sessions_.shutdown();
     sessions_.executors()->shutdown();
-    models_.stop();
+    config_.stop();
   }
   // The client is gone and the process exits next: cancel every turn and close the executors'
   // connections, but leave the MCP servers to bridge::process::end_all_process_groups_on_exit,
@@ -56,18 +58,7 @@ class AcpAgent {
   using awaitable = acp::awaitable<T>;
 
   void bind_methods();
-  // initialize and authentication (auth/status in acp_agent_catalog.cpp).
   awaitable<acp::schema::InitializeResponse> initialize(acp::schema::InitializeRequest req);
-  awaitable<Empty> authenticate(acp::schema::AuthenticateRequest req);
-  awaitable<Empty> logout(acp::NoParams);
-  awaitable<acp::schema::AuthStatus> auth_status(acp::NoParams);
-  // auth/status_update when the state differs from the one last reported on this connection.
-  awaitable<void> report_auth_status_if_changed();
-  // auth_required (-32000) naming the auth methods when no model can answer a new session.
-  awaitable<void> require_model();
-  // Why no model can answer a new session ("": one can), the configuration read again first
-  // when the one in use has none.
-  awaitable<std::string> missing_model();
 
   // The session lifecycle.
   awaitable<acp::schema::NewSessionResponse> new_session(acp::schema::NewSessionRequest req);
@@ -79,41 +70,24 @@ class AcpAgent {
   awaitable<Empty> close_session(acp::schema::SessionRef req);
   awaitable<Empty> delete_session(acp::schema::SessionRef req);
   awaitable<void> end_session(const std::string& id, bool forget);
-  awaitable<acp::schema::ListSessionsResponse> list_sessions(acp::schema::ListSessionsRequest req);
-  // The session list's own methods (acp_agent_catalog.cpp): set_title, archive/unarchive, status.
-  awaitable<acp::schema::SetSessionTitleResponse> set_title(acp::schema::SetSessionTitleRequest req);
-  awaitable<Empty> archive(acp::schema::SessionRef req);
-  awaitable<Empty> unarchive(acp::schema::SessionRef req);
-  awaitable<void> set_archived(const std::string& id, bool archived);
-  awaitable<acp::schema::SessionStatusResponse> session_status(acp::schema::SessionRef req);
 
-  // The turn and the pickers.
+  // The turn.
   awaitable<acp::schema::PromptResponse> prompt(acp::schema::PromptRequest req, acp::RequestContext ctx);
   // A prompt's session is looked up before its blocks are decoded (-32002 first, nothing copied).
-  void check_prompt(const acp::schema::SessionRef& head) { find_session(head.sessionId); }
+  void check_prompt(const acp::schema::SessionRef& head) { find_open_session(sessions_, head.sessionId); }
   void cancel(acp::schema::CancelNotification n);
-  awaitable<Empty> set_mode(acp::schema::SetSessionModeRequest req);
-  awaitable<acp::schema::SetSessionConfigOptionResponse> set_config_option(acp::schema::SetSessionConfigOptionRequest req);
-  awaitable<Empty> set_model(acp::schema::SetSessionModelRequest req);  // legacy alias of the model option
-  awaitable<void> apply_config_option(Session& session, const std::string& config_id, const std::string& value);
-  std::shared_ptr<Session> find_session(const std::string& id);  // -32002 when unknown
-  // The session's config options, remembered as what the editor shows.
-  std::vector<acp::schema::SessionConfigOption> shown_config_options(Session& s);
-  // A config_option_update with them (set_mode, set_model: answers without the options).
-  void send_config_options(Session& s);
-  // A config_option_update when they differ from what the editor shows (a model list arrived).
-  void send_config_options_if_changed(Session& s);
 
   acp::Connection& conn_;
   acp::Binder binder_;
-  acp::OutgoingNotification<acp::schema::AuthStatus> auth_status_update_;
   acp::ClientApi client_;
   AcpEditorHost host_;
   bridge::mcp::AcpTunnelRouter tunnel_;
   SessionManager sessions_;
   Task task_;
-  providers::ModelCatalog models_;
-  std::string auth_state_reported_;  // the last auth state this connection was told
+  // The method groups with a job of their own.
+  AcpAuth auth_;
+  AcpSessionCatalog catalog_;
+  AcpSessionConfig config_;
 };
 
 }  // namespace runtime::server
