@@ -21,9 +21,10 @@ Verdict decide(const Request& r) {
   }
   if (r.hook_allowed) return Verdict::Allow;
   if (r.remembered == std::optional<bool>(false)) return Verdict::Reject;  // a refusal holds everywhere
-  // "Always allow" was answered for the tool, not for a place: it covers the roots only, never
-  // the config root (its hooks run code) or outside them (DESIGN §11).
+  // "Always allow" covers the roots only, never the config root (its hooks run code) or an edit
+  // outside them (DESIGN §11); a read outside is remembered by its folder, so its key is the place.
   if (r.remembered && r.place == Place::Inside) return Verdict::Allow;
+  if (r.remembered && r.permission == Permission::Read && r.place == Place::Outside) return Verdict::Allow;
   return Verdict::Ask;
 }
 

@@ -54,6 +54,22 @@ void record_all(Session& session, std::vector<sessions::RecordBody> bodies) {
   journal(session, [&](sessions::SessionWriter& log) { log.append_all(std::move(bodies)); });
 }
 
+void remember_answer(Session& session, const std::vector<std::string>& keys, bool allowed) {
+  std::vector<sessions::RecordBody> changed;
+  for (const auto& key : keys) {
+    auto [it, added] = session.remembered_permissions.emplace(key, allowed);
+    if (!added && it->second == allowed) continue;
+    it->second = allowed;
+    changed.push_back(sessions::PermissionMemory{key, allowed});
+  }
+  if (!changed.empty()) record_all(session, std::move(changed));
+}
+
+void forget_answers(Session& session) {
+  session.remembered_permissions.clear();
+  record(session, sessions::PermissionMemory{});
+}
+
 void record_turn_end(Session& session, const char* stop_reason) {
   if (!session.services.journal) return;
   record(session, sessions::TurnEnd{stop_reason});

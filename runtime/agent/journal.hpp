@@ -9,6 +9,11 @@ namespace runtime {
 void record(Session& session, sessions::RecordBody body);
 // Several records in one write: all of them are journaled or none is.
 void record_all(Session& session, std::vector<sessions::RecordBody> bodies);
+// "Always allow" (true) / "Always reject" (false) remembered for each of `keys` (issue 36), each
+// change journaled so that session/load and session/resume keep it.
+void remember_answer(Session& session, const std::vector<std::string>& keys, bool allowed);
+// Every remembered answer forgotten (`/permissions clear`), journaled.
+void forget_answers(Session& session);
 // The turn's end: a turn_end record, then fsync (a finished turn survives a crash).
 void record_turn_end(Session& session, const char* stop_reason);
 // The settings changed and each change journaled (a load's restore applies them without).

@@ -148,7 +148,8 @@ struct Session {
   Conversation conversation;
   SessionServices services;
   RunningTurn turn;
-  // allow_always / reject_always answers, by tool name, for the rest of the session.
+  // allow_always / reject_always answers by approval key (approval::Memory), for the rest of the
+  // session; journaled (remember_answer), so that session/load and session/resume keep them.
   std::map<std::string, bool> remembered_permissions;
   // Set once its SessionStart hooks have run. They run after the session/new|load answer (a slow
   // hook never delays the editor); the first turn waits for them. Null: nothing to wait for.

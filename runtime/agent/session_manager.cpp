@@ -80,6 +80,7 @@ void SessionManager::restore(Session& s, sessions::LoadedSession& loaded) {
   if (loaded.last_usage) c.context_tokens = loaded.last_usage->input_tokens + loaded.last_usage->output_tokens;
   c.turn_count = loaded.turns;
   c.compactions = loaded.compactions;
+  s.remembered_permissions = std::move(loaded.remembered_permissions);
 }
 
 boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::open(OpenRequest request) {
@@ -349,6 +350,9 @@ void SessionManager::show_commands(Session& s) {
   auto commands = s.services.view.available_commands();
   if (!s.services.view.find_skill("compact"))
     commands.push_back({"compact", "Summarise the conversation so far to free the model's context", ""});
+  if (!s.services.view.find_skill("permissions"))
+    commands.push_back({"permissions", "List the answers remembered for this session (\"Always allow\", \"Always reject\")",
+                        "clear: forget them"});
   if (s.services.mcp)
     for (auto& c : s.services.mcp->prompt_commands()) commands.push_back({c.name, c.description, c.input_hint});
   deps_.host->emit(s.id, CommandsChanged{std::move(commands)});

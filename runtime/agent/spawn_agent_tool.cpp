@@ -94,7 +94,7 @@ class SpawnAgentTool : public tools::Tool {
     if (end.unexpected) std::rethrow_exception(end.unexpected);
     if (!end.failure.empty()) co_return tools::error_result("The sub-agent failed: " + end.failure);
     // What the user allowed for good inside the sub-agent holds for the session.
-    for (const auto& [tool, allowed] : child.remembered_permissions) parent.remembered_permissions[tool] = allowed;
+    for (const auto& [key, allowed] : child.remembered_permissions) remember_answer(parent, {key}, allowed);
     if (end.stop_reason == StopReason::Cancelled) {
       if (ctx.cancel().cancelled()) throw tools::ToolCancelled();
       co_return tools::error_result("The user stopped the " + agent_name + " agent before it finished.");

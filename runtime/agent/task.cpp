@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/agent/journal.hpp"
+#include "runtime/agent/permissions_command.hpp"
 #include "runtime/agent/remote/session_executor.hpp"
 #include "runtime/agent/spawn_agent_tool.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
@@ -174,6 +175,10 @@ boost::asio::awaitable<std::optional<StopReason>> Task::before_turn(Prompt& p) {
   if (is_compact_command(session, p.message.text)) {
     co_await loop.compact(session, *p.model, p.settings, p.cancel);
     co_return p.cancel.cancelled() ? StopReason::Cancelled : StopReason::EndTurn;
+  }
+  if (auto argument = permissions_command(session, p.message.text)) {
+    run_permissions_command(session, *argument);
+    co_return StopReason::EndTurn;
   }
   const std::string typed = p.message.text;
   std::optional<mcp::McpManager::PromptExpansion> mcp_prompt;

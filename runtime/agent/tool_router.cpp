@@ -48,9 +48,26 @@ containment::Access access_of(Permission p) {
 // An edit inside the roots is remembered by the root it is in (never beyond the roots: an edit
 // outside or in the config root is not remembered at all); a command or an MCP tool by the keys
 // it declares; a read never (reads inside ask nothing).
-approval::Memory memory_of(const Session& session, const tools::ApprovalRequest& request, Place place) {
+// A read outside the roots, by the folders that hold its files (resolved: a symlink never widens
+// it); none when the paths could not be resolved.
+approval::Memory read_memory(const std::vector<std::filesystem::path>& resolved) {
+  approval::Memory m;
+  for (const auto& path : resolved) {
+    const auto folder = path.parent_path();
+    const std::string key = "read:" + folder.string();
+    if (std::find(m.keys.begin(), m.keys.end(), key) != m.keys.end()) continue;
+    m.keys.push_back(key);
+    m.label += (m.label.empty() ? "" : ", ") + folder.string();
+  }
+  if (!m.keys.empty()) m.label = "reads in " + m.label;
+  return m;
+}
+
+approval::Memory memory_of(const Session& session, const tools::ApprovalRequest& request, Place place,
+                           const std::vector<std::filesystem::path>& resolved) {
   approval::Memory m;
   if (request.permission == Permission::Execute) return {request.keys, request.keys_label};
+  if (request.permission == Permission::Read && place == Place::Outside) return read_memory(resolved);
   if (request.permission != Permission::Edit || place != Place::Inside) return m;
   std::vector<std::filesystem::path> roots{session.settings.cwd};
   roots.insert(roots.end(), session.settings.additional_roots.begin(), session.settings.additional_roots.end());
@@ -144,13 +161,14 @@ boost::asio::awaitable<bool> ToolRouter::approve(Call& c, Context& ctx) {
     c.result = std::move(*request.refusal);
     co_return false;
   }
-  const Place place = co_await place_of(c, access_of(request.permission), request.paths);
+  const Placed placed = co_await place_of(c, access_of(request.permission), request.paths);
+  const Place place = placed.place;
   // Reads that build the preview come before the question only for files inside the roots.
   const bool prepare_first = place == Place::Inside;
   if (prepare_first) {
     if (!co_await prepare(c, ctx, request)) co_return false;
   }
-  const Verdict verdict = co_await decide(c, request, place);
+  const Verdict verdict = co_await decide(c, request, placed);
   switch (verdict) {
     case Verdict::Allow: break;
     case Verdict::Forbid: c.result = tools::forbidden_result(); co_return false;
@@ -177,13 +195,13 @@ boost::asio::awaitable<bool> ToolRouter::prepare(Call& c, Context& ctx, tools::A
 }
 
 // The policy's verdict, and the user's answer when it says ask.
-boost::asio::awaitable<Verdict> ToolRouter::decide(Call& c, const tools::ApprovalRequest& request, Place place) {
-  const approval::Memory memory = memory_of(c.session, request, place);
+boost::asio::awaitable<Verdict> ToolRouter::decide(Call& c, const tools::ApprovalRequest& request, const Placed& placed) {
+  const approval::Memory memory = memory_of(c.session, request, placed.place, placed.resolved);
   approval::Request policy{c.session.settings.mode, request.permission, c.hook_allowed,
-                           approval::remembered(c.session.remembered_permissions, memory.keys), place};
+                           approval::remembered(c.session.remembered_permissions, memory.keys), placed.place};
   const Verdict verdict = approval::decide(policy);
   if (verdict != Verdict::Ask) co_return verdict;
-  co_return co_await ask(c, request.preview, why_asked(place), memory);
+  co_return co_await ask(c, request.preview, why_asked(placed.place), memory);
 }
 
 boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent> preview, const std::string& why,
@@ -205,19 +223,18 @@ boost::asio::awaitable<Verdict> ToolRouter::ask(Call& c, std::vector<ToolContent
   }
   if (c.cancel.cancelled()) co_return Verdict::Cancelled;
   auto meaning = approval::interpret(answer);
-  if (meaning.remember)
-    for (const auto& key : memory.keys) c.session.remembered_permissions[key] = *meaning.remember;
+  if (meaning.remember) remember_answer(c.session, memory.keys, *meaning.remember);
   co_return meaning.verdict;
 }
 
 // Where the files lie. Resolving paths touches the disk: off the connection's thread.
-boost::asio::awaitable<Place> ToolRouter::place_of(Call& c, containment::Access access,
-                                                    std::vector<std::filesystem::path> paths) {
-  if (paths.empty()) co_return Place::Inside;
+boost::asio::awaitable<ToolRouter::Placed> ToolRouter::place_of(Call& c, containment::Access access,
+                                                               std::vector<std::filesystem::path> paths) {
+  if (paths.empty()) co_return Placed{};
   auto scope = scope_of(c.session);
   if (!c.env.on_local()) {
     auto* there = dynamic_cast<ExecutorPaths*>(c.executor.get());
-    if (!there) co_return Place::Outside;  // an executor that cannot say where its paths lie
+    if (!there) co_return Placed{Place::Outside, {}};  // an executor that cannot say where its paths lie
     // A virtual executor's files are local ones: judged as such, its working directory a root.
     std::optional<std::filesystem::path> root;
     try {
@@ -225,13 +242,15 @@ boost::asio::awaitable<Place> ToolRouter::place_of(Call& c, containment::Access 
       for (auto& p : paths)
         if (root) p = *there->local_file(p.string());
     } catch (const ExecutorError&) {
-      co_return Place::Outside;  // not one of its files at all
+      co_return Placed{Place::Outside, {}};  // not one of its files at all
     }
     if (!root) co_return co_await place_remote(c, *there, access, paths);
     scope.roots.push_back(*root);
   }
   auto job = [scope = std::move(scope), access, paths = std::move(paths)] {
-    return containment::classify(scope, access, paths);
+    Placed placed{containment::classify(scope, access, paths), {}};
+    for (const auto& p : paths) placed.resolved.push_back(containment::resolve(p));
+    return placed;
   };
   auto resolving = support::run_blocking(hooks_.pool(), std::move(job));
   co_return co_await std::move(resolving);
@@ -240,8 +259,9 @@ boost::asio::awaitable<Place> ToolRouter::place_of(Call& c, containment::Access 
 // Another machine's paths (ssh): resolved there with the user's config root there (its
 // credentials and tokens are secrets, its hooks run code); its working directory is the root.
 // A path that cannot be resolved is outside.
-boost::asio::awaitable<Place> ToolRouter::place_remote(Call& c, ExecutorPaths& there_paths, containment::Access access,
-                                                       const std::vector<std::filesystem::path>& paths) {
+boost::asio::awaitable<ToolRouter::Placed> ToolRouter::place_remote(Call& c, ExecutorPaths& there_paths,
+                                                                   containment::Access access,
+                                                                   const std::vector<std::filesystem::path>& paths) {
   std::vector<std::string> asked;
   for (const auto& p : paths) asked.push_back(p.string());
   RealPaths real;
@@ -249,13 +269,14 @@ boost::asio::awaitable<Place> ToolRouter::place_remote(Call& c, ExecutorPaths& t
     real = co_await there_paths.real_paths(asked, &c.cancel);
   } catch (const ExecutorError& e) {
     spdlog::warn("containment: {}; judged as outside", e.what());
-    co_return Place::Outside;
+    co_return Placed{Place::Outside, {}};
   }
   containment::Scope there;
   there.roots = {c.env.cwd};
   if (!real.config_root.empty()) containment::guard_config_root(there, real.config_root);
   std::vector<std::filesystem::path> resolved(real.paths.begin(), real.paths.end());
-  co_return containment::classify_resolved(there, access, resolved);
+  const Place place = containment::classify_resolved(there, access, resolved);
+  co_return Placed{place, std::move(resolved)};
 }
 
 ToolRouter::ToolRouter(HookRuntime& hooks, std::vector<std::unique_ptr<tools::Tool>> builtins)

@@ -57,14 +57,18 @@ class ToolRouter {
   boost::asio::awaitable<bool> connect_executor(Call& c);
   boost::asio::awaitable<bool> approve(Call& c, Context& ctx);
   boost::asio::awaitable<bool> prepare(Call& c, Context& ctx, tools::ApprovalRequest& request);
-  boost::asio::awaitable<approval::Verdict> decide(Call& c, const tools::ApprovalRequest& request,
-                                                   containment::Place place);
+  // Where a call's files lie, with their resolved paths (a read outside is remembered by their
+  // folders); none when they could not be resolved.
+  struct Placed {
+    containment::Place place = containment::Place::Inside;
+    std::vector<std::filesystem::path> resolved;
+  };
+  boost::asio::awaitable<approval::Verdict> decide(Call& c, const tools::ApprovalRequest& request, const Placed& placed);
   boost::asio::awaitable<approval::Verdict> ask(Call& c, std::vector<ToolContent> preview, const std::string& why,
                                                 const approval::Memory& memory);
-  boost::asio::awaitable<containment::Place> place_of(Call& c, containment::Access access,
-                                                      std::vector<std::filesystem::path> paths);
-  boost::asio::awaitable<containment::Place> place_remote(Call& c, ExecutorPaths& there, containment::Access access,
-                                                          const std::vector<std::filesystem::path>& paths);
+  boost::asio::awaitable<Placed> place_of(Call& c, containment::Access access, std::vector<std::filesystem::path> paths);
+  boost::asio::awaitable<Placed> place_remote(Call& c, ExecutorPaths& there, containment::Access access,
+                                              const std::vector<std::filesystem::path>& paths);
   Outcome finish(Call& c);
   std::string agents_md_after_read(Session& session, const std::string& path);
 

@@ -302,6 +302,7 @@ const char* record_type(const RecordBody& body) {
                         [](const ExecutorChange&) { return "executor"; },
                         [](const ArchiveChange&) { return "archive"; },
                         [](const SubagentMessage&) { return "subagent_message"; },
+                        [](const PermissionMemory&) { return "permission"; },
                     },
                     body);
 }
@@ -336,6 +337,11 @@ json::object to_json(const Record& r) {
                  [&](const ExecutorChange& x) { o["executor"] = x.executor; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
                  [&](const ArchiveChange& a) { o["archived"] = a.archived; },
+                 [&](const PermissionMemory& m) {
+                   if (m.key.empty()) return;  // every answer forgotten
+                   o["key"] = m.key;
+                   o["allowed"] = m.allowed;
+                 },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
                    o["outputTokens"] = u.usage.output_tokens;
@@ -370,6 +376,15 @@ UserMessage user_from_json(const json::object& o) {
   UserMessage u{expect_role(message_from_json(obj(o, "message")), Message::Role::User), {}};
   if (auto p = opt_arr(o, "prompt")) u.prompt = std::move(*p);
   return u;
+}
+
+PermissionMemory permission_from_json(const json::object& o) {
+  PermissionMemory m{str(o, "key"), false};
+  if (m.key.empty()) return m;
+  const json::value* a = o.if_contains("allowed");
+  if (!a || !a->is_bool()) throw std::invalid_argument("permission record without a boolean 'allowed'");
+  m.allowed = a->get_bool();
+  return m;
 }
 
 ArchiveChange archive_from_json(const json::object& o) {
@@ -439,6 +454,8 @@ Record record_from_json(const json::object& o) {
     r.body = TitleChange{str(o, "title", true)};
   } else if (type == "archive") {
     r.body = archive_from_json(o);
+  } else if (type == "permission") {
+    r.body = permission_from_json(o);
   } else if (type == "usage") {
     r.body = usage_from_json(o);
   } else if (type == "compaction") {

@@ -220,6 +220,9 @@ void Loader::State::apply(Record& rec, std::uint32_t line_no) {
           s.reasoning_effort = std::move(r.reasoning_effort);
         } else if constexpr (std::is_same_v<T, ArchiveChange>) {
           s.archived = r.archived;
+        } else if constexpr (std::is_same_v<T, PermissionMemory>) {
+          if (r.key.empty()) s.remembered_permissions.clear();
+          else s.remembered_permissions[r.key] = r.allowed;
         } else if constexpr (std::is_same_v<T, TitleChange>) {
           s.title = std::move(r.title);
           title_explicit = true;

@@ -56,9 +56,9 @@ enum class Seen { Parse, ParseAndReport, Skip, TurnEnd };
 Seen seen_from_prefix(const std::optional<detail::LinePrefix>& prefix) {
   if (!prefix) return Seen::Parse;
   const std::string_view type = prefix->type;
-  static constexpr std::array<std::string_view, 10> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
+  static constexpr std::array<std::string_view, 11> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
                                                                  "thought_level", "title", "executor", "archive",
-                                                                 "header"};
+                                                                 "permission", "header"};
   if (type == "turn_end") return Seen::TurnEnd;
   if (type == "tool_call" || type == "plan" || type == "subagent" || type == "subagent_message") return Seen::ParseAndReport;
   return std::find(kNotShown.begin(), kNotShown.end(), type) != kNotShown.end() ? Seen::Skip : Seen::Parse;

@@ -100,6 +100,15 @@ struct ArchiveChange {
   bool archived = true;
 };
 
+// An "Always allow" (true) / "Always reject" (false) answer remembered for an approval key
+// (`bash:npm test`, `edit:<root>`, `mcp:<server>/<tool>`, `read:<folder>`), so that session/load
+// and session/resume keep it. An empty key: every answer remembered so far is forgotten
+// (`/permissions clear`).
+struct PermissionMemory {
+  std::string key;
+  bool allowed = false;
+};
+
 struct UsageRecord {
   Usage usage;  // tokens of one model request (or one turn), summed on load
   std::optional<Cost> cost;  // what it cost, when the model had a price then
@@ -142,7 +151,7 @@ struct SubagentMessage {
 
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
                                 AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
-                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange, SubagentMessage>;
+                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange, SubagentMessage, PermissionMemory>;
 
 struct Record {
   RecordBody body;
@@ -223,6 +232,7 @@ struct LoadedSession {
   bool archived = false;   // the last archive record said so
   std::string created_at;  // ISO 8601
   std::string updated_at;  // ISO 8601: time of the last record
+  std::map<std::string, bool> remembered_permissions;  // by approval key, after every permission record
 
   // What the model sees next: messages with compaction applied.  Tool calls that never got a
   // result (the server died mid-step) get an error result so the next request is well formed.

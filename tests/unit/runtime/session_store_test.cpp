@@ -134,6 +134,7 @@ std::vector<RecordBody> every_record_type() {
       ExecutorChange{"devbox"},
       ArchiveChange{true},
       SubagentMessage{"call_sub", assistant("the sub-agent's report", {}, "its thought")},
+      PermissionMemory{"bash:npm test", true},
   };
 }
 
@@ -865,6 +866,28 @@ TEST_F(SessionStoreTest, ArchivedSessionsAreFilteredFromTheSidecarOrTheLogAndUna
     w.turn_boundary();
   }
   EXPECT_EQ(ids(store.list()).size(), 2u) << "an unarchived session is listed again";
+}
+
+TEST_F(SessionStoreTest, RememberedAnswersAreLoadedAsTheLastRecordsLeftThemAndAClearForgetsEarlierOnes) {
+  SessionStore store(root_);
+  make_session(store, "s1", "/p", "2026-01-01T00:00:05.000Z", "answers");
+  {
+    auto w = store.open("s1");
+    w.append(PermissionMemory{"bash:rm", true});
+    w.append(PermissionMemory{});  // /permissions clear
+    w.append(PermissionMemory{"bash:npm test", true});
+    w.append(PermissionMemory{"edit:/p", true});
+    w.append(PermissionMemory{"edit:/p", false});
+    w.turn_boundary();
+  }
+  const auto loaded = store.load("s1");
+  ASSERT_TRUE(loaded);
+  const std::map<std::string, bool> expected{{"bash:npm test", true}, {"edit:/p", false}};
+  EXPECT_EQ(loaded->remembered_permissions, expected)
+      << "a load remembers each key's last answer, and nothing from before a clear";
+  EXPECT_THROW(record_from_json(json::parse(R"({"type":"permission","t":"","key":"bash:ls"})").as_object()),
+               std::invalid_argument)
+      << "a permission record with a key but no answer is not read as a refusal or an allow";
 }
 
 // ---- Remove ----

@@ -75,8 +75,9 @@ TEST(Approval, DecisionTable) {
   }
 }
 
-// "Always allow" is remembered per tool, not per place (issue 40 R2): it never opens the config
-// root, the outside or the credentials file; a remembered refusal holds everywhere.
+// "Always allow" never opens the config root, an edit outside or the credentials file (issue 40
+// R2); a read outside is remembered by its folder (issue 36), so that answer is for the place; a
+// remembered refusal holds everywhere.
 TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
   using runtime::containment::Place;
   constexpr auto A = Verdict::Allow, R = Verdict::Reject, Q = Verdict::Ask, F = Verdict::Forbid;
@@ -92,7 +93,10 @@ TEST(Approval, AnAlwaysAllowCoversTheRootsOnly) {
       {Mode::Default, Permission::Edit, true, Place::Inside, A, "always allow covers an edit inside"},
       {Mode::Default, Permission::Edit, true, Place::ConfigRoot, Q, "always allow never covers the config root"},
       {Mode::Default, Permission::Edit, true, Place::Outside, Q, "always allow never covers an edit outside"},
-      {Mode::Default, Permission::Read, true, Place::Outside, Q, "always allow never covers a read outside"},
+      {Mode::Default, Permission::Read, true, Place::Outside, A,
+       "a read outside answered \"always\" for its folder (the key is the folder) runs"},
+      {Mode::Default, Permission::Read, false, Place::Outside, R, "always reject holds for a read outside"},
+      {Mode::Default, Permission::Read, true, Place::Credentials, F, "no answer opens the credentials file to a read"},
       {Mode::AcceptEdits, Permission::Edit, true, Place::ConfigRoot, Q, "nor in Accept edits"},
       {Mode::AcceptEdits, Permission::Edit, true, Place::Outside, Q, "nor outside in Accept edits"},
       {Mode::Default, Permission::Edit, true, Place::Credentials, F, "nor the credentials file"},
