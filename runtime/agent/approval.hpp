@@ -38,6 +38,14 @@ struct Memory {
   std::string label;
 };
 
+// What an answer to this call would be remembered by: a command or an MCP tool by the keys it
+// declares; an edit inside the roots by the root it is in (`roots`: the session's, its working
+// directory first, named "this workspace"), never beyond them (an edit outside or in the config
+// root is not remembered at all); a read outside by the folders of its `resolved` files (a
+// symlink never widens it; none resolved: not remembered); a read inside never (it asks nothing).
+Memory memory_of(const tools::ApprovalRequest& request, containment::Place place,
+                 const std::vector<std::filesystem::path>& roots, const std::vector<std::filesystem::path>& resolved);
+
 // An earlier "always" answer covering every key of a call: a refusal of any key holds, an allow
 // needs every key (a compound command runs unasked only when each part was allowed). No keys:
 // nothing is remembered.

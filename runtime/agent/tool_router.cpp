@@ -45,47 +45,6 @@ containment::Access access_of(Permission p) {
   return p == Permission::Read ? containment::Access::Read : containment::Access::Write;
 }
 
-// An edit inside the roots is remembered by the root it is in (never beyond the roots: an edit
-// outside or in the config root is not remembered at all); a command or an MCP tool by the keys
-// it declares; a read never (reads inside ask nothing).
-// A read outside the roots, by the folders that hold its files (resolved: a symlink never widens
-// it); none when the paths could not be resolved.
-approval::Memory read_memory(const std::vector<std::filesystem::path>& resolved) {
-  approval::Memory m;
-  for (const auto& path : resolved) {
-    const auto folder = path.parent_path();
-    const std::string key = "read:" + folder.string();
-    if (std::find(m.keys.begin(), m.keys.end(), key) != m.keys.end()) continue;
-    m.keys.push_back(key);
-    m.label += (m.label.empty() ? "" : ", ") + folder.string();
-  }
-  if (!m.keys.empty()) m.label = "reads in " + m.label;
-  return m;
-}
-
-approval::Memory memory_of(const Session& session, const tools::ApprovalRequest& request, Place place,
-                           const std::vector<std::filesystem::path>& resolved) {
-  approval::Memory m;
-  if (request.permission == Permission::Execute) return {request.keys, request.keys_label};
-  if (request.permission == Permission::Read && place == Place::Outside) return read_memory(resolved);
-  if (request.permission != Permission::Edit || place != Place::Inside) return m;
-  std::vector<std::filesystem::path> roots{session.settings.cwd};
-  roots.insert(roots.end(), session.settings.additional_roots.begin(), session.settings.additional_roots.end());
-  for (const auto& path : request.paths) {
-    const auto root = std::find_if(roots.begin(), roots.end(), [&](const auto& r) {
-      const auto rel = path.lexically_relative(r);
-      return !rel.empty() && *rel.begin() != "..";
-    });
-    if (root == roots.end()) return {};  // (a resolved path under a symlinked root: asked again)
-    const std::string key = "edit:" + root->lexically_normal().string();
-    if (std::find(m.keys.begin(), m.keys.end(), key) != m.keys.end()) continue;
-    m.keys.push_back(key);
-    m.label += (m.label.empty() ? "" : ", ") + (root == roots.begin() ? std::string("this workspace") : root->string());
-  }
-  m.label = "edits in " + m.label;
-  return m;
-}
-
 // Why a prompt is asked although the mode would not ask, for its title and content.
 std::string why_asked(Place place) {
   switch (place) {
@@ -196,7 +155,9 @@ boost::asio::awaitable<bool> ToolRouter::prepare(Call& c, Context& ctx, tools::A
 
 // The policy's verdict, and the user's answer when it says ask.
 boost::asio::awaitable<Verdict> ToolRouter::decide(Call& c, const tools::ApprovalRequest& request, const Placed& placed) {
-  const approval::Memory memory = memory_of(c.session, request, placed.place, placed.resolved);
+  std::vector<std::filesystem::path> roots{c.session.settings.cwd};
+  roots.insert(roots.end(), c.session.settings.additional_roots.begin(), c.session.settings.additional_roots.end());
+  const approval::Memory memory = approval::memory_of(request, placed.place, roots, placed.resolved);
   approval::Request policy{c.session.settings.mode, request.permission, c.hook_allowed,
                            approval::remembered(c.session.remembered_permissions, memory.keys), placed.place};
   const Verdict verdict = approval::decide(policy);

@@ -56,7 +56,8 @@ struct ApprovalRequest {
   // What an "Always allow" / "Always reject" answer to a command is remembered by (issue 36),
   // every key at once, and how the option names them: bash keys each part of its command
   // ("npm test"), an MCP tool its server and tool. Empty: no answer to it is remembered. (The
-  // router keys an edit inside the roots by its root; other edits and reads are never keyed.)
+  // router keys an edit inside the roots by its root and a read outside by its folder:
+  // approval::memory_of.)
   std::vector<std::string> keys;
   std::string keys_label;  // "`npm test`", "`git status` and `npm test`"
   // What the model is told when the user (or Read only) refuses; empty: refused_result(mode).

@@ -251,3 +251,47 @@ TEST(Approval, AnAlwaysAnswerCoversACallOnlyForEveryKey) {
   };
   for (const auto& r : rows) EXPECT_EQ(remembered(answers, r.keys), r.expected) << r.promise;
 }
+
+// What an "always" answer is remembered by (issue 36): the keys and how the option names them.
+TEST(Approval, WhatAnAnswerIsRememberedBy) {
+  using runtime::approval::memory_of;
+  using runtime::containment::Place;
+  using Paths = std::vector<std::filesystem::path>;
+  using Keys = std::vector<std::string>;
+  const Paths roots{"/w", "/extra"};
+  auto request = [](Permission p, Paths paths, Keys keys = {}, std::string label = {}) {
+    runtime::tools::ApprovalRequest r;
+    r.permission = p;
+    r.paths = std::move(paths);
+    r.keys = std::move(keys);
+    r.keys_label = std::move(label);
+    return r;
+  };
+  struct KeyRow {
+    runtime::tools::ApprovalRequest request;
+    Place place;
+    Paths resolved;
+    Keys keys;
+    std::string label;
+    const char* promise;
+  };
+  const KeyRow rows[] = {
+      {request(Permission::Execute, {}, {"bash:npm test"}, "`npm test`"), Place::Inside, {}, {"bash:npm test"}, "`npm test`",
+       "a command by the keys it declares"},
+      {request(Permission::Edit, {"/w/a.txt", "/w/sub/b.txt"}), Place::Inside, {}, {"edit:/w"}, "edits in this workspace",
+       "edits inside by their root, the working directory named as the workspace"},
+      {request(Permission::Edit, {"/extra/x", "/w/y"}), Place::Inside, {}, {"edit:/extra", "edit:/w"},
+       "edits in /extra, this workspace", "edits in two roots by both"},
+      {request(Permission::Edit, {"/elsewhere/x"}), Place::Outside, {}, {}, "", "an edit outside is never remembered"},
+      {request(Permission::Edit, {"/w/.config/x"}), Place::ConfigRoot, {}, {}, "", "an edit in the config root is never remembered"},
+      {request(Permission::Read, {"/etc/nginx/a.conf"}), Place::Outside, {"/etc/nginx/a.conf", "/etc/nginx/b.conf", "/opt/x/y"},
+       {"read:/etc/nginx", "read:/opt/x"}, "reads in /etc/nginx, /opt/x", "reads outside by the folders of their resolved files"},
+      {request(Permission::Read, {"/link/a"}), Place::Outside, {}, {}, "", "a read outside that was not resolved is not remembered"},
+      {request(Permission::Read, {"/w/a"}), Place::Inside, {"/w/a"}, {}, "", "a read inside asks nothing: no key"},
+  };
+  for (const auto& r : rows) {
+    const auto m = memory_of(r.request, r.place, roots, r.resolved);
+    EXPECT_EQ(m.keys, r.keys) << r.promise;
+    EXPECT_EQ(m.label, r.label) << r.promise;
+  }
+}
