@@ -35,14 +35,14 @@ std::string executor_list(const engine::Engine& engine) {
 
 SessionManager::SessionManager(Deps deps)
     : deps_(std::move(deps)),
-      loop_(*deps_.host, *deps_.pool, ToolRouter::builtins()),
+      loop_(*deps_.editor, *deps_.pool, ToolRouter::builtins()),
       executors_(make_registry(deps_)),
       engines_(EngineHost::Deps{deps_.io, deps_.pool, deps_.config_root, executors_, deps_.watch_skill_files}, *this),
-      mcp_(SessionMcp::Deps{deps_.io, deps_.pool, deps_.host, deps_.tunnel,
+      mcp_(SessionMcp::Deps{deps_.io, deps_.pool, deps_.editor, deps_.tunnel,
                             [this](const std::string& id) { return sessions_.count(id) > 0; },
                             [this](Session& s) { show_commands(s); }}),
-      history_(SessionHistory::Deps{deps_.io, deps_.pool, deps_.host, deps_.sessions_dir}),
-      catalog_(history_.store(), *deps_.pool, *deps_.host,
+      history_(SessionHistory::Deps{deps_.io, deps_.pool, deps_.editor, deps_.sessions_dir}),
+      catalog_(history_.store(), *deps_.pool, *deps_.editor,
                SessionCatalog::OpenSessions{[this](const std::string& id) {
                                               auto it = sessions_.find(id);
                                               return it == sessions_.end() ? std::shared_ptr<Session>() : it->second;
@@ -130,8 +130,8 @@ boost::asio::awaitable<std::shared_ptr<Session>> SessionManager::make_session(Op
   auto session = std::make_shared<Session>();
   Session& s = *session;
   s.id = loaded ? loaded->id : new_session_id();
-  s.services.editor = deps_.host;
-  deps_.host->session_opening(s.id);  // its notices wait for the answer
+  s.services.editor = deps_.editor;
+  deps_.editor->session_opening(s.id);  // its notices wait for the answer
   s.settings.cwd = request.cwd.lexically_normal();
   s.settings.additional_roots = std::move(request.additional_roots);
   s.settings.client_instructions = std::move(request.client_instructions);
@@ -172,7 +172,7 @@ void SessionManager::after_answer(const Session& s, OpenRequest::Kind kind, cons
   boost::asio::post(deps_.io, [this, sid = s.id, kind, history = std::move(history)]() mutable {
     auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
-    deps_.host->session_announced(sid);
+    deps_.editor->session_announced(sid);
     show_commands(*it->second);
     boost::asio::co_spawn(deps_.io, set_up(it->second, kind, std::move(history)), boost::asio::detached);
   });
@@ -277,7 +277,7 @@ std::vector<std::shared_ptr<Session>> SessionManager::open_sessions() const {
 boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
   auto session = find(id);
   sessions_.erase(id);
-  deps_.host->session_closed(id);
+  deps_.editor->session_closed(id);
   if (session->turn.cancel) session->turn.cancel->cancel();
   session->closing->cancel();
   if (auto mcp = session->services.mcp) co_await mcp->close();
@@ -295,7 +295,7 @@ boost::asio::awaitable<void> SessionManager::remove(const std::string& id) {
 
 void SessionManager::set_mode(Session& session, Mode mode) {
   change_settings(session, {.mode = mode});
-  deps_.host->emit(session.id, ModeChanged{mode_id(mode)});
+  deps_.editor->emit(session.id, ModeChanged{mode_id(mode)});
 }
 
 void SessionManager::set_agent(Session& session, const std::string& agent) {
@@ -355,7 +355,7 @@ void SessionManager::show_commands(Session& s) {
                         "clear: forget them"});
   if (s.services.mcp)
     for (auto& c : s.services.mcp->prompt_commands()) commands.push_back({c.name, c.description, c.input_hint});
-  deps_.host->emit(s.id, CommandsChanged{std::move(commands)});
+  deps_.editor->emit(s.id, CommandsChanged{std::move(commands)});
 }
 
 void SessionManager::use_engine(const std::shared_ptr<const engine::Engine>& engine) {

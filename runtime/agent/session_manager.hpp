@@ -49,7 +49,7 @@ class SessionManager : private EngineUser {
   struct Deps {
     boost::asio::any_io_executor io;
     boost::asio::thread_pool* pool = nullptr;
-    EditorHost* host = nullptr;
+    EditorHost* editor = nullptr;
     bridge::mcp::TransportDeps tunnel;  // MCP servers the editor runs
     std::filesystem::path config_root;
     std::filesystem::path sessions_dir;

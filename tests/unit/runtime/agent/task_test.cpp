@@ -66,11 +66,9 @@ class TaskTest : public ::testing::Test {
 
   // The one place the tests call Task::run: the user's text as a prompt.
   StopReason prompt(const std::string& text, support::CancelSource& cancel) {
-    Message m;
-    m.role = Message::Role::User;
-    m.text = text;
-    boost::json::array blocks{boost::json::object{{"type", "text"}, {"text", text}}};
-    return fakes::run(ioc, task->run(session, std::move(m), std::move(blocks), cancel));
+    UserPrompt typed;
+    typed.parts.push_back(UserPrompt::Text{text});
+    return fakes::run(ioc, task->run(session, std::move(typed), cancel));
   }
   StopReason prompt(const std::string& text) { return prompt(text, request_cancel); }
   // What the journal says of the last turn's end.
