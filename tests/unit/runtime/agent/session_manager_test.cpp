@@ -6,10 +6,8 @@
 
 #include <cstdlib>
 
-#include "../engine_test_util.hpp"
-#include "fakes.hpp"
+#include "manager_fixture.hpp"
 #include "runtime/agent/journal.hpp"
-#include "runtime/agent/session_manager.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 
 using namespace runtime;
@@ -17,25 +15,10 @@ using fakes::FakeEditor;
 
 namespace {
 
-class SessionManagerTest : public ::testing::Test {
+class SessionManagerTest : public fakes::ManagerTest {
  protected:
-  SessionManagerTest() {
-    ::setenv("HOME", tree.home().c_str(), 1);
-    ::setenv("XDG_CACHE_HOME", tree.p("cache").c_str(), 1);
-    ::setenv("XDG_DATA_HOME", tree.p("data").c_str(), 1);
-    start();
-  }
-  // A fresh manager (it reads the configuration as it is now).
-  void start() {
-    sessions.reset();
-    SessionManager::Deps deps{ioc.get_executor(), &pool, &editor, {}, tree.config(), tree.p("sessions")};
-    sessions = std::make_unique<SessionManager>(std::move(deps));
-    sessions->engines().start_loading();
-  }
-  ~SessionManagerTest() override {
-    sessions.reset();
-    pool.join();
-  }
+  SessionManagerTest() { start(); }
+  void start() { start_manager(); }
 
   std::shared_ptr<Session> open(OpenRequest::Kind kind, std::string id = {}) {
     OpenRequest r;
@@ -54,12 +37,6 @@ class SessionManagerTest : public ::testing::Test {
     ADD_FAILURE() << "no AgentError";
     return AgentError::Kind::Internal;
   }
-
-  engine_test::Tree tree;
-  boost::asio::io_context ioc;
-  boost::asio::thread_pool pool{1};
-  FakeEditor editor;
-  std::unique_ptr<SessionManager> sessions;
 };
 
 }  // namespace

@@ -5,10 +5,8 @@
 
 #include <cstdlib>
 
-#include "../engine_test_util.hpp"
-#include "fakes.hpp"
+#include "manager_fixture.hpp"
 #include "runtime/agent/journal.hpp"
-#include "runtime/agent/session_manager.hpp"
 #include "runtime/agent/task.hpp"
 
 using namespace runtime;
@@ -31,12 +29,9 @@ class SharedModel : public providers::Model {
   ScriptedModel& script_;
 };
 
-class TaskTest : public ::testing::Test {
+class TaskTest : public fakes::ManagerTest {
  protected:
   TaskTest() {
-    ::setenv("HOME", tree.home().c_str(), 1);
-    ::setenv("XDG_CACHE_HOME", tree.p("cache").c_str(), 1);
-    ::setenv("XDG_DATA_HOME", tree.p("data").c_str(), 1);
     ::setenv("OV_TASK_TEST_KEY", "k", 1);
     tree.write("config/config.yaml",
                "model: fake/scripted\n"
@@ -46,9 +41,7 @@ class TaskTest : public ::testing::Test {
                "    api_type: openai\n"
                "    base_url: http://127.0.0.1:9/v1\n"
                "    api_key_env: OV_TASK_TEST_KEY\n");
-    SessionManager::Deps deps{ioc.get_executor(), &pool, &editor, {}, tree.config(), tree.p("sessions")};
-    sessions = std::make_unique<SessionManager>(std::move(deps));
-    sessions->engines().start_loading();
+    start_manager();
     auto open_model = [this](providers::ResolvedModel) { return std::make_unique<SharedModel>(model); };
     task = std::make_unique<Task>(
         Task::Deps{*sessions, sessions->engines(), sessions->mcp(), sessions->loop(), editor, pool, open_model});
@@ -58,11 +51,7 @@ class TaskTest : public ::testing::Test {
     ioc.restart();
     ioc.poll();  // after the answer: its set-up and SessionStart hooks
   }
-  ~TaskTest() override {
-    task.reset();
-    sessions.reset();
-    pool.join();
-  }
+  ~TaskTest() override { task.reset(); }
 
   // The one place the tests call Task::run: the user's text as a prompt.
   StopReason prompt(const std::string& text, support::CancelSource& cancel) {
@@ -77,12 +66,7 @@ class TaskTest : public ::testing::Test {
     return loaded ? loaded->last_stop_reason : "(no journal)";
   }
 
-  engine_test::Tree tree;
-  boost::asio::io_context ioc;
-  boost::asio::thread_pool pool{1};
-  FakeEditor editor;
   ScriptedModel model;
-  std::unique_ptr<SessionManager> sessions;
   std::unique_ptr<Task> task;
   std::shared_ptr<Session> session;
   support::CancelSource request_cancel;
