@@ -307,6 +307,14 @@ const char* record_type(const RecordBody& body) {
                     body);
 }
 
+namespace {
+void permission_to_json(const PermissionMemory& m, json::object& o) {
+  if (m.key.empty()) return;  // every answer forgotten
+  o["key"] = m.key;
+  o["allowed"] = m.allowed;
+}
+}  // namespace
+
 json::object to_json(const Record& r) {
   json::object o;
   o["type"] = record_type(r.body);
@@ -337,11 +345,7 @@ json::object to_json(const Record& r) {
                  [&](const ExecutorChange& x) { o["executor"] = x.executor; },
                  [&](const TitleChange& t) { o["title"] = t.title; },
                  [&](const ArchiveChange& a) { o["archived"] = a.archived; },
-                 [&](const PermissionMemory& m) {
-                   if (m.key.empty()) return;  // every answer forgotten
-                   o["key"] = m.key;
-                   o["allowed"] = m.allowed;
-                 },
+                 [&](const PermissionMemory& m) { permission_to_json(m, o); },
                  [&](const UsageRecord& u) {
                    o["inputTokens"] = u.usage.input_tokens;
                    o["outputTokens"] = u.usage.output_tokens;
