@@ -213,6 +213,8 @@ function precompiledValidators(schemas, refs) {
   const key = crypto.createHash("sha256");
   for (const s of Object.values(schemas)) key.update(JSON.stringify(s));
   key.update(fs.readFileSync(FORMATS_MODULE)).update(require("ajv/package.json").version).update(JSON.stringify(refs));
+  // The code requires these by absolute path: another checkout (or one since removed) needs its own file.
+  key.update(FORMATS_MODULE).update(require.resolve("ajv/package.json"));
   const file = path.join(os.tmpdir(), `openvaala-acp-validators-${key.digest("hex").slice(0, 16)}.cjs`);
   if (!fs.existsSync(file)) {
     const ajv = newAjv({ source: true, formats: require("ajv/dist/2020")._`require(${FORMATS_MODULE})` });
