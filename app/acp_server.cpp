@@ -169,16 +169,30 @@ static void serve_client(NetworkClient& client, std::unique_ptr<acp::Transport> 
   });
 }
 
+// The network server's options from the command line; throws std::runtime_error (a message for
+// the user) when the address does not parse or the token file is unfit.
+static acp::NetworkServerOptions network_options(const ListenArgs& args) {
+  acp::NetworkServerOptions options;
+  const auto address = acp::parse_listen_address(args.address);
+  if (!address) throw std::runtime_error("--listen takes HOST:PORT (e.g. 127.0.0.1:8765), got '" + args.address + "'");
+  options.host = address->host;
+  options.port = address->port;
+  if (!args.token_file.empty()) options.token = acp::read_token_file(args.token_file);
+  options.tls_cert = args.tls_cert;
+  options.tls_key = args.tls_key;
+  options.allowed_origins = args.allowed_origins;
+  options.max_connections = args.max_connections;
+  options.max_sessions = args.max_sessions;
+  options.idle_timeout = std::chrono::seconds(args.idle_timeout_seconds);
+  return options;
+}
+
 int run_acp_network_server(const ListenArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
   acp::NetworkServerOptions options;
   try {
-    const auto address = acp::parse_listen_address(args.address);
-    if (!address) throw std::runtime_error("--listen takes HOST:PORT (e.g. 127.0.0.1:8765), got '" + args.address + "'");
-    options.host = address->host;
-    options.port = address->port;
-    if (!args.token_file.empty()) options.token = acp::read_token_file(args.token_file);
+    options = network_options(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "openvaala: %s\n", e.what());
     return 2;
@@ -200,8 +214,9 @@ int run_acp_network_server(const ListenArgs& args) {
   }
   const bool ipv6 = options.host.find(':') != std::string::npos;
   const std::string authority = (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(server->port());
-  std::fprintf(stderr, "openvaala: listening on ws://%s/acp (WebSocket) and http://%s/acp (Streamable HTTP)\n",
-               authority.c_str(), authority.c_str());
+  const char* secure = server->tls() ? "s" : "";
+  std::fprintf(stderr, "openvaala: listening on ws%s://%s/acp (WebSocket) and http%s://%s/acp (Streamable HTTP)\n",
+               secure, authority.c_str(), secure, authority.c_str());
   std::fflush(stderr);
   server->start();
 
