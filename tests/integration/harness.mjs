@@ -213,6 +213,9 @@ function precompiledValidators(schemas, refs) {
   const key = crypto.createHash("sha256");
   for (const s of Object.values(schemas)) key.update(JSON.stringify(s));
   key.update(fs.readFileSync(FORMATS_MODULE)).update(require("ajv/package.json").version).update(JSON.stringify(refs));
+  // The code requires FORMATS_MODULE by its absolute path: a copy made from another worktree
+  // (perhaps removed since) is not this one's.
+  key.update(FORMATS_MODULE);
   const file = path.join(os.tmpdir(), `openvaala-acp-validators-${key.digest("hex").slice(0, 16)}.cjs`);
   if (!fs.existsSync(file)) {
     const ajv = newAjv({ source: true, formats: require("ajv/dist/2020")._`require(${FORMATS_MODULE})` });

@@ -12,7 +12,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { Agent, fetch as undiciFetch } from "undici";
 import {
-  agentBinary, agentEnv, makeConfigHome, makeWorkspace, removeTempDirs, schemaValidator, startFakeModel, withTimeout,
+  agentBinary, agentEnv, makeConfigHome, makeWorkspace, removeTempDirs, schemaValidator, startFakeModel, waitUntil, withTimeout,
 } from "./harness.mjs";
 import { MiniWebSocket } from "./mini-websocket.mjs";
 
@@ -56,8 +56,9 @@ export async function startServer({ env = {}, args = [], listen = "127.0.0.1:0",
 }
 
 /** An SDK client over the SDK's WebSocket (ws://) or Streamable HTTP (http://) client transport;
- *  agent messages are schema-checked. */
-export function connect(url, { token, permission = "allow_once", onPermission, ca, protocols, headers: extra = {}, WebSocket = MiniWebSocket } = {}) {
+ *  agent messages are schema-checked. `onRequest(ctx)` answers the agent's other requests
+ *  (mcp/message, ...); without it they are "method not found". */
+export function connect(url, { token, permission = "allow_once", onPermission, onRequest, ca, protocols, headers: extra = {}, WebSocket = MiniWebSocket } = {}) {
   const headers = { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...extra };
   const raw = url.startsWith("ws") ? createWebSocketStream(url, { WebSocket: trusting(WebSocket, ca), headers, protocols })
     : createHttpStream(url, { headers, fetch: ca ? fetchTrusting(ca) : undefined });
@@ -95,7 +96,10 @@ export function connect(url, { token, permission = "allow_once", onPermission, c
       fs.writeFileSync(ctx.params.path, ctx.params.content);
       return {};
     })
-    .onRequest("*", (ctx) => { throw new acp.RequestError(-32601, `Method not found: ${ctx.method}`); });
+    .onRequest("*", (ctx) => {
+      if (onRequest) return onRequest(ctx);
+      throw new acp.RequestError(-32601, `Method not found: ${ctx.method}`);
+    });
   const connection = app.connect({ readable, writable });
   const agent = connection.agent;
   const call = (method, params, timeout = 15000) => withTimeout(agent.request(method, params), timeout, method);
@@ -147,6 +151,21 @@ export async function setup(script, files = {}) {
   const home = makeConfigHome({ modelUrl: fake.url });
   const ws = makeWorkspace(files);
   return { fake, home, ws };
+}
+
+/** The turn_end records of a session's journal, in order ([] while there is none). */
+export function journalTurnEnds(home, sessionId) {
+  const file = path.join(home.dataDir, "sessions", `${sessionId}.jsonl`);
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, "utf8").split("\n").filter(Boolean)
+    .map((line) => { try { return JSON.parse(line); } catch { return null; } })
+    .filter((r) => r?.type === "turn_end");
+}
+
+/** Waits until the session's journal has a turn_end record; resolves with them all. */
+export function waitForTurnEnd(home, sessionId, timeout = 10000) {
+  return waitUntil(() => { const ends = journalTurnEnds(home, sessionId); return ends.length > 0 && ends; },
+    { timeout, label: `the end of a turn in session ${sessionId}'s journal` });
 }
 
 export function writeToken(dir, token, mode = 0o600) {
