@@ -2,7 +2,12 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
+
+#include <vector>
 
 #include "support/json_rpc.hpp"
 #include "acp/methods.hpp"
@@ -174,6 +179,7 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
   auto cancel = std::make_shared<CancelSource>();
   auto key = json::serialize(id);
   auto running_it = running_.emplace(key, cancel);
+  ++in_flight_;
   RequestHandler handler = it->second;
   spdlog::debug("--> {}({})", method, key);
   asio::co_spawn(
@@ -193,7 +199,7 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
           spdlog::error("request {} failed: {}", method, e.what());
           error = RpcError(error_code::kInternalError, std::string("Internal error: ") + e.what());
         }
-        if (!closed_) running_.erase(running_it);
+        running_.erase(running_it);
         if (error && cancel->cancelled() && error->code() == error_code::kInternalError)
           error = RpcError(error_code::kRequestCancelled, "Request cancelled");
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -201,6 +207,8 @@ void Connection::dispatch_request(std::string method, json::value id, json::valu
         spdlog::debug("<-- {}({}) {}ms{}", method, json::serialize(id), ms, error ? " error" : "");
         if (error) send_error(id, error->code(), error->what(), error->data());
         else send_result(id, std::move(*result));
+        --in_flight_;
+        post_idle_if_done();
       },
       asio::detached);
 }
@@ -251,12 +259,28 @@ awaitable<json::value> Connection::call(std::string method, json::object params,
 }
 
 void Connection::close() {
+  detach();
+  // A copy: each request takes itself off running_ when it ends (here, or later).
+  std::vector<CancelSourcePtr> running;
+  for (auto& [_, c] : running_) running.push_back(c);
+  for (auto& c : running) c->cancel();
+}
+
+void Connection::detach() {
   if (closed_) return;
   closed_ = true;
   pending_.fail_all(RpcError(error_code::kInternalError, "The client has disconnected"));
-  auto running = std::move(running_);
-  running_.clear();
-  for (auto& [_, c] : running) c->cancel();
+  post_idle_if_done();
+}
+
+void Connection::on_idle(std::function<void()> handler) {
+  idle_ = std::move(handler);
+  post_idle_if_done();
+}
+
+void Connection::post_idle_if_done() {
+  // Posted: the request's coroutine ends before the owner may free this connection.
+  if (closed_ && in_flight_ == 0 && idle_) asio::post(executor_, idle_);
 }
 
 }  // namespace acp

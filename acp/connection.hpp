@@ -78,7 +78,16 @@ class Connection {
 
   // The peer is gone: every outgoing call fails, every running request is cancelled.
   void close();
+  // The peer is gone but what it asked for goes on (a network client may come back and load its
+  // sessions): every outgoing call fails and nothing more is sent, while the requests in flight
+  // run to their end, unanswered. close() later still cancels them.
+  void detach();
   bool closed() const { return closed_; }
+  // Requests whose handlers are still running (their coroutines hold this connection).
+  std::size_t requests_in_flight() const { return in_flight_; }
+  // Called (posted to the executor) each time the last request in flight of a closed or
+  // detached connection ends, and at once (posted) when there is none: the connection is idle.
+  void on_idle(std::function<void()> handler);
 
   boost::asio::any_io_executor executor() const { return executor_; }
 
@@ -105,6 +114,9 @@ class Connection {
   PendingCalls pending_;  // our calls to the peer, by id
   // Incoming requests in flight, by serialized id, for $/cancel_request.
   std::multimap<std::string, CancelSourcePtr> running_;
+  std::size_t in_flight_ = 0;
+  std::function<void()> idle_;
+  void post_idle_if_done();
   bool closed_ = false;
 };
 

@@ -4,11 +4,14 @@
 #include "acp/http_stream_transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -78,7 +81,8 @@ struct Mailbox {
 
 // Writes a whole response; returns whether the TCP connection may carry another request. Its
 // arguments are views and enums: GCC 12 destroys class temporaries in a co_await expression twice.
-asio::awaitable<bool> reply(beast::tcp_stream& stream, const HttpConnections::Request& req, http::status status,
+template <class Stream>
+asio::awaitable<bool> reply(Stream& stream, const HttpConnections::Request& req, http::status status,
                             std::string_view body = {}, std::string_view content_type = "text/plain",
                             std::string_view connection_id = {}) {
   http::response<http::string_body> res{status, req.version()};
@@ -95,7 +99,11 @@ asio::awaitable<bool> reply(beast::tcp_stream& stream, const HttpConnections::Re
 
 struct HttpConnections::State : std::enable_shared_from_this<State> {
   State(asio::any_io_executor ex, std::string connection_id)
-      : executor(ex), id(std::move(connection_id)), connection_stream(ex), initial_ready(ex, asio::steady_timer::time_point::max()) {}
+      : executor(ex), id(std::move(connection_id)), connection_stream(ex), initial_ready(ex, asio::steady_timer::time_point::max()),
+        idle(ex) {}
+
+  // A request or an event stream's start or end: the idle clock starts again.
+  void touch() { last_activity = std::chrono::steady_clock::now(); }
 
   void send(std::string line) {
     asio::post(executor, [self = shared_from_this(), line = std::move(line)]() mutable { self->route(std::move(line)); });
@@ -139,6 +147,7 @@ struct HttpConnections::State : std::enable_shared_from_this<State> {
     connection_stream.finish();
     for (auto& [_, box] : sessions) box->finish();
     initial_ready.cancel();
+    idle.cancel();
     if (std::exchange(disconnected, true)) return;
     if (handlers.on_disconnect) handlers.on_disconnect();
   }
@@ -152,6 +161,9 @@ struct HttpConnections::State : std::enable_shared_from_this<State> {
   std::string initial_id;                             // the initialize request's id
   std::optional<std::string> initial_response;
   asio::steady_timer initial_ready;
+  asio::steady_timer idle;  // HttpConnections::end_when_idle's
+  std::chrono::steady_clock::time_point last_activity = std::chrono::steady_clock::now();
+  int open_streams = 0;     // GETs being answered
   bool closed = false;
   bool disconnected = false;
 };
@@ -170,8 +182,10 @@ class HttpTransport : public Transport {
 
 }  // namespace
 
-HttpConnections::HttpConnections(asio::any_io_executor executor, OnConnection on_connection)
-    : executor_(std::move(executor)), on_connection_(std::move(on_connection)) {}
+HttpConnections::HttpConnections(asio::any_io_executor executor, OnConnection on_connection,
+                                 std::shared_ptr<ConnectionSlots> slots, std::chrono::steady_clock::duration idle_timeout)
+    : executor_(std::move(executor)), on_connection_(std::move(on_connection)), slots_(std::move(slots)),
+      idle_timeout_(idle_timeout) {}
 
 HttpConnections::~HttpConnections() { close_all(); }
 
@@ -190,7 +204,25 @@ bool HttpConnections::remove(const std::string& id) {
   return true;
 }
 
-asio::awaitable<bool> HttpConnections::handle(beast::tcp_stream& stream, Request req) {
+// Ends `state` as a DELETE would once it has had no event stream open and no request for
+// idle_timeout_.
+asio::awaitable<void> HttpConnections::end_when_idle(std::shared_ptr<State> state) {
+  while (!state->closed) {
+    state->idle.expires_at(state->last_activity + idle_timeout_);
+    co_await state->idle.async_wait(asio::as_tuple(asio::use_awaitable));  // cancelled when closed
+    if (state->closed) break;
+    if (state->open_streams > 0 || std::chrono::steady_clock::now() < state->last_activity + idle_timeout_) {
+      if (state->open_streams > 0) state->touch();
+      continue;
+    }
+    spdlog::info("Streamable HTTP connection idle for {} s with no event stream: ending it",
+                 std::chrono::duration_cast<std::chrono::seconds>(idle_timeout_).count());
+    remove(state->id);
+  }
+}
+
+template <class Stream>
+asio::awaitable<bool> HttpConnections::handle(Stream& stream, Request req) {
   if (req.method() == http::verb::post) co_return co_await post(stream, req);
   if (req.method() == http::verb::get) co_return co_await get(stream, req);
   if (req.method() != http::verb::delete_)
@@ -201,7 +233,8 @@ asio::awaitable<bool> HttpConnections::handle(beast::tcp_stream& stream, Request
   co_return co_await reply(stream, req, http::status::accepted, "");
 }
 
-asio::awaitable<bool> HttpConnections::post(beast::tcp_stream& stream, const Request& req) {
+template <class Stream>
+asio::awaitable<bool> HttpConnections::post(Stream& stream, const Request& req) {
   const auto content_type = req[http::field::content_type];
   std::string media(content_type.substr(0, content_type.find(';')));
   media.erase(std::remove(media.begin(), media.end(), ' '), media.end());
@@ -222,10 +255,16 @@ asio::awaitable<bool> HttpConnections::post(beast::tcp_stream& stream, const Req
   if (method == "initialize" && id) {
     if (!connection_id.empty()) co_return co_await reply(stream, req, http::status::bad_request, "Initialize not allowed on existing connection");
     if (id->is_null()) co_return co_await reply(stream, req, http::status::bad_request, "Initialize request must include an ID");
+    auto slot = slots_->take();
+    if (!slot) {
+      const std::string refusal = slots_->refusal();
+      co_return co_await reply(stream, req, http::status::service_unavailable, refusal);
+    }
     auto state = std::make_shared<State>(executor_, new_connection_id());
     state->initial_id = json::serialize(*id);
     connections_[state->id] = state;
-    on_connection_(std::make_unique<HttpTransport>(state));
+    on_connection_(std::make_unique<HttpTransport>(state), std::move(*slot));
+    asio::co_spawn(executor_, end_when_idle(state), asio::detached);
     state->handlers.on_message(std::move(message));
     while (!state->initial_response && !state->closed)
       co_await state->initial_ready.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -236,6 +275,7 @@ asio::awaitable<bool> HttpConnections::post(beast::tcp_stream& stream, const Req
   auto it = connections_.find(connection_id);
   if (it == connections_.end()) co_return co_await reply(stream, req, http::status::not_found, "Unknown Acp-Connection-Id");
   auto state = it->second;
+  state->touch();
   if (!method.empty()) {
     const std::string header(req[kSessionIdHeader]);
     const std::string in_params = session_of(o);
@@ -250,7 +290,8 @@ asio::awaitable<bool> HttpConnections::post(beast::tcp_stream& stream, const Req
 
 // The event stream of a connection or of one of its sessions, until the connection ends or
 // the client goes. A comment line every kKeepAliveInterval keeps proxies from closing it.
-asio::awaitable<bool> HttpConnections::get(beast::tcp_stream& stream, const Request& req) {
+template <class Stream>
+asio::awaitable<bool> HttpConnections::get(Stream& stream, const Request& req) {
   if (req[http::field::accept].find("text/event-stream") == std::string_view::npos)
     co_return co_await reply(stream, req, http::status::not_acceptable, "Not Acceptable");
   const std::string connection_id(req[kConnectionIdHeader]);
@@ -262,6 +303,8 @@ asio::awaitable<bool> HttpConnections::get(beast::tcp_stream& stream, const Requ
   if (box.has_receiver)
     co_return co_await reply(stream, req, http::status::conflict, "Outbound stream already has an active receiver");
   box.has_receiver = true;
+  ++state->open_streams;
+  state->touch();
   http::response<http::empty_body> head{http::status::ok, req.version()};
   head.set(http::field::content_type, "text/event-stream");
   head.set(http::field::cache_control, "no-cache");
@@ -282,7 +325,12 @@ asio::awaitable<bool> HttpConnections::get(beast::tcp_stream& stream, const Requ
     std::tie(ec, n) = co_await asio::async_write(stream, asio::buffer(events), asio::as_tuple(asio::use_awaitable));
   }
   box.has_receiver = false;
+  --state->open_streams;
+  state->touch();
   co_return false;
 }
+
+template asio::awaitable<bool> HttpConnections::handle(PlainStream&, Request);
+template asio::awaitable<bool> HttpConnections::handle(TlsStream&, Request);
 
 }  // namespace acp

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,33 @@ std::string_view trim(std::string_view s) {
   const auto first = s.find_first_not_of(ws);
   if (first == std::string_view::npos) return {};
   return s.substr(first, s.find_last_not_of(ws) - first + 1);
+}
+
+// Every byte of the token is looked at whatever the guess: no early exit, so the time taken
+// does not tell an attacker how much of a guess was right.
+bool same_secret(std::string_view given, std::string_view token) {
+  unsigned char diff = given.size() == token.size() ? 0 : 1;
+  for (std::size_t i = 0; i < token.size(); ++i)
+    diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+// Calls `fn` with each trimmed item of a comma-separated header value until it returns true.
+template <class Fn>
+bool any_item(std::string_view list, Fn fn) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    if (fn(trim(list.substr(0, comma)))) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace
@@ -44,11 +72,28 @@ bool bearer_matches(std::string_view authorization, std::string_view token) {
   constexpr std::string_view kScheme = "Bearer ";
   const bool scheme_ok = authorization.substr(0, kScheme.size()) == kScheme;
   const std::string_view given = scheme_ok ? authorization.substr(kScheme.size()) : std::string_view{};
-  // Every byte of the token is looked at whatever the guess: no early exit.
-  unsigned char diff = given.size() == token.size() ? 0 : 1;
-  for (std::size_t i = 0; i < token.size(); ++i)
-    diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
-  return scheme_ok && diff == 0;
+  return same_secret(given, token) && scheme_ok;
+}
+
+bool subprotocol_bearer_matches(std::string_view protocols, std::string_view token) {
+  if (token.empty()) return false;  // no token: bearer_matches already let everyone in
+  return any_item(protocols, [&](std::string_view item) {
+    return item.substr(0, kBearerSubprotocolPrefix.size()) == kBearerSubprotocolPrefix &&
+           same_secret(item.substr(kBearerSubprotocolPrefix.size()), token);
+  });
+}
+
+bool offers_subprotocol(std::string_view protocols, std::string_view name) {
+  return any_item(protocols, [&](std::string_view item) { return item == name; });
+}
+
+bool origin_allowed(std::string_view origin, const std::vector<std::string>& allowed) {
+  const std::string given = lowercase(origin);
+  for (std::string_view entry : allowed) {
+    while (!entry.empty() && entry.back() == '/') entry.remove_suffix(1);
+    if (lowercase(entry) == given) return true;
+  }
+  return false;
 }
 
 std::optional<ListenAddress> parse_listen_address(std::string_view text) {

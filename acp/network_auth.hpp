@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace acp {
 
@@ -17,6 +18,22 @@ std::string read_token_file(const std::string& path);
 // constant time: the time taken must not tell an attacker how much of a guess was right.
 // An empty `token` means no token is configured: every request is let in (loopback only).
 bool bearer_matches(std::string_view authorization, std::string_view token);
+
+// The browser path of the WebSocket profile: browsers cannot set Authorization on a WebSocket,
+// but they can offer subprotocols. True when `protocols` (the Sec-WebSocket-Protocol header, a
+// comma-separated list) holds "acp.bearer.<token>" (constant-time, as bearer_matches). The server
+// answers with the protocol "acp" (which the client offers beside it), so the token is never
+// sent back, and it is never put in a URL.
+inline constexpr std::string_view kBearerSubprotocolPrefix = "acp.bearer.";
+inline constexpr std::string_view kAcpSubprotocol = "acp";
+bool subprotocol_bearer_matches(std::string_view protocols, std::string_view token);
+// Whether `protocols` (as above) offers `name` itself.
+bool offers_subprotocol(std::string_view protocols, std::string_view name);
+
+// Whether a request with Origin `origin` may go on: no Origin (not a browser) always may; a
+// browser's only when its origin (scheme://host[:port], compared case-insensitively) is one of
+// `allowed` (--allow-origin; a trailing '/' there is ignored). No allow-list: no browser.
+bool origin_allowed(std::string_view origin, const std::vector<std::string>& allowed);
 
 // HOST:PORT (HOST may be a name such as localhost, an IPv4 address, or [IPv6]); nullopt when
 // it does not parse.

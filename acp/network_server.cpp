@@ -7,14 +7,19 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include "acp/http_stream_transport.hpp"
 #include "acp/message_reader.hpp"
 #include "acp/network_auth.hpp"
+#include "acp/network_limits.hpp"
+#include "acp/network_streams.hpp"
 #include "acp/websocket_transport.hpp"
 
 namespace acp {
@@ -38,8 +43,8 @@ asio::ip::address listen_ip(const std::string& host) {
   return address;
 }
 
-http::response<http::string_body> plain_response(const http::request<http::string_body>& req, http::status status,
-                                                 std::string body) {
+template <class Request>
+http::response<http::string_body> plain_response(const Request& req, http::status status, std::string body) {
   http::response<http::string_body> res{status, req.version()};
   res.set(http::field::content_type, "text/plain; charset=utf-8");
   if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
@@ -55,7 +60,19 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 
 struct NetworkServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::any_io_executor ex, NetworkServerOptions opts, OnConnection cb)
-      : executor(ex), options(std::move(opts)), on_connection(std::move(cb)), acceptor(ex), http_connections(ex, on_connection) {}
+      : executor(ex),
+        options(std::move(opts)),
+        on_connection(std::move(cb)),
+        acceptor(ex),
+        slots(std::make_shared<ConnectionSlots>(options.max_connections)),
+        http_connections(
+            ex, [this](std::unique_ptr<Transport> t, ConnectionSlot slot) { admit(std::move(t), std::move(slot)); }, slots,
+            options.idle_timeout) {}
+
+  // A new ACP connection, holding its slot, its sessions limited.
+  void admit(std::unique_ptr<Transport> transport, ConnectionSlot slot) {
+    on_connection(make_limited_transport(std::move(transport), std::move(slot), options.max_sessions));
+  }
 
   asio::awaitable<void> accept_loop() {
     auto self = shared_from_this();
@@ -70,24 +87,53 @@ struct NetworkServer::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
-  // The requests of a TCP connection, until one is refused, upgraded to a WebSocket ACP
-  // connection, or turned into an event stream (HttpConnections), or the client goes quiet.
+  // A TCP connection: with TLS, the handshake first (a client speaking plain HTTP fails it and
+  // is dropped); then its requests.
   asio::awaitable<void> serve(tcp::socket socket) {
     auto self = shared_from_this();
-    beast::tcp_stream stream(std::move(socket));
+    PlainStream plain(std::move(socket));
+    if (!tls) {
+      co_await serve_requests(std::move(plain));
+      co_return;
+    }
+    TlsStream secure(std::move(plain), *tls);
+    beast::get_lowest_layer(secure).expires_after(kRequestTimeout);
+    auto [ec] = co_await secure.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      spdlog::info("TLS handshake failed (a plain-text client on the TLS port?): {}", ec.message());
+      beast::error_code ignored;
+      beast::get_lowest_layer(secure).socket().shutdown(tcp::socket::shutdown_both, ignored);
+      co_return;
+    }
+    co_await serve_requests(std::move(secure));
+  }
+
+  // The requests of a TCP connection, until one is refused, upgraded to a WebSocket ACP
+  // connection, or turned into an event stream (HttpConnections), or the client goes quiet.
+  template <class Stream>
+  asio::awaitable<void> serve_requests(Stream stream) {
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(kMaxMessageBytes);
-      stream.expires_after(kRequestTimeout);
+      beast::get_lowest_layer(stream).expires_after(kRequestTimeout);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      if (ec == http::error::body_limit) {  // told by Content-Length before the body is read
+        auto answer = refuse(parser.get());
+        if (!answer)
+          answer = plain_response(parser.get(), http::status::payload_too_large,
+                                  "413 Payload Too Large: an ACP message may have at most " +
+                                      std::to_string(kMaxMessageBytes) + " bytes\n");
+        co_await http::async_write(stream, *answer, asio::as_tuple(asio::use_awaitable));
+        break;
+      }
       if (ec) co_return;
       auto req = parser.release();
       if (auto refusal = refuse(req)) {
         co_await http::async_write(stream, *refusal, asio::as_tuple(asio::use_awaitable));
         break;
       }
-      stream.expires_never();
+      beast::get_lowest_layer(stream).expires_never();
       if (websocket::is_upgrade(req)) {
         co_await upgrade(std::move(stream), std::move(req));
         co_return;
@@ -95,30 +141,46 @@ struct NetworkServer::Impl : std::enable_shared_from_this<Impl> {
       if (!co_await http_connections.handle(stream, std::move(req)) || stopped) break;
     }
     beast::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
   }
 
-  asio::awaitable<void> upgrade(beast::tcp_stream stream, http::request<http::string_body> req) {
-    WebSocketStream ws(std::move(stream));
+  template <class Stream>
+  asio::awaitable<void> upgrade(Stream stream, http::request<http::string_body> req) {
+    auto slot = slots->take();
+    if (!slot) {
+      auto full = plain_response(req, http::status::service_unavailable, slots->refusal());
+      co_await http::async_write(stream, full, asio::as_tuple(asio::use_awaitable));
+      co_return;
+    }
+    websocket::stream<Stream> ws(std::move(stream));
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    // A browser offers "acp" beside "acp.bearer.<token>" and needs one offered protocol back:
+    // "acp", never the one carrying the token.
+    if (offers_subprotocol(req[http::field::sec_websocket_protocol], kAcpSubprotocol))
+      ws.set_option(websocket::stream_base::decorator(
+          [](websocket::response_type& res) { res.set(http::field::sec_websocket_protocol, kAcpSubprotocol); }));
     auto [ec] = co_await ws.async_accept(req, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       spdlog::info("WebSocket upgrade failed: {}", ec.message());
       co_return;
     }
     spdlog::info("ACP WebSocket connection from {}", beast::get_lowest_layer(ws).socket().remote_endpoint(ec).address().to_string());
-    on_connection(make_websocket_transport(std::move(ws)));
+    admit(make_websocket_transport(std::move(ws)), std::move(*slot));
   }
 
   // The answer refusing `req`, or nullopt when it may go on. The token is checked first, so
   // that without it nothing about the server is learnt.
   std::optional<http::response<http::string_body>> refuse(const http::request<http::string_body>& req) {
-    if (!bearer_matches(req[http::field::authorization], options.token))
+    const bool authorized = bearer_matches(req[http::field::authorization], options.token) ||
+                            (websocket::is_upgrade(req) &&
+                             subprotocol_bearer_matches(req[http::field::sec_websocket_protocol], options.token));
+    if (!authorized)
       return plain_response(req, http::status::unauthorized, "401 Unauthorized: missing or wrong bearer token\n");
     if (path_of(req.target()) != kEndpoint)
       return plain_response(req, http::status::not_found, "404 Not Found: ACP is served at /acp\n");
-    if (req.count(http::field::origin) != 0)
-      return plain_response(req, http::status::forbidden, "403 Forbidden: browser origins are not allowed\n");
+    if (req.count(http::field::origin) != 0 && !origin_allowed(req[http::field::origin], options.allowed_origins))
+      return plain_response(req, http::status::forbidden,
+                            "403 Forbidden: this browser origin is not allowed (see --allow-origin)\n");
     return std::nullopt;
   }
 
@@ -126,6 +188,8 @@ struct NetworkServer::Impl : std::enable_shared_from_this<Impl> {
   NetworkServerOptions options;
   OnConnection on_connection;
   tcp::acceptor acceptor;
+  std::optional<asio::ssl::context> tls;
+  std::shared_ptr<ConnectionSlots> slots;
   HttpConnections http_connections;
   bool stopped = false;
 };
@@ -133,6 +197,10 @@ struct NetworkServer::Impl : std::enable_shared_from_this<Impl> {
 NetworkServer::NetworkServer(asio::any_io_executor executor, NetworkServerOptions options, OnConnection on_connection)
     : impl_(std::make_shared<Impl>(executor, std::move(options), std::move(on_connection))) {
   const auto ip = listen_ip(impl_->options.host);
+  if (impl_->options.tls_cert.empty() != impl_->options.tls_key.empty())
+    throw std::runtime_error("--tls-cert and --tls-key go together: give both (https/wss) or neither");
+  if (!impl_->options.tls_cert.empty())
+    impl_->tls.emplace(make_tls_context(impl_->options.tls_cert, impl_->options.tls_key));
   if (!ip.is_loopback() && impl_->options.token.empty())
     throw std::runtime_error("--listen " + impl_->options.host +
                              " is reachable from other machines: give a --token-file (a file of mode 0600 holding a "
@@ -150,6 +218,8 @@ NetworkServer::NetworkServer(asio::any_io_executor executor, NetworkServerOption
 NetworkServer::~NetworkServer() { stop(); }
 
 unsigned short NetworkServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+bool NetworkServer::tls() const { return impl_->tls.has_value(); }
 
 void NetworkServer::start() { asio::co_spawn(impl_->executor, impl_->accept_loop(), asio::detached); }
 

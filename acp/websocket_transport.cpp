@@ -14,7 +14,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <spdlog/spdlog.h>
 
 #include <deque>
@@ -35,9 +37,10 @@ constexpr std::size_t kResumeBytes = 256u << 10;
 // Past this a peer that stopped reading is dropped: the server's memory stays bounded.
 constexpr std::size_t kHardLimitBytes = 64u << 20;
 
+template <class Next>
 class WebSocketTransport : public Transport {
  public:
-  explicit WebSocketTransport(WebSocketStream ws)
+  explicit WebSocketTransport(WebSocketStream<Next> ws)
       : ws_(std::move(ws)), executor_(ws_.get_executor()), drained_(executor_, asio::steady_timer::time_point::max()) {
     ws_.text(true);
     ws_.read_message_max(kMaxMessageBytes);
@@ -151,7 +154,7 @@ class WebSocketTransport : public Transport {
     if (handlers_.on_disconnect) handlers_.on_disconnect();
   }
 
-  WebSocketStream ws_;
+  WebSocketStream<Next> ws_;
   asio::any_io_executor executor_;
   asio::steady_timer drained_;
   Handlers handlers_;
@@ -165,8 +168,12 @@ class WebSocketTransport : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_websocket_transport(WebSocketStream ws) {
-  return std::make_unique<WebSocketTransport>(std::move(ws));
+std::unique_ptr<Transport> make_websocket_transport(WebSocketStream<PlainStream> ws) {
+  return std::make_unique<WebSocketTransport<PlainStream>>(std::move(ws));
+}
+
+std::unique_ptr<Transport> make_websocket_transport(WebSocketStream<TlsStream> ws) {
+  return std::make_unique<WebSocketTransport<TlsStream>>(std::move(ws));
 }
 
 }  // namespace acp

@@ -22,6 +22,7 @@
 #include "acp/network_server.hpp"
 #include "acp/transport.hpp"
 #include "app/cli.hpp"
+#include "app/network_clients.hpp"
 #include "app/redacting_sink.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "bridge/process/orphan_guard.hpp"
@@ -90,16 +91,22 @@ class SignalWatch {
   std::function<void(const char*)> stop_;
 };
 
+// What both servers (stdio and network) set up before serving: the keys configured now, the
+// orphan guard, and the sandbox helper, which is this program (`openvaala sandbox`) by its path:
+// editors' terminals run it too. Without it, commands in a sandboxed mode are not run at all.
+void start_serving() {
+  runtime::config::remember_configured_keys(runtime::config::config_root());
+  bridge::process::enable_orphan_guard();
+  std::error_code exe_ec;
+  bridge::process::sandbox::set_helper_program(std::filesystem::read_symlink("/proc/self/exe", exe_ec));
+}
+
 }  // namespace
 
 int run_acp_server() {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
-  runtime::config::remember_configured_keys(runtime::config::config_root());
-  bridge::process::enable_orphan_guard();
-  // The sandbox helper is this program (`openvaala sandbox`), by its path: editors' terminals run it too.
-  std::error_code exe_ec;
-  bridge::process::sandbox::set_helper_program(std::filesystem::read_symlink("/proc/self/exe", exe_ec));
+  start_serving();
   boost::asio::io_context ioc(1);
   // One pool thread at start, for the engine load; three more join once the io thread runs (see
   // below): creating them up front cost about 0.9 ms of spawn -> initialize.
@@ -140,57 +147,42 @@ int run_acp_server() {
   std::_Exit(0);
 }
 
-// One network client: its transport, its JSON-RPC connection and its agent face. Each
-// connection sees only what its own sessions send. Kept until the process exits, even after the
-// client went: the agent's requests and turns may still be finishing on the io thread and the
-// pool, and nothing tells when the last of them is done.
-struct NetworkClient {
-  std::unique_ptr<acp::Transport> transport;
-  std::unique_ptr<acp::Connection> conn;
-  std::unique_ptr<runtime::server::AcpAgent> agent;
-  bool gone = false;
-};
-
-// A new network connection: its own Connection and AcpAgent over `transport`, kept (marked
-// gone) after it drops.
-static void serve_client(NetworkClient& client, std::unique_ptr<acp::Transport> transport, boost::asio::io_context& ioc,
-                  boost::asio::thread_pool& pool) {
-  client.transport = std::move(transport);
-  client.conn = std::make_unique<acp::Connection>(ioc.get_executor(), *client.transport);
-  client.agent = std::make_unique<runtime::server::AcpAgent>(*client.conn, pool);
-  client.transport->start({
-      [&client](acp::IncomingMessage&& message) { client.conn->handle_message(std::move(message)); },
-      [&client] {
-        spdlog::info("ACP network client disconnected");
-        client.gone = true;
-        client.conn->close();
-        client.agent->shutdown();
-      },
-  });
+// The network server's options from the command line; throws std::runtime_error (a message for
+// the user) when the address does not parse or the token file is unfit.
+static acp::NetworkServerOptions network_options(const ListenArgs& args) {
+  acp::NetworkServerOptions options;
+  const auto address = acp::parse_listen_address(args.address);
+  if (!address) throw std::runtime_error("--listen takes HOST:PORT (e.g. 127.0.0.1:8765), got '" + args.address + "'");
+  options.host = address->host;
+  options.port = address->port;
+  if (!args.token_file.empty()) options.token = acp::read_token_file(args.token_file);
+  options.tls_cert = args.tls_cert;
+  options.tls_key = args.tls_key;
+  options.allowed_origins = args.allowed_origins;
+  options.max_connections = args.max_connections;
+  options.max_sessions = args.max_sessions;
+  options.idle_timeout = std::chrono::seconds(args.idle_timeout_seconds);
+  return options;
 }
+
+// How long SIGTERM waits for the cancelled turns to end (journaled) before the process exits.
+constexpr auto kStopDeadline = std::chrono::milliseconds(1200);
 
 int run_acp_network_server(const ListenArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   setup_logging();
   acp::NetworkServerOptions options;
   try {
-    const auto address = acp::parse_listen_address(args.address);
-    if (!address) throw std::runtime_error("--listen takes HOST:PORT (e.g. 127.0.0.1:8765), got '" + args.address + "'");
-    options.host = address->host;
-    options.port = address->port;
-    if (!args.token_file.empty()) options.token = acp::read_token_file(args.token_file);
+    options = network_options(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "openvaala: %s\n", e.what());
     return 2;
   }
-  runtime::config::remember_configured_keys(runtime::config::config_root());
-  bridge::process::enable_orphan_guard();
+  start_serving();
   boost::asio::io_context ioc(1);
   boost::asio::thread_pool pool(4);
-  std::list<NetworkClient> clients;
-  auto on_connection = [&](std::unique_ptr<acp::Transport> transport) {
-    serve_client(clients.emplace_back(), std::move(transport), ioc, pool);
-  };
+  NetworkClients clients(ioc, pool);
+  auto on_connection = [&](std::unique_ptr<acp::Transport> transport) { clients.serve(std::move(transport)); };
   std::unique_ptr<acp::NetworkServer> server;
   try {
     server = std::make_unique<acp::NetworkServer>(ioc.get_executor(), options, on_connection);
@@ -200,28 +192,27 @@ int run_acp_network_server(const ListenArgs& args) {
   }
   const bool ipv6 = options.host.find(':') != std::string::npos;
   const std::string authority = (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(server->port());
-  std::fprintf(stderr, "openvaala: listening on ws://%s/acp (WebSocket) and http://%s/acp (Streamable HTTP)\n",
-               authority.c_str(), authority.c_str());
+  const char* secure = server->tls() ? "s" : "";
+  std::fprintf(stderr, "openvaala: listening on ws%s://%s/acp (WebSocket) and http%s://%s/acp (Streamable HTTP)\n",
+               secure, authority.c_str(), secure, authority.c_str());
   std::fflush(stderr);
   server->start();
 
-  auto reload = [&] {
-    for (auto& c : clients)
-      if (!c.gone) c.agent->reload_config();
-  };
+  auto reload = [&] { clients.reload_config(); };
+  bool stopping = false;
+  // Running turns end as cancelled and their ends are journaled before the process exits, within
+  // kStopDeadline (the exit itself must come within 2 s of the signal).
   auto stop = [&](const char* why) {
+    if (stopping) return;
+    stopping = true;
     spdlog::info("shutting down: {}", why);
     server->stop();
-    for (auto& c : clients) {
-      c.agent->prepare_exit();
-      c.conn->close();
-    }
-    ioc.stop();
+    clients.stop(kStopDeadline, [&] { ioc.stop(); });
   };
   SignalWatch signals(ioc, reload, stop);
   ioc.run();
   bridge::process::end_all_process_groups_on_exit();
-  for (auto& c : clients) c.transport->flush_and_stop();
+  clients.flush_and_stop();
   pool.join();
   spdlog::shutdown();
   std::_Exit(0);

@@ -5,8 +5,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "bridge/process/orphan_guard.hpp"
 
@@ -15,12 +19,25 @@ namespace app {
 namespace {
 
 constexpr const char* kAcpUsage =
-    "Usage: openvaala acp [--listen HOST:PORT [--token-file PATH]]\n\n"
+    "Usage: openvaala acp [--listen HOST:PORT [--token-file PATH] [--tls-cert PEM --tls-key PEM]\n"
+    "                     [--allow-origin URL]... [--max-connections N] [--max-sessions N]\n"
+    "                     [--idle-timeout SECONDS]]\n\n"
     "Runs the ACP server on stdin/stdout. Logs go to stderr.\n\n"
-    "  --listen HOST:PORT   Serve ACP over WebSocket at ws://HOST:PORT/acp instead (one agent, many\n"
-    "                       connections). Port 0 picks a free port; the address is printed on stderr.\n"
-    "  --token-file PATH    Require `Authorization: Bearer <token>`, the token being the file's text\n"
-    "                       (trimmed). The file must have mode 0600. Required unless HOST is loopback.\n";
+    "  --listen HOST:PORT   Serve ACP at HOST:PORT/acp instead, over WebSocket and Streamable HTTP (one\n"
+    "                       agent, many connections). Port 0 picks a free port; the address is printed\n"
+    "                       on stderr.\n"
+    "  --token-file PATH    Require `Authorization: Bearer <token>` (or, on a WebSocket, the subprotocol\n"
+    "                       acp.bearer.<token>), the token being the file's text (trimmed). The file must\n"
+    "                       have mode 0600. Required unless HOST is loopback.\n"
+    "  --tls-cert PEM, --tls-key PEM\n"
+    "                       Serve https:// and wss:// with this certificate (chain) and private key.\n"
+    "  --allow-origin URL   Let browser pages from this origin (e.g. https://editor.example:8443) in;\n"
+    "                       repeatable. Default: any request with an Origin header is refused (403).\n"
+    "  --max-connections N  ACP connections open at once (default 256); past it 503.\n"
+    "  --max-sessions N     Sessions one connection may hold open (default 64).\n"
+    "  --idle-timeout SECONDS\n"
+    "                       End a Streamable HTTP connection with no event stream open and no request\n"
+    "                       for this long (default 300).\n";
 
 const char* kUsage =
     "Usage: openvaala <command> [options]\n"
@@ -50,6 +67,45 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
+// A positive whole number, or nullopt.
+std::optional<std::size_t> positive_number(const std::string& text) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size() || n == 0) return std::nullopt;
+  return n;
+}
+
+// `openvaala acp`'s options into `listen`; an error message when they do not parse.
+std::optional<std::string> parse_acp_options(const std::vector<std::string>& args, ListenArgs& listen) {
+  static const std::map<std::string, std::size_t ListenArgs::*> kNumbers = {
+      {"--max-connections", &ListenArgs::max_connections},
+      {"--max-sessions", &ListenArgs::max_sessions},
+      {"--idle-timeout", &ListenArgs::idle_timeout_seconds}};
+  static const std::map<std::string, std::string ListenArgs::*> kTexts = {
+      {"--listen", &ListenArgs::address},
+      {"--token-file", &ListenArgs::token_file},
+      {"--tls-cert", &ListenArgs::tls_cert},
+      {"--tls-key", &ListenArgs::tls_key}};
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    const bool known = kNumbers.contains(flag) || kTexts.contains(flag) || flag == "--allow-origin";
+    if (!known) return "unknown option for 'acp': " + flag;
+    if (i + 1 >= args.size()) return flag + " needs a value";
+    const std::string& value = args[++i];
+    if (auto text = kTexts.find(flag); text != kTexts.end()) {
+      listen.*(text->second) = value;
+    } else if (flag == "--allow-origin") {
+      listen.allowed_origins.push_back(value);
+    } else if (auto n = positive_number(value)) {
+      listen.*(kNumbers.at(flag)) = *n;
+    } else {
+      return flag + " takes a whole number above 0, got '" + value + "'";
+    }
+  }
+  if (listen.address.empty() && args.size() > 1) return args[1] + " needs --listen";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args) {
@@ -70,19 +126,12 @@ int run_cli(const std::vector<std::string>& args) {
   // Before any logger or guard: it only restricts itself and executes the command.
   if (cmd == "sandbox") return run_sandbox(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "acp") {
-    ListenArgs listen;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      if (args[i] == "-h" || args[i] == "--help") {
-        std::fputs(kAcpUsage, stdout);
-        return 0;
-      }
-      const bool takes_value = args[i] == "--listen" || args[i] == "--token-file";
-      if (takes_value && i + 1 >= args.size()) return usage_error(args[i] + " needs a value");
-      if (args[i] == "--listen") listen.address = args[++i];
-      else if (args[i] == "--token-file") listen.token_file = args[++i];
-      else return usage_error("unknown option for 'acp': " + args[i]);
+    if (std::find(args.begin(), args.end(), "-h") != args.end() || std::find(args.begin(), args.end(), "--help") != args.end()) {
+      std::fputs(kAcpUsage, stdout);
+      return 0;
     }
-    if (listen.address.empty() && !listen.token_file.empty()) return usage_error("--token-file needs --listen");
+    ListenArgs listen;
+    if (auto error = parse_acp_options(args, listen)) return usage_error(*error);
     return listen.address.empty() ? run_acp_server() : run_acp_network_server(listen);
   }
   // The other commands print their results (and the problems they find) on stdout themselves;

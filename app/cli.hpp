@@ -13,6 +13,12 @@ int run_acp_server();
 struct ListenArgs {
   std::string address;     // HOST:PORT
   std::string token_file;  // empty: none
+  std::string tls_cert;    // PEM paths; both or neither
+  std::string tls_key;
+  std::vector<std::string> allowed_origins;  // --allow-origin, repeatable
+  std::size_t max_connections = 256;
+  std::size_t max_sessions = 64;  // per connection
+  std::size_t idle_timeout_seconds = 300;
 };
 int run_acp_network_server(const ListenArgs& args);
 int run_config_check(const std::vector<std::string>& args);  // args after `config check`

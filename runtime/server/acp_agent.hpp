@@ -42,6 +42,15 @@ class AcpAgent {
     sessions_.executors()->shutdown();
     config_.stop();
   }
+  // The client went but its turns run on to their end (a network client may come back and load
+  // their sessions): what served only the client stops, the skill watch and the model lists'
+  // retries. shutdown() follows once its requests ended.
+  void client_gone() {
+    sessions_.engines().stop_watching_skills();
+    models_.stop();
+  }
+  // Resumes once the start-up load of the configuration ended (its coroutine uses this agent).
+  acp::awaitable<void> settled() { co_await sessions_.engines().skills_loaded(nullptr); }
   // The client is gone and the process exits next: cancel every turn and close the executors'
   // connections, but leave the MCP servers to bridge::process::end_all_process_groups_on_exit,
   // which signals every group at once (closing, signalling and polling 100 servers one by one

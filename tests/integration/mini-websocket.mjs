@@ -10,7 +10,7 @@ import https from "node:https";
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 export class MiniWebSocket {
-  constructor(url, _protocols, { headers = {}, tls = {} } = {}) {
+  constructor(url, protocols, { headers = {}, tls = {} } = {}) {
     this.readyState = 0;
     this.listeners = new Map();
     this.buffer = Buffer.alloc(0);
@@ -18,9 +18,12 @@ export class MiniWebSocket {
     const u = new URL(url);
     const key = crypto.randomBytes(16).toString("base64");
     const mod = u.protocol === "wss:" ? https : http;
+    const offered = protocols === undefined ? [] : [].concat(protocols);
+    const protocolHeader = offered.length ? { "Sec-WebSocket-Protocol": offered.join(", ") } : {};
+    this.protocol = "";
     const req = mod.request({
       host: u.hostname, port: u.port, path: u.pathname + u.search, ...tls,
-      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Key": key, "Sec-WebSocket-Version": "13", ...headers },
+      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Key": key, "Sec-WebSocket-Version": "13", ...protocolHeader, ...headers },
     });
     req.on("upgrade", (res, socket, head) => {
       const expected = crypto.createHash("sha1").update(key + GUID).digest("base64");
@@ -28,6 +31,13 @@ export class MiniWebSocket {
         socket.destroy();
         return this.fail(new Error("bad Sec-WebSocket-Accept"));
       }
+      // As a browser: offered protocols need one of them answered.
+      const chosen = res.headers["sec-websocket-protocol"] ?? "";
+      if (offered.length && !offered.includes(chosen)) {
+        socket.destroy();
+        return this.fail(new Error(`the server chose no offered subprotocol (got '${chosen}')`));
+      }
+      this.protocol = chosen;
       this.socket = socket;
       this.readyState = 1;
       socket.on("data", (d) => this.receive(d));

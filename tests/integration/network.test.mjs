@@ -3,147 +3,14 @@
 // against the ACP schema, as the stdio harness does.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
-import * as acp from "@agentclientprotocol/sdk";
-import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
-import {
-  SLACK, agentBinary, agentBinaryExists, agentEnv, makeConfigHome, makeWorkspace, removeTempDirs, schemaValidator,
-  startFakeModel, withTimeout, waitUntil, sleep,
-} from "./harness.mjs";
-import { MiniWebSocket } from "./mini-websocket.mjs";
+import { agentBinaryExists, agentBinary, makeConfigHome, makeWorkspace, toolResultText, withTimeout, sleep } from "./harness.mjs";
+import { cleanupNetwork, connect, runAcp, setup, startServer, upgradeStatus, waitForTurnEnd, writeToken } from "./network-harness.mjs";
 
 const skip = agentBinaryExists() ? false : `agent binary ${agentBinary()} not built`;
 const PATCH = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-old line\n+new line\n*** End Patch";
-const cleanups = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-  removeTempDirs();
-});
-
-/** Starts `openvaala acp --listen 127.0.0.1:0 ...`; resolves once it prints its address. */
-async function startServer({ env = {}, args = [], listen = "127.0.0.1:0", cwd = process.cwd() } = {}) {
-  const child = spawn(agentBinary(), ["acp", "--listen", listen, ...args], {
-    cwd, env: agentEnv(env), stdio: ["ignore", "pipe", "pipe"], detached: true,
-  });
-  let stderr = "";
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  const url = new Promise((resolve) => {
-    child.stderr.on("data", (d) => {
-      stderr += d.toString("utf8");
-      if (process.env.OPENVAALA_TEST_STDERR) process.stderr.write(d);
-      const m = /listening on (ws:\/\/\S+)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    exited.then(() => resolve(null));
-  });
-  const wsUrl = await withTimeout(url, 10000, "server start");
-  const server = {
-    child, exited, get stderr() { return stderr; },
-    url: wsUrl,
-    httpUrl: wsUrl?.replace(/^ws/, "http"),
-    async stop() {
-      try { process.kill(-child.pid, "SIGKILL"); } catch { /* gone */ }
-      await exited;
-    },
-  };
-  cleanups.push(() => server.stop());
-  return server;
-}
-
-/** An SDK client over the SDK's WebSocket (ws://) or Streamable HTTP (http://) client transport;
- *  agent messages are schema-checked. */
-function connect(url, { token, permission = "allow_once", onPermission } = {}) {
-  const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
-  const raw = url.startsWith("ws") ? createWebSocketStream(url, { WebSocket: MiniWebSocket, headers }) : createHttpStream(url, { headers });
-  const validator = schemaValidator();
-  const outgoing = new Map();
-  const schemaErrors = [];
-  const updates = [];
-  const permissionRequests = [];
-  const readable = raw.readable.pipeThrough(new TransformStream({
-    transform(msg, controller) {
-      for (const p of validator.validateAgentMessage(msg, outgoing)) schemaErrors.push(`${p} in ${JSON.stringify(msg).slice(0, 400)}`);
-      controller.enqueue(msg);
-    },
-  }));
-  const writer = raw.writable.getWriter();
-  const writable = new WritableStream({
-    write(msg) {
-      if ("id" in msg && !("result" in msg) && !("error" in msg)) outgoing.set(JSON.stringify(msg.id), msg.method);
-      return writer.write(msg);
-    },
-    close: () => writer.close(),
-    abort: (e) => writer.abort(e),
-  });
-  const app = acp.client({ name: "network-tests" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => { updates.push(params); })
-    .onNotification("*", () => {})
-    .onRequest(acp.methods.client.session.requestPermission, async (ctx) => {
-      permissionRequests.push(ctx.params);
-      if (onPermission) return onPermission(ctx.params);
-      const option = ctx.params.options.find((o) => o.kind === permission);
-      return { outcome: { outcome: "selected", optionId: option.optionId } };
-    })
-    .onRequest(acp.methods.client.fs.readTextFile, (ctx) => ({ content: fs.readFileSync(ctx.params.path, "utf8") }))
-    .onRequest(acp.methods.client.fs.writeTextFile, (ctx) => {
-      fs.writeFileSync(ctx.params.path, ctx.params.content);
-      return {};
-    })
-    .onRequest("*", (ctx) => { throw new acp.RequestError(-32601, `Method not found: ${ctx.method}`); });
-  const connection = app.connect({ readable, writable });
-  const agent = connection.agent;
-  const call = (method, params, timeout = 15000) => withTimeout(agent.request(method, params), timeout, method);
-  const c = {
-    connection, updates, permissionRequests, schemaErrors, call,
-    initialize: () => call("initialize", {
-      protocolVersion: 1,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-      clientInfo: { name: "network-tests", version: "0.0.0" },
-    }),
-    newSession: (cwd) => call("session/new", { cwd, mcpServers: [] }),
-    prompt: (sessionId, text) => call("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, 30000),
-    textOf: (sessionId) => updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk")
-      .map((u) => u.update.content?.text ?? "").join(""),
-    assertSchemaClean: () => assert.deepEqual(schemaErrors, [], "agent messages violate the ACP schema"),
-    close: () => { try { connection.close(); } catch { /* closed */ } },
-  };
-  cleanups.push(async () => c.close());
-  return c;
-}
-
-/** A raw upgrade request; resolves with the HTTP status (101 when upgraded). */
-function upgradeStatus(url, headers = {}) {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: u.hostname, port: u.port, path: u.pathname,
-      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", ...headers },
-    });
-    req.on("upgrade", (res, socket) => { socket.destroy(); resolve(101); });
-    req.on("response", (res) => { res.resume(); resolve(res.statusCode); });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-async function setup(script, files = {}) {
-  const fake = await startFakeModel({ script });
-  cleanups.push(() => fake.close());
-  const home = makeConfigHome({ modelUrl: fake.url });
-  const ws = makeWorkspace(files);
-  return { fake, home, ws };
-}
-
-function writeToken(dir, token, mode = 0o600) {
-  const file = path.join(dir, "token");
-  fs.writeFileSync(file, `  ${token}\n`);
-  fs.chmodSync(file, mode);
-  return file;
-}
+after(cleanupNetwork);
 
 test("WebSocket: initialize, session/new, a streamed prompt with a permission round trip and an editor write", { skip, timeout: 60000 }, async () => {
   const { fake, home, ws } = await setup([
@@ -236,24 +103,6 @@ test("a browser page (a request with Origin) is refused with 403, even with the 
   assert.equal(r.status, 403, "Streamable HTTP POST");
 });
 
-/** `openvaala acp ARGS` that should refuse to start: its exit status and stderr. One that starts
- * listening instead is stopped at once and reported as `code: "listening"` (never left running). */
-function runAcp(home, args) {
-  return new Promise((resolve) => {
-    const child = spawn(agentBinary(), ["acp", ...args], { env: agentEnv(home.env), stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    let listening = false;
-    child.stderr.on("data", (d) => {
-      stderr += d;
-      if (!listening && /listening on /.test(stderr)) {
-        listening = true;
-        child.kill("SIGKILL");
-      }
-    });
-    child.once("exit", (code) => resolve({ code: listening ? "listening" : code, stderr }));
-  });
-}
-
 test("start-up refusal: a non-loopback address without a token file", { skip, timeout: 30000 }, async () => {
   const home = makeConfigHome({ provider: null });
   const open = await runAcp(home, ["--listen", "0.0.0.0:0"]);
@@ -281,7 +130,7 @@ test("SIGTERM: the server exits with status 0 within 2 s, connections open", { s
   const t0 = Date.now();
   process.kill(server.child.pid, "SIGTERM");
   const exit = await withTimeout(server.exited, 2000, "exit after SIGTERM");
-  assert.ok(Date.now() - t0 < 2000 * SLACK);
+  assert.ok(Date.now() - t0 < 2000);
   assert.deepEqual(exit, { code: 0, signal: null });
 });
 
@@ -348,8 +197,8 @@ test("Streamable HTTP on the wire: 200 + Acp-Connection-Id, 202, the event strea
   assert.equal((await fetch(url, { method: "DELETE", headers: conn })).status, 404);
 });
 
-test("a connection dropped while a permission prompt waits: nothing is edited, and the session loads from a new connection", { skip, timeout: 60000 }, async () => {
-  const { home, ws } = await setup([
+test("a connection dropped while a permission prompt waits: it answers cancelled, nothing is edited, the turn goes on to its end (journaled), and the session loads from a new connection", { skip, timeout: 60000 }, async () => {
+  const { fake, home, ws } = await setup([
     { toolCalls: [{ id: "call_patch", name: "apply_patch", arguments: { patch: PATCH } }] },
     { text: "The edit was not made." },
   ], { "hello.txt": "old line\n" });
@@ -362,8 +211,11 @@ test("a connection dropped while a permission prompt waits: nothing is edited, a
   a.prompt(sessionId, "Fix hello.txt").catch(() => {});
   await withTimeout(askedPromise, 15000, "permission request");
   a.close();
-  await sleep(500);
+  const ends = await waitForTurnEnd(home, sessionId, 10000);
+  assert.equal(ends[0].stopReason, "end_turn", "the dropped client's turn goes on to its end");
   assert.equal(fs.readFileSync(path.join(ws, "hello.txt"), "utf8"), "old line\n", "an unanswered permission never allows the edit");
+  assert.equal(fake.requests.length, 2);
+  assert.match(toolResultText(fake.requests[1], "call_patch"), /Cancelled/, "the model is told the edit was cancelled, not made");
   const b = connect(server.url);
   await b.initialize();
   await b.call("session/load", { sessionId, cwd: ws, mcpServers: [] });
