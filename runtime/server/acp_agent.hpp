@@ -47,7 +47,7 @@ class AcpAgent {
   // retries. shutdown() follows once its requests ended.
   void client_gone() {
     sessions_.engines().stop_watching_skills();
-    models_.stop();
+    config_.stop();
   }
   // Resumes once the start-up load of the configuration ended (its coroutine uses this agent).
   acp::awaitable<void> settled() { co_await sessions_.engines().skills_loaded(nullptr); }
