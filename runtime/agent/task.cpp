@@ -7,11 +7,13 @@
 #include <utility>
 #include <spdlog/spdlog.h>
 
+#include "runtime/agent/checkpointing.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/remote/session_executor.hpp"
 #include "runtime/agent/spawn_agent_tool.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "support/json_read.hpp"
+#include "support/random_id.hpp"
 
 namespace runtime {
 
@@ -152,6 +154,8 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   // Its engine's extensions did not load when it opened: try again (throws their problems).
   if (!co_await deps_.sessions.complete_set_up(session_ptr, cancel.get())) co_return StopReason::Cancelled;
   session.conversation.turn_usage.reset();
+  if (message.id.empty()) message.id = support::random_id("msg_");
+  checkpoint_turn_start(session, message.id);  // the files its tools change are checkpointed under its id
   Prompt p{session_ptr, std::move(message), session.services.engine, {}, {}, {}, *cancel,
            session.services.journal ? session.services.journal->title() : std::string()};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());

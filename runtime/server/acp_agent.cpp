@@ -12,6 +12,7 @@
 #include "runtime/server/config_options.hpp"
 #include "runtime/server/content_blocks.hpp"
 #include "runtime/server/mcp_servers_param.hpp"
+#include "runtime/server/rewind_methods.hpp"
 
 namespace runtime::server {
 
@@ -227,6 +228,7 @@ void AcpAgent::bind_methods() {
   conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), true); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
   conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
+  bind_rewind_methods(conn_, sessions_);
 }
 
 acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
@@ -361,9 +363,11 @@ acp::awaitable<json::value> AcpAgent::prompt(json::value params, acp::RequestCon
   auto session = find_session(p);
   const auto& blocks = p.required_array("prompt");
   Message message = user_message_from(blocks);
+  message.id = prompt_message_id(p, *session);
+  const std::string message_id = message.id;
   auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(message), blocks, *ctx.cancel); };
   StopReason reason = co_await mapping_errors(body);
-  json::object reply{{"stopReason", stop_reason_name(reason)}};
+  json::object reply{{"stopReason", stop_reason_name(reason)}, {"userMessageId", message_id}};
   // The turn's tokens (unstable PromptResponse.usage), when the provider reported them.
   if (const auto& u = session->conversation.turn_usage) {
     json::object usage{{"totalTokens", u->input_tokens + u->output_tokens},

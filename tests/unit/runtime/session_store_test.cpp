@@ -134,6 +134,7 @@ std::vector<RecordBody> every_record_type() {
       ExecutorChange{"devbox"},
       ArchiveChange{true},
       SubagentMessage{"call_sub", assistant("the sub-agent's report", {}, "its thought")},
+      Rewind{"msg_1"},
   };
 }
 
