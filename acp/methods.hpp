@@ -22,6 +22,9 @@ inline constexpr const char* kSessionSetTitle = "session/set_title";
 inline constexpr const char* kSessionArchive = "session/archive";
 inline constexpr const char* kSessionUnarchive = "session/unarchive";
 inline constexpr const char* kSessionStatus = "session/status";
+// Taking back a message (issue 36; claude-agent-acp ships the first as a `_session` extension).
+inline constexpr const char* kSessionRewind = "_session/rewind";
+inline constexpr const char* kSessionRewindFiles = "_session/rewind_files";
 inline constexpr const char* kAuthStatus = "auth/status";
 inline constexpr const char* kCancelRequest = "$/cancel_request";
 

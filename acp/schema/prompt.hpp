@@ -15,6 +15,7 @@ struct PromptRequest {
   std::string sessionId;
   std::vector<ContentBlock> prompt;  // at least one block
   std::optional<boost::json::object> meta;
+  std::optional<std::string> messageId;  // the client's own id of this user message (issue 36 rewind)
 };
 
 // Unstable PromptResponse.usage: the turn's tokens.
@@ -28,6 +29,7 @@ struct Usage {
 struct PromptResponse {
   std::string stopReason;  // end_turn | max_tokens | max_turn_requests | refusal | cancelled
   std::optional<Usage> usage;
+  std::optional<std::string> userMessageId;  // the user message's id, the client's or a fresh one
 };
 
 void read(const Reader& r, PromptRequest& out);

@@ -24,6 +24,7 @@ Session Session::child_of(const Session& parent, std::shared_ptr<const engine::E
   child.services.executors = parent.services.executors;
   child.services.executor_files = parent.services.executor_files;  // and read the same skills and AGENTS.md
   child.services.editor = parent.services.editor;
+  child.services.checkpoints = parent.services.checkpoints;  // its edits are its parent's turn's
   child.services.view = engine->session_view(child.settings.cwd, agent, child.services.executor_files.get());
   child.services.engine = std::move(engine);
   return child;

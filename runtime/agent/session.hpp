@@ -29,6 +29,7 @@ class McpManager;
 }
 namespace sessions {
 class SessionWriter;
+class CheckpointStore;
 }
 
 struct ClientInstructions {
@@ -112,6 +113,8 @@ struct SessionServices {
   std::map<std::string, LeftOutServer> required_mcp_left_out;  // by server id
   // Everything that happens is appended here as it happens (null when the disk refused).
   std::shared_ptr<sessions::SessionWriter> journal;
+  // The files' contents before the agent changed them (checkpointing.hpp); null without a journal.
+  std::shared_ptr<sessions::CheckpointStore> checkpoints;
   // Why the last write to `journal` failed, until the end of the turn tells the editor.
   std::string journal_error;
   // Why there is no `journal` (it could not be created or opened): each turn's end tells the editor.

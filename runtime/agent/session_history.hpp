@@ -12,12 +12,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/agent/session.hpp"
 #include "runtime/protocol/editor_host.hpp"
 #include "runtime/sessions/session_store.hpp"
 #include "support/one_shot_event.hpp"
+#include "support/run_blocking.hpp"
 
 namespace runtime {
 
@@ -67,6 +69,12 @@ class SessionHistory {
   std::shared_ptr<ReplayRun> start_replay(const std::string& id);
   // Waits for the history to be sent, then sends the title: what session/load sends before its answer.
   boost::asio::awaitable<void> finish_replay(const Session& s, ReplayRun& run, const sessions::LoadedSession& loaded);
+
+  // Other blocking work on a session's journal (a rewind, rewind.hpp), on the journals' thread.
+  template <class F>
+  auto on_journal_thread(F job) -> boost::asio::awaitable<std::invoke_result_t<F>> {
+    co_return co_await support::run_blocking(journal_pool(), std::move(job));
+  }
 
  private:
   boost::asio::awaitable<void> stream_replay(std::string id, std::shared_ptr<sessions::Replay> source,

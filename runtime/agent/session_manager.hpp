@@ -90,6 +90,7 @@ class SessionManager : private EngineUser {
   // Throws AgentError(NotFound).
   std::shared_ptr<Session> find(const std::string& id) const;
   std::vector<std::shared_ptr<Session>> open_sessions() const;
+  SessionHistory& history() { return history_; }  // the journals (a rewind, rewind.hpp)
 
   void set_mode(Session& session, Mode mode);
   void set_agent(Session& session, const std::string& agent);  // throws AgentError(InvalidParams)

@@ -7,12 +7,14 @@
 #include <utility>
 #include <spdlog/spdlog.h>
 
+#include "runtime/agent/checkpointing.hpp"
 #include "runtime/agent/journal.hpp"
 #include "runtime/agent/permissions_command.hpp"
 #include "runtime/agent/remote/session_executor.hpp"
 #include "runtime/agent/spawn_agent_tool.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "support/json_read.hpp"
+#include "support/random_id.hpp"
 
 namespace runtime {
 
@@ -153,7 +155,10 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   // Its engine's extensions did not load when it opened: try again (throws their problems).
   if (!co_await deps_.sessions.complete_set_up(session_ptr, cancel.get())) co_return StopReason::Cancelled;
   session.conversation.turn_usage.reset();
-  Prompt p{session_ptr, user_message_from(prompt), session.services.engine, {}, {}, {}, *cancel,
+  Message message = user_message_from(prompt);
+  message.id = prompt.message_id.empty() ? support::random_id("msg_") : prompt.message_id;
+  checkpoint_turn_start(session, message.id);  // the files its tools change are checkpointed under its id
+  Prompt p{session_ptr, std::move(message), session.services.engine, {}, {}, {}, *cancel,
            session.services.journal ? session.services.journal->title() : std::string()};
   p.hooks = std::shared_ptr<const hooks::HookSet>(p.engine, &p.engine->hooks());
   p.model = open_model(providers::resolve_model(p.engine->main_config(), session.model_override()));

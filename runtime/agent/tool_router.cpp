@@ -1,5 +1,7 @@
 #include "runtime/agent/tool_router.hpp"
 
+#include "runtime/agent/checkpointing.hpp"
+
 
 #include <spdlog/spdlog.h>
 
@@ -77,6 +79,8 @@ struct ToolRouter::Call {
   std::shared_ptr<Executor> executor;  // set for tools that run on one
   std::shared_ptr<Executor> tool_io;   // what the tool is handed: on local the editor's fs/terminal where offered
   std::any prepared;                   // the tool's own, from approval() to run()
+  tools::Permission permission = tools::Permission::None;  // approved, with the files an edit changes:
+  std::vector<std::filesystem::path> edits;                // what the file checkpoint keeps
 };
 
 // What a running tool may do: its narrow environment, its executor, progress in the editor.
@@ -140,6 +144,8 @@ boost::asio::awaitable<bool> ToolRouter::approve(Call& c, Context& ctx) {
   if (!prepare_first) {
     if (!co_await prepare(c, ctx, request)) co_return false;
   }
+  c.permission = request.permission;
+  if (request.permission == Permission::Edit) c.edits = request.paths;
   ToolCallFields running;
   running.status = ToolStatus::InProgress;
   ctx.update(std::move(running));
@@ -383,7 +389,11 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
   if (ready) {
     Context ctx(*this, c);
     try {
-      if (co_await approve(c, ctx)) c.result = co_await c.tool->run(ctx, c.args);
+      if (co_await approve(c, ctx)) {
+        auto checkpoint = co_await FileCheckpoint::take(c.session, c.env, c.tool->name(), c.permission, c.edits, hooks_.pool());
+        c.result = co_await c.tool->run(ctx, c.args);
+        co_await checkpoint.finish();
+      }
     } catch (const tools::ToolCancelled&) {
       c.result = tools::error_result("Cancelled by the user.");
     } catch (const std::exception& e) {

@@ -43,6 +43,9 @@ struct UserPrompt {
   using Part = std::variant<Text, Image, Audio, ResourceLink, Resource>;
 
   std::vector<Part> parts;
+  // The user message's id: the client's own (session/prompt `messageId`), else empty and made
+  // when the turn starts; a rewind names the message by it.
+  std::string message_id;
 };
 
 // The user message the model gets: the text parts, resources as context, links as markdown

@@ -54,7 +54,8 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
       task_(Task::Deps{sessions_, sessions_.engines(), sessions_.mcp(), sessions_.loop(), host_, pool, open_model}),
       auth_(conn, sessions_, client_),
       catalog_(sessions_),
-      config_(sessions_, host_, client_, conn.executor()) {
+      config_(sessions_, host_, client_, conn.executor()),
+      rewind_(sessions_) {
   // Only `initialize` until the client has initialized: every other method is "not initialized".
   binder_.method(acp::methods::kInitialize, this, &AcpAgent::initialize);
   sessions_.engines().start_loading();
@@ -75,6 +76,7 @@ void AcpAgent::bind_methods() {
   auth_.bind(binder_);
   catalog_.bind(binder_);
   config_.bind(binder_);
+  rewind_.bind(binder_);
 }
 
 acp::awaitable<schema::InitializeResponse> AcpAgent::initialize(schema::InitializeRequest req) {
@@ -153,9 +155,11 @@ acp::awaitable<void> AcpAgent::end_session(const std::string& id, bool forget) {
 acp::awaitable<schema::PromptResponse> AcpAgent::prompt(schema::PromptRequest req, acp::RequestContext ctx) {
   auto session = find_open_session(sessions_, req.sessionId);
   UserPrompt user_prompt = user_prompt_from(std::move(req.prompt));
+  user_prompt.message_id = prompt_message_id(req.messageId, *session);
+  const std::string message_id = user_prompt.message_id;
   auto body = [&]() -> acp::awaitable<StopReason> { co_return co_await task_.run(session, std::move(user_prompt), *ctx.cancel); };
   StopReason reason = co_await mapping_errors(body);
-  schema::PromptResponse reply{stop_reason_name(reason), std::nullopt};
+  schema::PromptResponse reply{stop_reason_name(reason), std::nullopt, message_id};
   // The turn's tokens (unstable PromptResponse.usage), when the provider reported them.
   if (const auto& u = session->conversation.turn_usage) {
     schema::Usage usage{u->input_tokens + u->output_tokens, u->input_tokens, u->output_tokens, std::nullopt};

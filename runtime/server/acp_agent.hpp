@@ -17,6 +17,7 @@
 #include "runtime/agent/session_manager.hpp"
 #include "runtime/agent/task.hpp"
 #include "runtime/server/acp_auth.hpp"
+#include "runtime/server/acp_rewind.hpp"
 #include "runtime/server/acp_session_catalog.hpp"
 #include "runtime/server/acp_session_config.hpp"
 #include "runtime/server/agent_errors.hpp"
@@ -97,6 +98,7 @@ class AcpAgent {
   AcpAuth auth_;
   AcpSessionCatalog catalog_;
   AcpSessionConfig config_;
+  AcpRewind rewind_;
 };
 
 }  // namespace runtime::server

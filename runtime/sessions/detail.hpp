@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/sessions/rewinds.hpp"
 #include "runtime/sessions/session_store.hpp"
 
 namespace runtime::sessions::detail {
@@ -57,6 +58,7 @@ ToolCallFields decoded_fields(const JournalToolCall& call, LineParser& parser);
 struct LoadOptions {
   bool conversation = true;  // build the conversation (false: only the summary)
   std::size_t messages = 0;  // the message records a summary counted: room for them up front
+  std::vector<DroppedSpan> dropped;  // what rewinds dropped (rewinds.hpp): lines there are skipped
 };
 
 // Reads a log line by line, each record replayed into the summary and the conversation (what the
@@ -66,8 +68,8 @@ class Loader {
  public:
   Loader(std::string_view id, LoadOptions opt);
   ~Loader();
-  // One line (without its '\n'); `complete`: a '\n' ended it.
-  void line(std::string_view text, bool complete);
+  // One line (without its '\n'); `complete`: a '\n' ended it; `offset`: where it starts in the log.
+  void line(std::string_view text, bool complete, std::uint64_t offset = std::numeric_limits<std::uint64_t>::max());
   LoadedSession finish();
 
  private:

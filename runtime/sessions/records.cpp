@@ -303,6 +303,7 @@ const char* record_type(const RecordBody& body) {
                         [](const ArchiveChange&) { return "archive"; },
                         [](const SubagentMessage&) { return "subagent_message"; },
                         [](const PermissionMemory&) { return "permission"; },
+                        [](const Rewind&) { return "rewind"; },
                     },
                     body);
 }
@@ -369,6 +370,7 @@ json::object to_json(const Record& r) {
                    o["agentId"] = m.agent_id;
                    o["message"] = message_to_json(m.message);
                  },
+                 [&](const Rewind& w) { o["messageId"] = w.message_id; },
              },
              r.body);
   return o;
@@ -472,6 +474,8 @@ Record record_from_json(const json::object& o) {
     r.body = SubagentRecord{subagent_from_json(o)};
   } else if (type == "subagent_message") {
     r.body = SubagentMessage{str(o, "agentId"), expect_role(message_from_json(obj(o, "message")), Message::Role::Assistant)};
+  } else if (type == "rewind") {
+    r.body = Rewind{str(o, "messageId", true)};
   } else {
     bad("unknown record type \"" + type + "\"");
   }

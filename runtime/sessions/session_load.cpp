@@ -251,10 +251,11 @@ Loader::Loader(std::string_view id, LoadOptions opt) : st_(std::make_unique<Stat
 
 Loader::~Loader() = default;
 
-void Loader::line(std::string_view line, bool complete) {
+void Loader::line(std::string_view line, bool complete, std::uint64_t offset) {
   State& st = *st_;
   LoadedSession& s = st.s;
   const std::uint32_t line_no = ++st.line_no;
+  if (dropped(st.opt.dropped, offset)) return;  // rewound: as if it had never been said
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   // A half-written last line is parsed, so that it is reported and skipped.
   if (auto p = complete ? line_prefix(line) : std::nullopt; p && st.read_unparsed(*p)) return st.count_unparsed(*p);

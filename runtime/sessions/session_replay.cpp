@@ -30,9 +30,7 @@ constexpr std::size_t kHeldBytes = 1024 * 1024;
 
 // The messageId the editor saw live; a journal from before message ids gets one from its line,
 // the same on every load.
-std::string message_id(const Message& m, std::uint32_t line_no) {
-  return m.id.empty() ? "msg_line" + std::to_string(line_no) : m.id;
-}
+std::string message_id(const Message& m, std::uint32_t line_no) { return shown_message_id(m.id, line_no); }
 
 bool is_final(const ToolCallFields& f) {
   return f.status && (*f.status == ToolStatus::Completed || *f.status == ToolStatus::Failed);
@@ -56,9 +54,9 @@ enum class Seen { Parse, ParseAndReport, Skip, TurnEnd };
 Seen seen_from_prefix(const std::optional<detail::LinePrefix>& prefix) {
   if (!prefix) return Seen::Parse;
   const std::string_view type = prefix->type;
-  static constexpr std::array<std::string_view, 11> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
+  static constexpr std::array<std::string_view, 12> kNotShown = {"tool_result", "usage", "mode", "agent", "model",
                                                                  "thought_level", "title", "executor", "archive",
-                                                                 "permission", "header"};
+                                                                 "permission", "rewind", "header"};
   if (type == "turn_end") return Seen::TurnEnd;
   if (type == "tool_call" || type == "plan" || type == "subagent" || type == "subagent_message") return Seen::ParseAndReport;
   return std::find(kNotShown.begin(), kNotShown.end(), type) != kNotShown.end() ? Seen::Skip : Seen::Parse;
@@ -75,7 +73,10 @@ struct Replay::Impl {
   std::string window;
   std::size_t window_pos = 0;
   std::uint64_t read_offset = 0;
+  std::uint64_t line_offset = 0;  // of the line next_line returned
   bool read_failed = false;
+  // What rewinds dropped (rewinds.hpp), found at the first batch: those lines show nothing.
+  std::optional<std::vector<DroppedSpan>> dropped_spans;
   std::uint32_t line_no = 0;
   std::uint32_t compactions = 0;
   std::set<std::string> running_children;  // sub-agent sessions announced and not ended
@@ -99,6 +100,7 @@ struct Replay::Impl {
     for (;;) {
       const std::string_view rest = std::string_view(window).substr(window_pos);
       const std::size_t nl = rest.find('\n');
+      line_offset = read_offset - window.size() + window_pos;
       if (nl != std::string_view::npos) {
         window_pos += nl + 1;
         return std::pair{rest.substr(0, nl), true};
@@ -255,6 +257,7 @@ struct Replay::Impl {
   // One line of the log into what it shows (corrupt lines: `load` reports them, here they show nothing).
   void line(std::string_view text) {
     ++line_no;
+    if (dropped(*dropped_spans, line_offset)) return;
     const auto prefix = detail::line_prefix(text);
     const Seen seen = seen_from_prefix(prefix);
     if (seen == Seen::Skip) return;
@@ -330,6 +333,7 @@ std::vector<SessionEvent> Replay::next(std::size_t max_bytes) {
   Impl& r = *impl_;
   std::vector<SessionEvent> out;
   if (r.ended) return out;
+  if (!r.dropped_spans) r.dropped_spans = rewound_spans(r.fd, r.size);
   // Go on until something is shown or the log is over, so that an empty batch means the end.
   std::size_t bytes = 0;
   while (bytes < max_bytes || out.empty()) {

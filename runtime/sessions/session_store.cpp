@@ -197,10 +197,12 @@ namespace {
 // `fd` stays open for the caller.
 std::optional<LoadedSession> read_log(int fd, std::string_view id, detail::LoadOptions opt,
                                       std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
+  // The conversation leaves out what rewinds dropped (the summary counts every record).
+  if (opt.conversation) opt.dropped = rewound_spans(fd, limit);
   detail::Loader loader(id, opt);
   std::uint64_t size = 0;
   const bool read = detail::each_line_of_fd(
-      fd, [&](std::string_view line, std::uint64_t, bool complete) { loader.line(line, complete); }, &size,
+      fd, [&](std::string_view line, std::uint64_t offset, bool complete) { loader.line(line, complete, offset); }, &size,
       256 * 1024, limit);
   if (!read) return std::nullopt;
   LoadedSession s = loader.finish();
@@ -448,6 +450,7 @@ bool SessionStore::remove(std::string_view id) {
   std::error_code ec1, ec2;
   const bool a = fs::remove(file_of(id), ec1);
   const bool b = fs::remove(meta_of(id), ec2);
+  fs::remove_all(root_ / (std::string(id) + ".checkpoints"), ec2);
   {
     std::lock_guard lock(index_->mu);
     index_->forget(id);

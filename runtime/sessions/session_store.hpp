@@ -149,9 +149,17 @@ struct SubagentMessage {
   Message message;       // role Assistant: its id, text and reasoning
 };
 
+// _session/rewind: the user message with this id (the last one before this record that is not
+// itself rewound) and everything after it up to here are gone from what the model sees and what
+// session/load replays (rewinds.hpp). Nothing is deleted: the lines stay until compaction of the log.
+struct Rewind {
+  std::string message_id;
+};
+
 using RecordBody = std::variant<Header, UserMessage, AssistantMessage, ToolCallState, ToolResult, ModeChange,
                                 AgentChange, ModelChange, ThoughtLevelChange, TitleChange, UsageRecord, Compaction, TurnEnd,
-                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange, SubagentMessage, PermissionMemory>;
+                                PlanUpdate, SubagentRecord, ExecutorChange, ArchiveChange, SubagentMessage, PermissionMemory,
+                                Rewind>;
 
 struct Record {
   RecordBody body;
@@ -160,7 +168,7 @@ struct Record {
 
 // The "type" tag of a record ("header", "user", "assistant", "tool_call", "tool_result", "mode",
 // "agent", "title", "usage", "compaction", "turn_end", "plan", "subagent", "executor", "archive",
-// "subagent_message").
+// "subagent_message", "rewind").
 const char* record_type(const RecordBody& body);
 
 boost::json::object to_json(const Record& r);
@@ -332,7 +340,8 @@ class SessionStore {
   bool fork(std::string_view source, Header header, std::optional<std::uint64_t> limit,
             const std::vector<RecordBody>& tail);
 
-  // Deletes the session's files.  Idempotent; returns whether something was removed.
+  // Deletes the session's files (its file checkpoints, <root>/<id>.checkpoints/, too).  Idempotent;
+  // returns whether something was removed.
   bool remove(std::string_view id);
 
  private:
@@ -352,6 +361,7 @@ class SessionWriter {
   ~SessionWriter();
 
   const std::string& id() const { return id_; }
+  const fs::path& file() const { return file_; }  // <root>/<id>.jsonl
   // The title the sidecar gets (title record, else the first user message's first line): after
   // appending the first prompt, what a session_info_update would carry.
   std::string title() const;

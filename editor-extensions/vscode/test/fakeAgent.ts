@@ -47,8 +47,17 @@ export class FakeConn {
   closeSession(id: string) {
     return this.call("closeSession", [id], () => ({}));
   }
-  prompt(id: string, input: unknown) {
+  /** the messageId of each prompt, in order (kept apart: `prompt` calls record [sessionId, input]) */
+  messageIds: (string | undefined)[] = [];
+  prompt(id: string, input: unknown, messageId?: string) {
+    this.messageIds.push(messageId);
     return this.call("prompt", [id, input], () => ({ stopReason: "end_turn" }));
+  }
+  rewind(id: string, messageId: string) {
+    return this.call("rewind", [id, messageId], () => ({ rewound: true, sessionId: id }));
+  }
+  rewindFiles(id: string, messageId: string, dryRun: boolean) {
+    return this.call("rewindFiles", [id, messageId, dryRun], () => ({ files: [] }));
   }
   cancel(id: string) {
     return this.call("cancel", [id], () => undefined);

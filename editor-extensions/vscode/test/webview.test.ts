@@ -808,3 +808,16 @@ test("slash commands with three suggestions: ArrowUp goes to the previous one, f
   assert.equal(w.input.value, "/a2 ");
 });
 
+
+test("a user message with an id offers Edit and resend and Restore files to here; one without offers neither", async () => {
+  const w = await loadWebview();
+  const s = chat({ type: "userPrompt", text: "first", messageId: "msg_1" }, { type: "userPrompt", text: "old, no id" });
+  w.show({ chat: s });
+  const users = w.$$(".msg.user");
+  assert.equal(users[1]!.querySelector("button.edit-resend"), null, "a message the server cannot name has no buttons");
+  w.posted.length = 0;
+  (users[0]!.querySelector("button.edit-resend") as El).click();
+  (users[0]!.querySelector("button.restore-files") as El).click();
+  const itemId = s.items[0]!.id;
+  assert.deepEqual(w.posted, [{ type: "editResend", itemId }, { type: "restoreFiles", itemId }]);
+});

@@ -135,6 +135,7 @@ std::vector<RecordBody> every_record_type() {
       ArchiveChange{true},
       SubagentMessage{"call_sub", assistant("the sub-agent's report", {}, "its thought")},
       PermissionMemory{"bash:npm test", true},
+      Rewind{"msg_1"},
   };
 }
 

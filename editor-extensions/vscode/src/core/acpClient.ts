@@ -120,6 +120,12 @@ interface AgentLink {
   stream: acp.Stream;
 }
 
+/** the answer of `_session/rewind_files` (docs/editors.md) */
+export interface RewindFilesResult {
+  files: { path: string; action: string }[];
+  note?: string;
+}
+
 export class AgentConnection {
   readonly child: ChildProcess | undefined;
   /** the server's URL when it was reached over the network */
@@ -324,9 +330,20 @@ export class AgentConnection {
     return this.agent.request(acp.methods.agent.session.list, p);
   }
 
-  prompt(sessionId: string, input: PromptInput): Promise<acp.PromptResponse> {
+  /** `messageId`: the user message's id (the server's _session/rewind names messages by it) */
+  prompt(sessionId: string, input: PromptInput, messageId?: string): Promise<acp.PromptResponse> {
     const prompt: acp.ContentBlock[] = typeof input === "string" ? [{ type: "text", text: input }] : input;
-    return this.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+    return this.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt, ...(messageId ? { messageId } : {}) } as acp.PromptRequest);
+  }
+
+  /** `_session/rewind`: the message and everything after it leave the conversation */
+  rewind(sessionId: string, messageId: string): Promise<unknown> {
+    return this.agent.request("_session/rewind" as never, { sessionId, messageId } as never);
+  }
+
+  /** `_session/rewind_files`: the files the agent changed from the message on, put back (or listed: dryRun) */
+  rewindFiles(sessionId: string, messageId: string, dryRun: boolean): Promise<RewindFilesResult> {
+    return this.agent.request("_session/rewind_files" as never, { sessionId, messageId, dryRun } as never) as Promise<RewindFilesResult>;
   }
 
   cancel(sessionId: string): Promise<void> {

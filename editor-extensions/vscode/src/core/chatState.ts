@@ -64,7 +64,9 @@ export interface ChatState {
 export type ChatEvent =
   | { type: "sessionStarted"; sessionId: string; modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null; title?: string | null }
   | { type: "reset" }
-  | { type: "userPrompt"; text: string; attachments?: string[] }
+  | { type: "userPrompt"; text: string; attachments?: string[]; messageId?: string }
+  /** the user message `itemId` and everything after it were taken back (_session/rewind) */
+  | { type: "rewound"; itemId: string }
   | { type: "update"; update: acp.SessionUpdate }
   | { type: "permissionRequested"; requestId: string; request: acp.RequestPermissionRequest }
   | { type: "permissionResolved"; requestId: string; outcome: string }
@@ -238,7 +240,11 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
         rev: s.rev + 1,
       };
     case "userPrompt":
-      return push(s, { kind: "user", text: e.text, ...(e.attachments?.length ? { attachments: e.attachments } : {}) });
+      return push(s, { kind: "user", text: e.text, ...(e.attachments?.length ? { attachments: e.attachments } : {}), ...(e.messageId ? { messageId: e.messageId } : {}) });
+    case "rewound": {
+      const at = s.items.findIndex((i) => i.id === e.itemId);
+      return at < 0 ? s : { ...s, items: s.items.slice(0, at), rev: s.rev + 1 };
+    }
     case "update":
       return applyUpdate(s, e.update);
     case "permissionRequested": {

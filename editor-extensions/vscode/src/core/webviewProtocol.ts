@@ -45,7 +45,11 @@ export type FromWebview =
   | { type: "showLog" }
   | { type: "copyText"; text: string }
   | { type: "openChangeDiff"; itemId: string; path: string }
-  | { type: "undoTurn"; itemId: string };
+  | { type: "undoTurn"; itemId: string }
+  /** a user message: take it back and put its text in the input (_session/rewind) */
+  | { type: "editResend"; itemId: string }
+  /** a user message: put back the files the agent changed from it on, after a confirmation */
+  | { type: "restoreFiles"; itemId: string };
 
 export type ToWebview =
   | { type: "state"; model: ViewModel }

@@ -1,8 +1,9 @@
 // One chat: an ACP session on a folder's server connection, its chat state, its pending
 // permission prompts and its queue of messages typed during a turn. The side bar has one per
 // folder (FolderAgent.main); each editor tab has its own.
+import { randomUUID } from "node:crypto";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import type { AgentConnection } from "../core/acpClient.js";
+import type { AgentConnection, RewindFilesResult } from "../core/acpClient.js";
 import { initialChatState, reduce, type ChatEvent, type ChatState } from "../core/chatState.js";
 import type { FileChange, UndoOutcome } from "../core/turnChanges.js";
 import { newlyCompletedDiffs, type Diff } from "../core/editHighlight.js";
@@ -142,13 +143,15 @@ export class ChatSession {
     }
     const conn = this.host.conn!;
     const { blocks, dropped } = promptBlocks(text, resolved, conn.capabilities.promptCapabilities);
-    this.emit({ type: "userPrompt", text, attachments: attachments.map((a) => a.name) });
+    // our own id for the message, so that it can be taken back (_session/rewind) from this chat
+    const messageId = `msg_vsc_${randomUUID()}`;
+    this.emit({ type: "userPrompt", text, attachments: attachments.map((a) => a.name), messageId });
     if (dropped.length) this.emit({ type: "notice", severity: "warning", text: `The agent does not take images; left out: ${dropped.join(", ")}` });
     this.emit({ type: "turnStarted" });
     this.host.onTurnStarted();
     let r: acp.PromptResponse | undefined;
     try {
-      r = await conn.prompt(sessionId, attachments.length ? blocks : text);
+      r = await conn.prompt(sessionId, attachments.length ? blocks : text, messageId);
       this.emit({ type: "turnEnded", stopReason: r.stopReason, usage: r.usage });
     } catch (e) {
       const serverGone = await exitsSoon(this.host.conn);
@@ -175,6 +178,48 @@ export class ChatSession {
     const outcomes: UndoOutcome[] = [];
     for (const f of item.files) outcomes.push(await undoFile(f));
     this.emit({ type: "turnUndone", itemId, outcomes });
+  }
+
+  /** the user message `itemId` (one with an id, not during a turn) and this chat's session */
+  private rewindable(itemId: string): { messageId: string; text: string; sessionId: string } | undefined {
+    const item = this.state.items.find((i) => i.id === itemId);
+    const sessionId = this.state.sessionId;
+    if (item?.kind !== "user" || !item.messageId || !sessionId || !this.host.conn) return undefined;
+    if (this.state.busy) {
+      this.emit({ type: "notice", severity: "warning", text: "Stop the running turn first: a message cannot be taken back during it." });
+      return undefined;
+    }
+    return { messageId: item.messageId, text: item.text, sessionId };
+  }
+
+  /** "Edit and resend": the message and everything after it leave the conversation; returns its text for the input */
+  async editAndResend(itemId: string): Promise<string | undefined> {
+    const m = this.rewindable(itemId);
+    if (!m) return undefined;
+    await this.host.conn!.rewind(m.sessionId, m.messageId);
+    this.emit({ type: "rewound", itemId });
+    return m.text;
+  }
+
+  /**
+   * "Restore files to here": the files the agent changed from the message on, listed (a dry run),
+   * then put back once `confirm` agrees with that list. Returns what was done (undefined: nothing).
+   */
+  async restoreFilesTo(itemId: string, confirm: (files: RewindFilesResult["files"]) => Promise<boolean>): Promise<RewindFilesResult | undefined> {
+    const m = this.rewindable(itemId);
+    if (!m) return undefined;
+    const conn = this.host.conn!;
+    const plan = await conn.rewindFiles(m.sessionId, m.messageId, true);
+    if (!plan.files.length) {
+      this.emit({ type: "notice", severity: "info", text: "No file to restore: the agent changed none from this message on." });
+      return undefined;
+    }
+    if (!(await confirm(plan.files))) return undefined;
+    const done = await conn.rewindFiles(m.sessionId, m.messageId, false);
+    const left = done.files.filter((f) => f.action !== "restore" && f.action !== "delete").map((f) => `${f.path} (${f.action})`);
+    this.emit({ type: "notice", severity: left.length ? "warning" : "info",
+      text: `Files restored: ${done.files.length - left.length}` + (left.length ? `; left alone: ${left.join(", ")}` : "") + (done.note ? ` ${done.note}` : "") });
+    return done;
   }
 
   async cancel(): Promise<void> {

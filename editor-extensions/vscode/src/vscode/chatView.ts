@@ -215,6 +215,15 @@ abstract class ChatWebview implements vscode.Disposable {
       case "undoTurn":
         await this.run("Could not undo the turn", () => c.undoTurn(m.itemId));
         return;
+      case "editResend": {
+        let text: string | undefined;
+        const ok = await this.run("Could not take the message back", async () => (text = await c.editAndResend(m.itemId)));
+        if (ok && text !== undefined) this.postTo({ type: "restoreInput", text });
+        return;
+      }
+      case "restoreFiles":
+        await this.run("Could not restore the files", () => c.restoreFilesTo(m.itemId, confirmRestore));
+        return;
     }
   }
 
@@ -375,4 +384,11 @@ export class ChatPanel extends ChatWebview {
   reveal() {
     this.panel.reveal(undefined, true);
   }
+}
+
+/** the dry run's list, to confirm before the files are put back (_session/rewind_files) */
+export async function confirmRestore(files: { path: string; action: string }[]): Promise<boolean> {
+  const detail = files.map((f) => `${f.action}: ${f.path}`).join("\n");
+  const answer = await vscode.window.showWarningMessage("Put these files back as they were before this message?", { modal: true, detail }, "Restore");
+  return answer === "Restore";
 }

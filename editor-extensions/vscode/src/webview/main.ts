@@ -445,6 +445,15 @@ function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
     case "user": {
       const el = h("div", { class: "msg user" }, `<pre>${esc(item.text)}</pre>`);
       if (item.attachments?.length) el.appendChild(h("div", { class: "chips" })).append(...item.attachments.map((n) => chip(n, "file")));
+      // a message the server knows by its id can be taken back (the chat refuses during a turn)
+      if (item.messageId) {
+        const actions = el.appendChild(h("div", { class: "msg-actions" }));
+        const edit = h("button", { class: "edit-resend", title: "Take this message and everything after it back, and put it in the input" }, "Edit and resend");
+        edit.addEventListener("click", () => post({ type: "editResend", itemId: item.id }));
+        const restore = h("button", { class: "restore-files", title: "Put the files the agent changed from this message on back (lists them first)" }, "Restore files to here");
+        restore.addEventListener("click", () => post({ type: "restoreFiles", itemId: item.id }));
+        actions.append(edit, restore);
+      }
       return el;
     }
     case "agent":
