@@ -24,6 +24,8 @@ inline constexpr const char* kSessionUnarchive = "session/unarchive";
 inline constexpr const char* kSessionStatus = "session/status";
 inline constexpr const char* kAuthStatus = "auth/status";
 inline constexpr const char* kCancelRequest = "$/cancel_request";
+// Extension shared with codex-acp and claude-agent-acp: a message into the running turn.
+inline constexpr const char* kSessionSteering = "_session/steering";
 
 // Agent -> client.
 inline constexpr const char* kSessionUpdate = "session/update";

@@ -4,6 +4,7 @@
 // the turn loop; the turn's end is journaled (fsync) and a new title is shown.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
+#include <functional>
 #include <memory>
 
 #include "runtime/agent/session_manager.hpp"
@@ -26,8 +27,11 @@ class Task {
 
   // Throws AgentError(InvalidRequest) when a prompt already runs in the session, and
   // providers::ModelError when the model cannot be used or fails.
+  // `on_started` is called once the prompt is past its commands and UserPromptSubmit hooks and
+  // goes to the model (a steered message that starts a turn answers then).
   boost::asio::awaitable<StopReason> run(std::shared_ptr<Session> session, Message message,
-                                         boost::json::array prompt_blocks, support::CancelSource& request_cancel);
+                                         boost::json::array prompt_blocks, support::CancelSource& request_cancel,
+                                         std::function<void()> on_started = {});
 
  private:
   struct Prompt;

@@ -12,6 +12,7 @@
 #include "runtime/server/config_options.hpp"
 #include "runtime/server/content_blocks.hpp"
 #include "runtime/server/mcp_servers_param.hpp"
+#include "runtime/server/rpc_errors.hpp"
 
 namespace runtime::server {
 
@@ -21,28 +22,6 @@ using acp::Params;
 namespace {
 
 constexpr int kProtocolVersion = 1;
-
-// Engine errors as the editor protocol's errors. Anything else becomes -32603 in Connection.
-template <class F>
-auto mapping_errors(F& body) -> decltype(body()) {
-  try {
-    co_return co_await body();
-  } catch (const AgentError& e) {
-    switch (e.kind) {
-      case AgentError::Kind::NotFound: throw acp::RpcError(acp::error_code::kResourceNotFound, e.what());
-      case AgentError::Kind::InvalidRequest: throw acp::RpcError(acp::error_code::kInvalidRequest, e.what());
-      case AgentError::Kind::InvalidParams: throw acp::invalid_params(e.what());
-      case AgentError::Kind::Internal: throw acp::RpcError(acp::error_code::kInternalError, e.what());
-    }
-    throw;
-  } catch (const providers::ModelError& e) {
-    throw acp::RpcError(e.kind() == providers::ModelError::Kind::Auth ? acp::error_code::kAuthRequired
-                                                                      : acp::error_code::kInternalError,
-                        e.what());
-  } catch (const runtime::mcp::RequiredServerUnavailable& e) {
-    throw acp::RpcError(acp::error_code::kInternalError, e.what());
-  }
-}
 
 json::object agent_capabilities() {
   return json::object{
@@ -227,6 +206,7 @@ void AcpAgent::bind_methods() {
   conn_.on_request(kSessionDelete, [this](json::value p, acp::RequestContext) { return end_session(std::move(p), true); });
   conn_.on_request(kSessionPrompt, [this](json::value p, acp::RequestContext ctx) { return prompt(std::move(p), std::move(ctx)); });
   conn_.on_notification(kSessionCancel, [this](json::value p) { cancel(p); });
+  bind(kSessionSteering, &AcpAgent::steer);
 }
 
 acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
@@ -239,7 +219,8 @@ acp::awaitable<json::value> AcpAgent::initialize(json::value params) {
   co_return json::object{{"protocolVersion", kProtocolVersion},
                          {"agentCapabilities", agent_capabilities()},
                          {"authMethods", auth_methods(client_.capabilities())},
-                         {"agentInfo", json::object{{"name", "openvaala"}, {"title", "OpenVaala"}, {"version", OPENVAALA_VERSION}}}};
+                         {"agentInfo", json::object{{"name", "openvaala"}, {"title", "OpenVaala"}, {"version", OPENVAALA_VERSION}}},
+                         {"_meta", initialize_meta()}};
 }
 
 acp::awaitable<json::value> AcpAgent::authenticate(json::value params) {

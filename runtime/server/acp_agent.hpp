@@ -11,6 +11,7 @@
 #include "acp/params.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "runtime/agent/session_manager.hpp"
+#include "runtime/agent/steering.hpp"
 #include "runtime/agent/task.hpp"
 #include "runtime/providers/model_catalog.hpp"
 #include "runtime/server/editor_host_acp.hpp"
@@ -67,6 +68,9 @@ class AcpAgent {
   // auth/status_update when the state differs from the one last reported on this connection.
   acp::awaitable<void> report_auth_status_if_changed();
   acp::awaitable<boost::json::value> prompt(boost::json::value params, acp::RequestContext ctx);
+  // _session/steering, and what initialize's `_meta` advertises of it (acp_agent_steering.cpp).
+  acp::awaitable<boost::json::value> steer(boost::json::value params);
+  static boost::json::object initialize_meta();
   acp::awaitable<boost::json::value> set_mode(boost::json::value params);
   acp::awaitable<boost::json::value> set_config_option(boost::json::value params);
   acp::awaitable<boost::json::value> set_model(boost::json::value params);  // legacy alias of the model option
@@ -86,6 +90,7 @@ class AcpAgent {
   bridge::mcp::AcpTunnelRouter tunnel_;
   SessionManager sessions_;
   Task task_;
+  Steering steering_{task_, sessions_.loop()};
   providers::ModelCatalog models_;
   bool initialized_ = false;
   std::string auth_state_reported_;  // the last auth state this connection was told
