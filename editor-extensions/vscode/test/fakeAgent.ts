@@ -17,6 +17,7 @@ export class FakeConn {
   isRunning = true;
   supportsClose = true;
   supportsLoad = true;
+  supportsSteering = false;
   promptCapabilities: acp.PromptCapabilities = {};
   private exit: (() => void) | undefined;
   readonly exited = new Promise<void>((r) => (this.exit = r));
@@ -49,6 +50,9 @@ export class FakeConn {
   }
   prompt(id: string, input: unknown) {
     return this.call("prompt", [id, input], () => ({ stopReason: "end_turn" }));
+  }
+  steer(id: string, prompt: unknown) {
+    return this.call("steer", [id, prompt], () => ({ outcome: "injected" }));
   }
   cancel(id: string) {
     return this.call("cancel", [id], () => undefined);
