@@ -27,6 +27,8 @@ inline constexpr const char* kSessionRewind = "_session/rewind";
 inline constexpr const char* kSessionRewindFiles = "_session/rewind_files";
 inline constexpr const char* kAuthStatus = "auth/status";
 inline constexpr const char* kCancelRequest = "$/cancel_request";
+// Extension shared with codex-acp and claude-agent-acp: a message into the running turn.
+inline constexpr const char* kSessionSteering = "_session/steering";
 
 // Agent -> client.
 inline constexpr const char* kSessionUpdate = "session/update";

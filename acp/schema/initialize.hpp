@@ -73,6 +73,7 @@ struct InitializeResponse {
   AgentCapabilities agentCapabilities;
   std::vector<AuthMethod> authMethods;
   Implementation agentInfo;
+  std::optional<boost::json::object> meta;  // `_meta`: what extensions the agent ships (steering)
 };
 
 struct AuthenticateRequest {

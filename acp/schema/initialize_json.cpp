@@ -90,10 +90,12 @@ void tag_invoke(json::value_from_tag, json::value& jv, const AuthMethod& m) {
 }
 
 void tag_invoke(json::value_from_tag, json::value& jv, const InitializeResponse& r) {
-  jv = json::object{{"protocolVersion", r.protocolVersion},
-                    {"agentCapabilities", json::value_from(r.agentCapabilities)},
-                    {"authMethods", json::value_from(r.authMethods)},
-                    {"agentInfo", json::value_from(r.agentInfo)}};
+  json::object o{{"protocolVersion", r.protocolVersion},
+                 {"agentCapabilities", json::value_from(r.agentCapabilities)},
+                 {"authMethods", json::value_from(r.authMethods)},
+                 {"agentInfo", json::value_from(r.agentInfo)}};
+  put_meta(o, r.meta);
+  jv = std::move(o);
 }
 
 void tag_invoke(json::value_from_tag, json::value& jv, const AuthStatus& s) {

@@ -4,6 +4,7 @@
 
 #include "runtime/agent/journal.hpp"
 #include "runtime/sessions/prompt_record.hpp"
+#include "runtime/agent/steering.hpp"
 #include "runtime/providers/model_catalog.hpp"
 #include "support/random_id.hpp"
 
@@ -88,8 +89,13 @@ boost::asio::awaitable<StopReason> AgentLoop::run_turn(Session& session, Message
     if (cancel.cancelled()) co_return StopReason::Cancelled;
     if (request >= settings.max_turn_requests) co_return StopReason::MaxTurnRequests;
     if (settings.join_late_tools && settings.join_late_tools()) t.specs = router_.specs(settings);
+    join_steered(session);  // what the user steered in meanwhile comes after the tool results
     if (auto stop = co_await ask_model(t)) co_return *stop;
-    if (auto stop = co_await after_answer(t)) co_return *stop;
+    auto stop = co_await after_answer(t);
+    // An answer that ends the turn (not a hook's stop after tool calls) goes on when the user
+    // steered a message in meanwhile: the model answers it in this turn.
+    const bool answers_steered = stop == StopReason::EndTurn && t.response.tool_calls.empty() && has_steered(session);
+    if (stop && !(answers_steered && !cancel.cancelled())) co_return *stop;
   }
 }
 

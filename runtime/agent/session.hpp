@@ -123,9 +123,17 @@ struct SessionServices {
   EditorHost* editor = nullptr;
 };
 
+// A message steered into the running turn (steering.hpp), with the blocks the editor sent.
+struct SteeredMessage {
+  Message message;
+  boost::json::array prompt;
+};
+
 // The prompt turn in flight, if any.
 struct RunningTurn {
   support::CancelSourcePtr cancel;  // session/cancel fires it
+  // Messages steered in that wait for its next model request (join_steered).
+  std::vector<SteeredMessage> steered;
   // The journal's size when that turn began: what a fork copies while it runs.
   std::uint64_t journal_before = 0;
 };

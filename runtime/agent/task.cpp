@@ -12,6 +12,7 @@
 #include "runtime/agent/permissions_command.hpp"
 #include "runtime/agent/remote/session_executor.hpp"
 #include "runtime/agent/spawn_agent_tool.hpp"
+#include "runtime/agent/steering.hpp"
 #include "runtime/mcp/mcp_manager.hpp"
 #include "support/json_read.hpp"
 #include "support/random_id.hpp"
@@ -128,7 +129,7 @@ std::unique_ptr<providers::Model> Task::open_model(providers::ResolvedModel mode
 }
 
 boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_ptr, UserPrompt prompt,
-                                             support::CancelSource& request_cancel) {
+                                             support::CancelSource& request_cancel, std::function<void()> on_started) {
   Session& session = *session_ptr;
   if (session.turn.cancel) throw AgentError(AgentError::Kind::InvalidRequest, "A prompt is already running in this session");
   auto cancel = std::make_shared<support::CancelSource>();
@@ -142,7 +143,10 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   }
   struct TurnGuard {
     Session& s;
-    ~TurnGuard() { s.turn.cancel.reset(); }
+    ~TurnGuard() {
+      join_steered(s);  // steered in but never sent (a cancel, an early end): kept for the next turn
+      s.turn.cancel.reset();
+    }
   } guard{session};
   auto link = request_cancel.on_cancel([cancel] { cancel->cancel(); });
   // A fresh server answers session/new before its skills are loaded; a turn needs them.
@@ -170,6 +174,7 @@ boost::asio::awaitable<StopReason> Task::run(std::shared_ptr<Session> session_pt
   p.settings.hooks = p.hooks;
   p.settings.prompt = std::move(prompt);
   if (auto early = co_await before_turn(p)) co_return *early;
+  if (on_started) on_started();
   co_return co_await turn(p);
 }
 

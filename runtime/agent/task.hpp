@@ -4,6 +4,7 @@
 // the turn loop; the turn's end is journaled (fsync) and a new title is shown.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
+#include <functional>
 #include <memory>
 
 #include "runtime/agent/session_manager.hpp"
@@ -27,9 +28,11 @@ class Task {
 
   // Throws AgentError(InvalidRequest) when a prompt already runs in the session, and
   // providers::ModelError when the model cannot be used or fails.
-  // `prompt` is what the user sent (the model gets user_message_from(prompt)).
+  // `prompt` is what the user sent (the model gets user_message_from(prompt)). `on_started` is
+  // called once the prompt is past its commands and UserPromptSubmit hooks and goes to the model
+  // (a steered message that starts a turn answers then).
   boost::asio::awaitable<StopReason> run(std::shared_ptr<Session> session, UserPrompt prompt,
-                                         support::CancelSource& request_cancel);
+                                         support::CancelSource& request_cancel, std::function<void()> on_started = {});
 
  private:
   struct Prompt;

@@ -55,7 +55,8 @@ AcpAgent::AcpAgent(acp::Connection& conn, boost::asio::thread_pool& pool, provid
       auth_(conn, sessions_, client_),
       catalog_(sessions_),
       config_(sessions_, host_, client_, conn.executor()),
-      rewind_(sessions_) {
+      rewind_(sessions_),
+      steering_(sessions_, task_) {
   // Only `initialize` until the client has initialized: every other method is "not initialized".
   binder_.method(acp::methods::kInitialize, this, &AcpAgent::initialize);
   sessions_.engines().start_loading();
@@ -77,6 +78,7 @@ void AcpAgent::bind_methods() {
   catalog_.bind(binder_);
   config_.bind(binder_);
   rewind_.bind(binder_);
+  steering_.bind(binder_);
 }
 
 acp::awaitable<schema::InitializeResponse> AcpAgent::initialize(schema::InitializeRequest req) {
@@ -85,7 +87,7 @@ acp::awaitable<schema::InitializeResponse> AcpAgent::initialize(schema::Initiali
   binder_.initialized();
   // We speak version 1 and answer 1 to any request: the client decides whether it can continue.
   co_return schema::InitializeResponse{kProtocolVersion, agent_capabilities(), auth_.methods(),
-                                       {"openvaala", "OpenVaala", OPENVAALA_VERSION}};
+                                       {"openvaala", "OpenVaala", OPENVAALA_VERSION}, AcpSteering::initialize_meta()};
 }
 
 // Named arguments, no temporaries inside co_await: GCC 12 destroys such temporaries twice.

@@ -15,9 +15,11 @@
 #include "acp/schema/session.hpp"
 #include "bridge/mcp/acp_tunnel.hpp"
 #include "runtime/agent/session_manager.hpp"
+#include "runtime/agent/steering.hpp"
 #include "runtime/agent/task.hpp"
 #include "runtime/server/acp_auth.hpp"
 #include "runtime/server/acp_rewind.hpp"
+#include "runtime/server/acp_steering.hpp"
 #include "runtime/server/acp_session_catalog.hpp"
 #include "runtime/server/acp_session_config.hpp"
 #include "runtime/server/agent_errors.hpp"
@@ -99,6 +101,7 @@ class AcpAgent {
   AcpSessionCatalog catalog_;
   AcpSessionConfig config_;
   AcpRewind rewind_;
+  AcpSteering steering_;
 };
 
 }  // namespace runtime::server

@@ -17,6 +17,7 @@ export class FakeConn {
   isRunning = true;
   supportsClose = true;
   supportsLoad = true;
+  supportsSteering = false;
   promptCapabilities: acp.PromptCapabilities = {};
   private exit: (() => void) | undefined;
   readonly exited = new Promise<void>((r) => (this.exit = r));
@@ -58,6 +59,9 @@ export class FakeConn {
   }
   rewindFiles(id: string, messageId: string, dryRun: boolean) {
     return this.call("rewindFiles", [id, messageId, dryRun], () => ({ files: [] }));
+  }
+  steer(id: string, prompt: unknown) {
+    return this.call("steer", [id, prompt], () => ({ outcome: "injected" }));
   }
   cancel(id: string) {
     return this.call("cancel", [id], () => undefined);

@@ -14,6 +14,13 @@ import type { LegacyMcpRouter } from "./mcpRelay.js";
 
 const passThrough = (p: unknown) => (p ?? {}) as Record<string, unknown>;
 
+/** The steering extension's method and answer (docs/editors.md "Steering a running turn"). */
+export const STEERING_METHOD = "_session/steering";
+export interface SteerResponse {
+  outcome: "injected" | "startedNewTurn" | "promptRequired" | "failed" | string;
+  reason?: string;
+}
+
 export type { acp };
 
 export interface ClientHost {
@@ -304,6 +311,20 @@ export class AgentConnection {
   /** `sessionCapabilities.close`: sessions a client leaves can be closed (a closed one can be loaded again) */
   get supportsClose(): boolean {
     return !!(this.capabilities.sessionCapabilities as { close?: unknown } | undefined)?.close;
+  }
+
+  /** `_meta.steering.supported` (codex-acp, claude-agent-acp, OpenVaala): a message can join a running turn */
+  get supportsSteering(): boolean {
+    const meta = this.initializeResponse?._meta as { steering?: { supported?: unknown } } | null | undefined;
+    return meta?.steering?.supported === true;
+  }
+
+  /**
+   * `_session/steering`: the message joins the running turn. `promptRequired` when no turn runs:
+   * the chat then sends it as a prompt itself, so one place owns the turn's start and end.
+   */
+  steer(sessionId: string, prompt: acp.ContentBlock[]): Promise<SteerResponse> {
+    return this.agent.request(STEERING_METHOD, { sessionId, prompt, _meta: { steering: { idleBehavior: "promptRequired" } } } as never);
   }
 
   closeSession(sessionId: string): Promise<unknown> {

@@ -5,7 +5,7 @@ import { turnChanges, type FileChange, type UndoOutcome } from "./turnChanges.js
 import { costSince, type SessionUsage, type TurnUsage } from "./usage.js";
 
 export type ChatItem =
-  | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined; messageId?: string | undefined }
+  | { kind: "user"; id: string; rev: number; text: string; attachments?: string[] | undefined; messageId?: string | undefined; steered?: boolean }
   | { kind: "agent"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "thought"; id: string; rev: number; text: string; messageId?: string | undefined }
   | { kind: "tool"; id: string; rev: number; toolCallId: string }
@@ -67,6 +67,10 @@ export type ChatEvent =
   | { type: "userPrompt"; text: string; attachments?: string[]; messageId?: string }
   /** the user message `itemId` and everything after it were taken back (_session/rewind) */
   | { type: "rewound"; itemId: string }
+  /** a message sent into the running turn (shown marked; the agent's echo of it is not shown twice) */
+  | { type: "steered"; text: string; attachments?: string[] }
+  /** the last steered message did not join the turn: taken out of the chat */
+  | { type: "steerDropped" }
   | { type: "update"; update: acp.SessionUpdate }
   | { type: "permissionRequested"; requestId: string; request: acp.RequestPermissionRequest }
   | { type: "permissionResolved"; requestId: string; outcome: string }
@@ -131,6 +135,25 @@ function appendChunk(s: ChatState, kind: "user" | "agent" | "thought", text: str
   return push(s, { kind, text, messageId: messageId ?? undefined });
 }
 
+function lastIndexWhere<T>(items: readonly T[], pred: (i: T) => boolean): number {
+  for (let n = items.length - 1; n >= 0; n--) if (pred(items[n]!)) return n;
+  return -1;
+}
+
+/**
+ * The agent's echo (user_message_chunk) of a message this chat steered in, which it shows already:
+ * the first echo gives the newest steered message without an id its id, the later chunks of that
+ * id are dropped. Undefined: not an echo of one.
+ */
+function echoOfSteered(s: ChatState, messageId: string | null | undefined): ChatState | undefined {
+  if (!messageId) return undefined;
+  if (s.items.some((i) => i.kind === "user" && i.steered && i.messageId === messageId)) return s;
+  const at = lastIndexWhere(s.items, (i) => i.kind === "user" && !!i.steered && !i.messageId);
+  if (at < 0) return undefined;
+  const rev = s.rev + 1;
+  return { ...s, rev, items: s.items.map((i, n) => (n === at ? { ...i, messageId, rev } as ChatItem : i)) };
+}
+
 function applyToolCall(s: ChatState, u: acp.ToolCallUpdate, isNew: boolean): ChatState {
   const prev = s.toolCalls[u.toolCallId];
   const rev = s.rev + 1;
@@ -178,7 +201,7 @@ function patchCompaction(s: ChatState, compactionId: string, patch: (c: Compacti
 export function applyUpdate(s: ChatState, u: acp.SessionUpdate): ChatState {
   switch (u.sessionUpdate) {
     case "user_message_chunk":
-      return appendChunk(s, "user", contentText(u.content), u.messageId);
+      return echoOfSteered(s, u.messageId) ?? appendChunk(s, "user", contentText(u.content), u.messageId);
     case "agent_message_chunk":
       return appendChunk(s, "agent", contentText(u.content), u.messageId);
     case "agent_thought_chunk":
@@ -244,6 +267,12 @@ export function reduce(s: ChatState, e: ChatEvent): ChatState {
     case "rewound": {
       const at = s.items.findIndex((i) => i.id === e.itemId);
       return at < 0 ? s : { ...s, items: s.items.slice(0, at), rev: s.rev + 1 };
+    }
+    case "steered":
+      return push(s, { kind: "user", text: e.text, steered: true, ...(e.attachments?.length ? { attachments: e.attachments } : {}) });
+    case "steerDropped": {
+      const at = lastIndexWhere(s.items, (i) => i.kind === "user" && !!i.steered);
+      return at < 0 ? s : { ...s, items: s.items.filter((_, i) => i !== at), rev: s.rev + 1 };
     }
     case "update":
       return applyUpdate(s, e.update);

@@ -114,12 +114,43 @@ export class ChatSession {
     return this.state.sessionId!;
   }
 
-  /** a message from the input: sent now, or queued while a turn runs */
+  /** a message from the input: sent now, steered into the running turn (agents that take it), or queued while a turn runs */
   send(text: string, attachments: Attachment[] = []): Promise<unknown> {
+    if (this.state.busy && !this.starting && this.state.sessionId && this.host.conn?.supportsSteering) return this.steer(text, attachments);
     if (this.state.busy || this.starting) {
       this.queue.add(text, attachments);
       this.host.fire();
       return Promise.resolve();
+    }
+    return this.prompt(text, attachments);
+  }
+
+  /**
+   * Sends a message into the running turn (`_session/steering`): shown marked as steered at once;
+   * when the turn ended meanwhile it goes as a prompt (or waits in the queue), and when the agent
+   * refused it (a hook, which says why) it is taken out of the chat.
+   */
+  private async steer(text: string, attachments: Attachment[]): Promise<unknown> {
+    const conn = this.host.conn!;
+    const sessionId = this.state.sessionId!;
+    const { blocks } = promptBlocks(text, await resolve(attachments), conn.capabilities.promptCapabilities);
+    this.emit({ type: "steered", text, attachments: attachments.map((a) => a.name) });
+    let outcome: string;
+    try {
+      outcome = (await conn.steer(sessionId, blocks)).outcome;
+    } catch (e) {
+      this.emit({ type: "steerDropped" });
+      this.queue.add(text, attachments);
+      this.emit({ type: "notice", severity: "warning", text: `The message could not join the turn; it waits in the queue (${(e as Error).message})` });
+      return;
+    }
+    if (outcome === "injected") return;
+    this.emit({ type: "steerDropped" });
+    if (outcome !== "promptRequired") return;  // refused: the agent told the user why
+    if (this.state.busy || this.starting) {
+      this.queue.add(text, attachments);
+      this.host.fire();
+      return;
     }
     return this.prompt(text, attachments);
   }

@@ -443,7 +443,8 @@ const COMPACTION_WORDS: Record<string, string> = { in_progress: "in progress", c
 function renderItem(m: ViewModel, item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user": {
-      const el = h("div", { class: "msg user" }, `<pre>${esc(item.text)}</pre>`);
+      const el = h("div", { class: item.steered ? "msg user steered" : "msg user" }, `<pre>${esc(item.text)}</pre>`);
+      if (item.steered) el.prepend(h("div", { class: "steered-mark", title: "Sent into the running turn: the agent reads it at its next step" }, "↪ steered into the turn"));
       if (item.attachments?.length) el.appendChild(h("div", { class: "chips" })).append(...item.attachments.map((n) => chip(n, "file")));
       // a message the server knows by its id can be taken back (the chat refuses during a turn)
       if (item.messageId) {
