@@ -1,5 +1,7 @@
 #include "acp/network_limits.hpp"
 
+#include "acp/methods.hpp"
+
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -39,12 +41,12 @@ namespace {
 // Whether a request to `method` for `session` would add a session to those `open`: a new one
 // or a fork always does; a load or resume unless that session is open here already.
 bool adds_session(std::string_view method, const std::string& session, const std::set<std::string>& open) {
-  if (method == "session/new" || method == "session/fork") return true;
-  return (method == "session/load" || method == "session/resume") && !open.contains(session);
+  if (method == methods::kSessionNew || method == methods::kSessionFork) return true;
+  return (method == methods::kSessionLoad || method == methods::kSessionResume) && !open.contains(session);
 }
 
 bool opens_session(std::string_view method) {
-  return method == "session/new" || method == "session/load" || method == "session/resume" || method == "session/fork";
+  return method == methods::kSessionNew || method == methods::kSessionLoad || method == methods::kSessionResume || method == methods::kSessionFork;
 }
 
 std::string session_param(const json::object& message) {
@@ -96,7 +98,7 @@ class LimitedTransport : public Transport {
     const json::value* method_value = o ? o->if_contains("method") : nullptr;
     if (!id || !method_value || !method_value->is_string()) return true;
     const std::string_view method = method_value->as_string();
-    if (!opens_session(method) && method != "session/close") return true;
+    if (!opens_session(method) && method != methods::kSessionClose) return true;
     const std::string session = session_param(*o);
     std::lock_guard lock(mu_);
     if (adds_session(method, session, open_) && open_.size() + opening() >= max_sessions_) {
@@ -135,9 +137,9 @@ class LimitedTransport : public Transport {
     pending_.erase(it);
     const json::value* result = o->if_contains("result");
     if (!result) return;  // an error: nothing opened or closed
-    if (p.method == "session/close") {
+    if (p.method == methods::kSessionClose) {
       open_.erase(p.session);
-    } else if (p.method == "session/new" || p.method == "session/fork") {
+    } else if (p.method == methods::kSessionNew || p.method == methods::kSessionFork) {
       const json::object* r = result->if_object();
       const json::value* made = r ? r->if_contains("sessionId") : nullptr;
       if (made && made->is_string()) open_.insert(std::string(made->as_string()));
