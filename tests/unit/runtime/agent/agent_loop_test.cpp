@@ -216,3 +216,22 @@ TEST_F(AgentLoopTest, AnAnswerTheUserStoppedStaysInTheHistoryMarkedAsInterrupted
   EXPECT_NE(session.conversation.history[1].text.find("interrupted"), std::string::npos)
       << "the model is told its answer was interrupted: " << session.conversation.history[1].text;
 }
+
+// A compaction that no model request follows (/compact) leaves the context at the summary's size:
+// the old size would make every next turn compact again.
+TEST_F(AgentLoopTest, ACompactionLeavesTheContextAtTheSummarysSize) {
+  Message question;
+  question.role = Message::Role::User;
+  question.text = "old question";
+  Message answer;
+  answer.role = Message::Role::Assistant;
+  answer.text = "old answer";
+  session.conversation.history = {question, answer};
+  session.conversation.context_tokens = 120000;
+  auto summary = ScriptedModel::says("SUMMARY of the old turns");
+  summary.usage.output_tokens = 50;
+  model.responses.push_back(summary);
+  EXPECT_TRUE(fakes::run(ioc, loop->compact(session, model, settings, cancel)));
+  EXPECT_EQ(session.conversation.context_tokens, 50)
+      << "after a compaction the context is the summary's, or the next turn compacts again";
+}
