@@ -15,18 +15,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <set>
 
+#include "bridge/process/child_command.hpp"
 #include "bridge/process/child_spawn.hpp"
 #include "bridge/process/orphan_guard.hpp"
-
-extern char** environ;
 
 namespace bridge::process {
 
 namespace {
 
+using detail::ChildCommand;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -74,22 +72,6 @@ bool make_pipe(Fd& r, Fd& w) {
   return true;
 }
 
-// Candidate paths for argv[0], in execvp order.
-std::vector<std::string> exec_candidates(const std::string& file, const std::string& path_var) {
-  if (file.find('/') != std::string::npos) return {file};
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    auto colon = path_var.find(':', start);
-    std::string dir = path_var.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (dir.empty()) dir = ".";
-    out.push_back(dir + "/" + file);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return out;
-}
-
 // Kills the process group: SIGTERM, up to kTermGrace for it to go away (reaping `pid` and
 // draining the pipes meanwhile through `pump`), then SIGKILL.
 template <typename Pump, typename Reap>
@@ -103,75 +85,6 @@ void kill_group(pid_t pgid, Pump&& pump, Reap&& reap) {
   }
   ::kill(-pgid, SIGKILL);
 }
-
-// The inherited environment with the overlay applied (later duplicates in the overlay win), and
-// the PATH that argv[0] is looked up on.
-struct ChildEnvironment {
-  std::vector<std::string> entries;
-  std::string path_var;
-};
-
-ChildEnvironment child_environment(const ProcessSpec& spec) {
-  ChildEnvironment env;
-  std::set<std::string> overlay_keys;
-  for (const auto& [k, v] : spec.env_overlay) overlay_keys.insert(k);
-  bool path_from_overlay = false;
-  for (const auto& [k, v] : spec.env_overlay) {
-    if (k == "PATH") {
-      env.path_var = v;
-      path_from_overlay = true;
-    }
-  }
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view entry(*e);
-    auto eq = entry.find('=');
-    std::string key(entry.substr(0, eq));
-    if (overlay_keys.count(key)) continue;
-    if (key == "PATH" && !path_from_overlay && eq != std::string_view::npos) {
-      env.path_var = std::string(entry.substr(eq + 1));
-    }
-    env.entries.emplace_back(entry);
-  }
-  std::map<std::string, std::string> overlay_final;
-  for (const auto& [k, v] : spec.env_overlay) overlay_final[k] = v;
-  for (const auto& [k, v] : spec.env_overlay) {
-    auto it = overlay_final.find(k);
-    if (it == overlay_final.end()) continue;
-    env.entries.push_back(k + "=" + it->second);
-    overlay_final.erase(it);
-  }
-  if (env.path_var.empty() && !path_from_overlay) env.path_var = "/usr/local/bin:/usr/bin:/bin";
-  return env;
-}
-
-// What posix_spawn is given: argv, envp and the PATH candidates. The pointer arrays point into
-// the strings held here, so it is built in place and never copied or moved.
-class ChildCommand {
- public:
-  explicit ChildCommand(const ProcessSpec& spec)
-      : env_(child_environment(spec)),
-        argv_strings_(spec.argv),
-        candidates_(exec_candidates(spec.argv[0], env_.path_var)) {
-    envp_.reserve(env_.entries.size() + 1);
-    for (auto& s : env_.entries) envp_.push_back(s.data());
-    envp_.push_back(nullptr);
-    for (auto& s : argv_strings_) argv_.push_back(s.data());
-    argv_.push_back(nullptr);
-  }
-  ChildCommand(const ChildCommand&) = delete;
-  ChildCommand& operator=(const ChildCommand&) = delete;
-
-  char* const* argv() const { return argv_.data(); }
-  char* const* envp() const { return envp_.data(); }
-  const std::vector<std::string>& candidates() const { return candidates_; }
-
- private:
-  ChildEnvironment env_;
-  std::vector<std::string> argv_strings_;
-  std::vector<std::string> candidates_;
-  std::vector<char*> envp_;
-  std::vector<char*> argv_;
-};
 
 // The three pipes: the child's ends (in_r, out_w, err_w) and ours (in_w, out_r, err_r).
 struct ChildPipes {
