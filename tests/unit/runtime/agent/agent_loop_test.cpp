@@ -2,7 +2,7 @@
 // editor is shown, what the model is told, and how approvals are asked and remembered.
 #include <gtest/gtest.h>
 
-#include "fakes.hpp"
+#include "loop_fixture.hpp"
 #include "runtime/agent/agent_loop.hpp"
 
 using namespace runtime;
@@ -38,37 +38,7 @@ class CountingTool : public tools::Tool {
   }
 };
 
-class AgentLoopTest : public ::testing::Test {
- protected:
-  AgentLoopTest() {
-    auto t = std::make_unique<CountingTool>();
-    tool = t.get();
-    std::vector<std::unique_ptr<tools::Tool>> builtins;
-    builtins.push_back(std::move(t));
-    loop = std::make_unique<AgentLoop>(editor, pool, std::move(builtins));
-    session.id = "ses_test";
-    session.settings.cwd = "/work/project";
-    session.services.editor = &editor;
-  }
-  ~AgentLoopTest() override { pool.join(); }
-
-  StopReason turn(const std::string& prompt) {
-    Message m;
-    m.role = Message::Role::User;
-    m.text = prompt;
-    return fakes::run(ioc, loop->run_turn(session, std::move(m), model, settings, cancel));
-  }
-
-  boost::asio::io_context ioc;
-  boost::asio::thread_pool pool{1};
-  FakeEditor editor;
-  ScriptedModel model;
-  CountingTool* tool = nullptr;
-  std::unique_ptr<AgentLoop> loop;
-  Session session;
-  TurnSettings settings;
-  support::CancelSource cancel;
-};
+class AgentLoopTest : public fakes::LoopTest<ScriptedModel, CountingTool> {};
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "fakes.hpp"
+#include "loop_fixture.hpp"
 #include "runtime/agent/agent_loop.hpp"
 #include "runtime/agent/steering.hpp"
 
@@ -52,37 +52,12 @@ class SteeredModel : public ScriptedModel {
   }
 };
 
-class SteeringTest : public ::testing::Test {
+class SteeringTest : public fakes::LoopTest<SteeredModel, SlowTool> {
  protected:
   SteeringTest() {
-    auto t = std::make_unique<SlowTool>();
-    tool = t.get();
-    std::vector<std::unique_ptr<tools::Tool>> builtins;
-    builtins.push_back(std::move(t));
-    loop = std::make_unique<AgentLoop>(editor, pool, std::move(builtins));
     session.id = "ses_steer";
-    session.settings.cwd = "/work/project";
     session.settings.mode = Mode::FullAuto;
-    session.services.editor = &editor;
   }
-  ~SteeringTest() override { pool.join(); }
-
-  StopReason turn(const std::string& prompt) {
-    Message m;
-    m.role = Message::Role::User;
-    m.text = prompt;
-    return fakes::run(ioc, loop->run_turn(session, std::move(m), model, settings, cancel));
-  }
-
-  boost::asio::io_context ioc;
-  boost::asio::thread_pool pool{1};
-  FakeEditor editor;
-  SteeredModel model;
-  SlowTool* tool = nullptr;
-  std::unique_ptr<AgentLoop> loop;
-  Session session;
-  TurnSettings settings;
-  support::CancelSource cancel;
 };
 
 }  // namespace
