@@ -98,3 +98,29 @@ scenario("an \"Always allow\" for a read outside covers that folder, never anoth
   assert.doesNotMatch(toolResultText(fake.requests[3], "call_three"), /THREE/, `${promise}: another folder is asked and refused`);
   h.assertSchemaClean();
 });
+
+scenario("a sub-agent inherits the session's remembered answers, and one it gives is remembered by the session after a load", async (ctx) => {
+  const spawn = (id) => ({ toolCalls: [{ id, name: "spawn_agent", arguments: { prompt: "Run the commands" } }] });
+  const { fake, ws, home, h } = await ctx.setup({
+    script: [
+      bash("call_echo1", "echo hello"), { text: "one" },
+      spawn("call_sub"), bash("call_echo_child", "echo from the child"), bash("call_ls_child", "ls"), { text: "child done" }, { text: "two" },
+      bash("call_ls_parent", "ls -a"), { text: "three" },
+    ],
+    agentOpts: { onPermission: (params) => (["call_echo1", "call_ls_child"].includes(params.toolCall.toolCallId) ? "allow_always" : "reject_once") },
+  });
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "go")).stopReason, "end_turn");
+  assert.equal((await h.prompt(sessionId, "delegate")).stopReason, "end_turn");
+  assert.ok(!askedIds(h).includes("call_echo_child"), `a sub-agent is not asked what the session always allowed: asked ${askedIds(h)}`);
+  assert.ok(askedIds(h).includes("call_ls_child"), "the sub-agent asks for a command never allowed");
+  await h.close();
+
+  const h2 = await ctx.agent({ env: home.env, cwd: ws, onPermission: () => "reject_once" });
+  await h2.initialize();
+  await h2.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
+  assert.equal((await h2.prompt(sessionId, "list")).stopReason, "end_turn");
+  assert.deepEqual(askedIds(h2), [], "an answer given inside the sub-agent is the session's, and survives a load");
+  assert.ok(fake.requests.length >= 9, `the turns ran: ${fake.requests.length} model requests`);
+  h2.assertSchemaClean();
+});
