@@ -20,6 +20,7 @@
 #include <deque>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "acp/message_reader.hpp"
 #include "support/json_read.hpp"
@@ -73,10 +74,23 @@ struct Mailbox {
     finished = true;
     wake.cancel();
   }
+  // Nothing of it is queued or being written: what was pushed has reached the client's socket.
+  bool drained() const { return queue.empty() && !writing; }
   std::deque<std::string> queue;
+  // Lines for the connection's stream that must not overtake this stream's (a session/load's
+  // reply after the session's replay); moved there once this one is drained or ends.
+  std::vector<std::string> then_connection;
   bool has_receiver = false;
+  bool writing = false;
   bool finished = false;
   asio::steady_timer wake;
+};
+
+// Where the reply to a POSTed request goes: `stream` ("": the connection's), after everything
+// already sent on session `after_session`'s stream (session/load: its replay).
+struct ReplyRoute {
+  std::string stream;
+  std::string after_session;
 };
 
 // Writes a whole response; returns whether the TCP connection may carry another request. Its
@@ -132,14 +146,24 @@ struct HttpConnections::State : std::enable_shared_from_this<State> {
         initial_ready.cancel();
         return;
       }
-      std::string session;
+      ReplyRoute reply;
       if (auto it = pending_routes.find(key); it != pending_routes.end()) {
-        session = it->second;
+        reply = std::move(it->second);
         pending_routes.erase(it);
       }
-      return stream_for(session).push(std::move(line));
+      if (!reply.after_session.empty()) {
+        Mailbox& before = session_stream(reply.after_session);
+        if (before.has_receiver && !before.drained()) return before.then_connection.push_back(std::move(line));
+      }
+      return stream_for(reply.stream).push(std::move(line));
     }
     stream_for(session_of(*o)).push(std::move(line));
+  }
+
+  // `box` was drained or lost its receiver: what waited for it goes to the connection's stream.
+  void release_waiting(Mailbox& box) {
+    for (auto& line : box.then_connection) connection_stream.push(std::move(line));
+    box.then_connection.clear();
   }
 
   void close() {
@@ -157,7 +181,7 @@ struct HttpConnections::State : std::enable_shared_from_this<State> {
   Transport::Handlers handlers;
   Mailbox connection_stream;
   std::map<std::string, std::unique_ptr<Mailbox>> sessions;  // never erased: a GET may hold one
-  std::map<std::string, std::string> pending_routes;  // a POSTed request's id -> its session ("": none)
+  std::map<std::string, ReplyRoute> pending_routes;  // a POSTed request's id -> where its reply goes
   std::string initial_id;                             // the initialize request's id
   std::optional<std::string> initial_response;
   asio::steady_timer initial_ready;
@@ -281,8 +305,12 @@ asio::awaitable<bool> HttpConnections::post(Stream& stream, const Request& req) 
     const std::string in_params = session_of(o);
     if ((requires_session_header(method) || !in_params.empty()) && header.empty()) co_return co_await reply(stream, req, http::status::bad_request, "Missing Acp-Session-Id");
     if (!header.empty() && !in_params.empty() && header != in_params) co_return co_await reply(stream, req, http::status::bad_request, "Mismatched Acp-Session-Id");
-    // A session/load replies on the connection's stream: the session's replay comes first.
-    if (id) state->pending_routes[json::serialize(*id)] = method == "session/load" ? "" : header.empty() ? in_params : header;
+    // A session/load replies on the connection's stream (as the SDK's AcpServer does), once the
+    // session's replay went out on its own stream: a client must not see the reply first.
+    const std::string session = header.empty() ? in_params : header;
+    if (id)
+      state->pending_routes[json::serialize(*id)] =
+          method == "session/load" ? ReplyRoute{"", session} : ReplyRoute{session, ""};
   }
   state->handlers.on_message(std::move(message));
   co_return co_await reply(stream, req, http::status::accepted, "");
@@ -322,8 +350,12 @@ asio::awaitable<bool> HttpConnections::get(Stream& stream, const Request& req) {
     }
     for (auto& line : box.queue) (events += "data: ").append(line) += "\n\n";
     box.queue.clear();
+    box.writing = true;
     std::tie(ec, n) = co_await asio::async_write(stream, asio::buffer(events), asio::as_tuple(asio::use_awaitable));
+    box.writing = false;
+    if (box.drained()) state->release_waiting(box);
   }
+  state->release_waiting(box);
   box.has_receiver = false;
   --state->open_streams;
   state->touch();
