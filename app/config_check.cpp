@@ -89,12 +89,16 @@ std::string sandbox_summary(runtime::config::SandboxSetting setting) {
   if (abi < 0)
     return "on " + when + ", but " + sandbox::unavailable_reason(abi) +
            ": commands on local are refused (set 'sandbox: off' to run them unconfined)";
-  return "on " + when + " (Landlock ABI " + std::to_string(abi) + "); commands on ssh executors are not sandboxed";
+  return "on " + when + " (Landlock ABI " + std::to_string(abi) + "); commands on ssh and container executors are not sandboxed";
 }
 
 std::string executor_summary(const runtime::config::ExecutorConfig& x) {
   using T = runtime::config::ExecutorConfig::Type;
   if (x.type == T::Virtual) return "virtual  " + x.root.string() + (x.read_only ? "  read-only" : "");
+  if (x.type == T::Container || x.type == T::Devcontainer)
+    return std::string(runtime::config::executor_type_name(x.type)) + "  " + (x.engine.empty() ? "podman (else docker)" : x.engine) +
+           (x.image.empty() ? "  container " + x.container : "  image " + x.image) + (x.user ? "  user " + *x.user : "") +
+           "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
   std::string s = "ssh  " + (x.user ? *x.user + "@" : "") + x.host + (x.port ? ":" + std::to_string(*x.port) : "");
   return s + "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
 }
@@ -105,6 +109,14 @@ json::object executor_json(const runtime::config::ExecutorConfig& x) {
     o["host"] = x.host;
     if (x.user) o["user"] = *x.user;
     if (x.port) o["port"] = *x.port;
+    o["workdir"] = x.workdir;
+  } else if (x.type == runtime::config::ExecutorConfig::Type::Container ||
+             x.type == runtime::config::ExecutorConfig::Type::Devcontainer) {
+    o["engine"] = x.engine.empty() ? "auto" : x.engine;
+    if (x.image.empty()) o["container"] = x.container;
+    else o["image"] = x.image;
+    if (x.user) o["user"] = *x.user;
+    if (!x.folder.empty()) o["folder"] = x.folder.string();
     o["workdir"] = x.workdir;
   } else {
     o["root"] = x.root.string();
@@ -140,11 +152,17 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
     text = "Executor " + id + ": virtual, root " + x.root.string() + (ok ? " (a folder)\n" : " is not a folder\n");
     return o;
   }
-  std::string tmpl = (fs::temp_directory_path() / "openvaala-check-XXXXXX").string();
-  fs::path dir = ::mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::temp_directory_path();
-  auto p = runtime::executors::probe_ssh(x, dir);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  const bool container = x.type != runtime::config::ExecutorConfig::Type::Ssh;
+  runtime::executors::Probe p;
+  if (container) {
+    p = runtime::executors::probe_container(x);
+  } else {
+    std::string tmpl = (fs::temp_directory_path() / "openvaala-check-XXXXXX").string();
+    fs::path dir = ::mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::temp_directory_path();
+    p = runtime::executors::probe_ssh(x, dir);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
   o["reachable"] = p.reachable;
   char ms[64];
   std::snprintf(ms, sizeof ms, "%.1f", p.connect_ms);
@@ -164,6 +182,10 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
   text = "Executor " + id + ": reachable (" + executor_summary(x) + ")\n  connected in " + ms + " ms; round trip " + rt +
          " ms\n  working directory: " + p.working_directory + "\n  bash: " + (p.has_bash ? "yes" : "NOT FOUND (bash cannot run there)") +
          "\n  tar: " + (p.has_tar ? "yes" : "not found (plugin folders cannot be copied there)") + "\n";
+  if (container) {
+    o["commands"] = "one engine exec per operation";
+    text += "  commands: one `exec` of the engine per operation\n";
+  }
   return o;
 }
 

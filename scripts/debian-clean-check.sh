@@ -36,7 +36,7 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
 fi
 
 cleanup() {
-  for m in "$ROOT/tmp/cxx-build.lock" "$ROOT/dev/pts" "$ROOT/dev" "$ROOT/proc" "$ROOT/sys"; do
+  for m in "$ROOT/tmp/cxx-build.lock" "$ROOT/dev/pts" "$ROOT/dev" "$ROOT/proc" "$ROOT/sys/fs/cgroup" "$ROOT/sys"; do
     mountpoint -q "$m" 2>/dev/null && umount -l "$m"
   done
   return 0
@@ -69,6 +69,10 @@ chmod 600 "$ROOT/root/.npmrc"
 
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
 mountpoint -q "$ROOT/sys" || mount -t sysfs sys "$ROOT/sys"
+# A real machine has its cgroups mounted (podman, for the container executor tests, needs them).
+if mountpoint -q /sys/fs/cgroup && ! mountpoint -q "$ROOT/sys/fs/cgroup"; then
+  mount --rbind /sys/fs/cgroup "$ROOT/sys/fs/cgroup"
+fi
 mountpoint -q "$ROOT/dev" || mount --bind /dev "$ROOT/dev"
 mountpoint -q "$ROOT/dev/pts" || mount --bind /dev/pts "$ROOT/dev/pts"
 LOCK_IN=""

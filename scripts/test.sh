@@ -4,6 +4,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# podman (runc, cgroupfs) and a test image built from a local debootstrap root, for the container
+# executor tests; cached in .tools/podman/ (a couple of minutes once, half a second after).
+scripts/podman-test-env.sh >/dev/null
 . scripts/node-env.sh   # Node >= 20 first on PATH (for ctest's integration entry and npm too)
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j2

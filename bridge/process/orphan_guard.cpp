@@ -73,17 +73,21 @@ void start_guard() {
   guard_fd.store(p[1]);
 }
 
-void tell_guard(char op, pid_t pgid) {
-  if (!enabled.load(std::memory_order_relaxed) || pgid <= 0) return;
+void tell_guard(const std::string& line) {
+  if (!enabled.load(std::memory_order_relaxed)) return;
   std::call_once(start_once, start_guard);
   const int fd = guard_fd.load();
   if (fd < 0) return;
-  char line[32];
-  const int n = std::snprintf(line, sizeof line, "%c%d\n", op, static_cast<int>(pgid));
   // A short write to a stream socket goes out as one piece, so threads never interleave lines.
-  while (::write(fd, line, static_cast<std::size_t>(n)) < 0 && errno == EINTR) {
+  while (::write(fd, line.data(), line.size()) < 0 && errno == EINTR) {
   }
 }
+
+void tell_guard(char op, pid_t pgid) {
+  if (pgid > 0) tell_guard(op + std::to_string(pgid) + "\n");
+}
+
+bool one_line(const std::string& s) { return s.find_first_of("\t\n") == std::string::npos; }
 
 // Adopted orphans that exit would stay zombies of ours: reap them, and only them.
 void reap_adopted_orphans() {
@@ -141,6 +145,12 @@ void enable_orphan_guard() {
 
 void guard_group(pid_t pgid) { tell_guard('+', pgid); }
 void release_group(pid_t pgid) { tell_guard('-', pgid); }
+void run_at_exit(const std::string& key, const std::string& command_line) {
+  if (one_line(key) && one_line(command_line)) tell_guard("!" + key + "\t" + command_line + "\n");
+}
+void forget_at_exit(const std::string& key) {
+  if (one_line(key)) tell_guard("?" + key + "\n");
+}
 bool orphan_guard_running() { return guard_fd.load() >= 0; }
 
 namespace {
@@ -149,7 +159,30 @@ using Seen = std::map<pid_t, StartTime>;
 
 // Reads the guard's socket: false at EOF (the server is gone, however it went). Descriptors
 // that come with it (the servers' stdin, handed over on the way out) are kept in `inputs`.
-bool read_list(int fd, std::string& pending, std::set<pid_t>& groups, std::vector<int>& inputs) {
+// What the guard was told: the groups to end and the commands to run after.
+struct GuardList {
+  std::set<pid_t> groups;
+  std::map<std::string, std::string> at_exit;  // key -> command line
+
+  void apply(const std::string& line) {
+    if (line.size() < 2) return;
+    if (line[0] == '!') {
+      const auto tab = line.find('\t');
+      if (tab != std::string::npos) at_exit[line.substr(1, tab - 1)] = line.substr(tab + 1);
+      return;
+    }
+    if (line[0] == '?') {
+      at_exit.erase(line.substr(1));
+      return;
+    }
+    const pid_t pgid = static_cast<pid_t>(std::atoi(line.c_str() + 1));
+    if (pgid <= 1) return;
+    if (line[0] == '+') groups.insert(pgid);
+    else if (line[0] == '-') groups.erase(pgid);
+  }
+};
+
+bool read_list(int fd, std::string& pending, GuardList& list, std::vector<int>& inputs) {
   char buf[4096];
   alignas(cmsghdr) char control[CMSG_SPACE(253 * sizeof(int))];
   iovec iov{buf, sizeof buf};
@@ -177,13 +210,8 @@ bool read_list(int fd, std::string& pending, std::set<pid_t>& groups, std::vecto
   if (n <= 0) return false;
   pending.append(buf, static_cast<std::size_t>(n));
   for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
-    const std::string line = pending.substr(0, nl);
+    list.apply(pending.substr(0, nl));
     pending.erase(0, nl + 1);
-    if (line.size() < 2) continue;
-    const pid_t pgid = static_cast<pid_t>(std::atoi(line.c_str() + 1));
-    if (pgid <= 1) continue;
-    if (line[0] == '+') groups.insert(pgid);
-    else if (line[0] == '-') groups.erase(pgid);
   }
   return true;
 }
@@ -222,7 +250,7 @@ int run_orphan_guard(int fd, std::chrono::milliseconds grace, pid_t server) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
   // Readable once the server has exited (its parent can see it): see below.
   const int server_exit = server > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, server, 0)) : -1;
-  std::set<pid_t> groups;
+  GuardList list;
   Seen seen;  // every process seen in the server's tree
   std::string pending;
   std::vector<int> inputs;  // the servers' stdin, handed over by the server on its way out
@@ -231,7 +259,7 @@ int run_orphan_guard(int fd, std::chrono::milliseconds grace, pid_t server) {
     const int r = ::poll(&pfd, 1, server > 0 ? 100 : -1);
     if (r < 0 && errno != EINTR) break;
     if (server > 0) add_descendants(server, seen, ::getpid());
-    if (r > 0 && !read_list(fd, pending, groups, inputs)) break;
+    if (r > 0 && !read_list(fd, pending, list, inputs)) break;
   }
   // Our socket ends before the server's exit is complete: give it that moment (at most 100 ms),
   // so the editor sees the exit before the servers start reacting to theirs.
@@ -241,7 +269,9 @@ int run_orphan_guard(int fd, std::chrono::milliseconds grace, pid_t server) {
     }
   }
   for (int input : inputs) ::close(input);  // the end of their stdin: MCP's way to ask them to exit
-  end_everything(groups, seen, grace);
+  end_everything(list.groups, seen, grace);
+  // Our stdout and stderr are /dev/null; each command is the caller's to bound (podman rm -t 0).
+  for (const auto& [_, command] : list.at_exit) (void)std::system(command.c_str());
   return 0;
 }
 

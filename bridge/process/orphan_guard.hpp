@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 namespace bridge::process {
@@ -31,6 +32,11 @@ void enable_orphan_guard();
 // off or could not be started (that is logged once).
 void guard_group(pid_t pgid);
 void release_group(pid_t pgid);
+// A command line (sh -c) the guard runs once we are gone, after ending the groups: what no
+// process group of ours holds, such as a container started for this server (`podman rm -f …`).
+// `key` names it for forget_at_exit (no tab or newline in either). No-ops while the guard is off.
+void run_at_exit(const std::string& key, const std::string& command_line);
+void forget_at_exit(const std::string& key);
 // The guard was started and will end the groups still listed when we exit.
 bool orphan_guard_running();
 // On the way out: gives the guard these descriptors (our ends of the servers' stdin). It keeps

@@ -10,17 +10,23 @@
 namespace runtime::config {
 
 struct ExecutorConfig {
-  enum class Type { Local, Ssh, Virtual, Builtin };
+  enum class Type { Local, Ssh, Virtual, Builtin, Container, Devcontainer };
   std::string id;
   Type type = Type::Local;
   // ssh
   std::string host;                          // a host name or an alias of ~/.ssh/config
-  std::optional<std::string> user;           // else ssh's own default
+  std::optional<std::string> user;           // ssh: else ssh's own default; container: else the image's
   std::optional<int> port;
   std::optional<std::filesystem::path> identity_file;  // `~` already expanded (local path)
   std::vector<std::string> ssh_options;      // each passed as `-o`
   std::string workdir;                       // as written (`~/x` is expanded there); empty: the remote home
   std::vector<std::pair<std::string, std::string>> env;  // added to commands run there
+  // container (and devcontainer, read from its devcontainer.json)
+  std::string engine;                        // "podman" | "docker"; empty: podman when found, else docker
+  std::string container;                     // exec into this running container; or
+  std::string image;                         // start one from this image, removed when the server ends
+  std::vector<std::string> mount_args;       // image mode: the engine's own flags ("-v", "a:b", "--mount", ...)
+  std::filesystem::path folder;              // devcontainer: the folder holding .devcontainer/devcontainer.json
   // virtual
   std::filesystem::path root;                // a local folder seen as `/`
   bool read_only = false;
@@ -31,7 +37,7 @@ struct ExecutorConfig {
 inline constexpr const char* kLocalExecutor = "local";
 inline constexpr const char* kOpenvaalaExecutor = "openvaala";
 
-// "ssh" | "virtual" | "local" | "builtin"
+// "ssh" | "virtual" | "local" | "builtin" | "container" | "devcontainer"
 const char* executor_type_name(ExecutorConfig::Type t);
 
 }  // namespace runtime::config

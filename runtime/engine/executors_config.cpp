@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include "runtime/engine/container_config.hpp"
 #include "runtime/engine/loaders.hpp"
 #include "runtime/engine/paths.hpp"
 
@@ -51,6 +52,8 @@ std::string ssh_option_keyword(std::string_view o) {
 void read_ssh(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, const fs::path& home) {
   for (const char* k : {"root", "read_only"})
     if (root[k]) r.error(root[k], std::string("'") + k + "' is for virtual executors, not ssh");
+  for (const char* k : {"engine", "container", "image", "mounts", "folder"})
+    if (root[k]) r.error(root[k], std::string("'") + k + "' is for container executors, not ssh");
   auto host = r.string(root, "host");
   if (!root["host"]) r.error_line(0, "an ssh executor needs 'host' (a host name or an alias from ~/.ssh/config)");
   else if (host && host->empty()) r.error(root["host"], "'host' must not be empty");
@@ -92,8 +95,9 @@ void read_ssh(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, 
 }
 
 void read_virtual(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, const fs::path& home) {
-  for (const char* k : {"host", "user", "port", "identity_file", "ssh_options", "workdir", "env"})
-    if (root[k]) r.error(root[k], std::string("'") + k + "' is for ssh executors, not virtual ones (they run nothing)");
+  for (const char* k : {"host", "user", "port", "identity_file", "ssh_options", "workdir", "env", "engine", "container", "image",
+                        "mounts", "folder"})
+    if (root[k]) r.error(root[k], std::string("'") + k + "' is for executors that run commands, not virtual ones (they run nothing)");
   auto root_dir = r.string(root, "root");
   if (!root["root"]) r.error_line(0, "a virtual executor needs 'root' (a local folder, seen as / on it)");
   else if (root_dir) {
@@ -126,24 +130,32 @@ std::map<std::string, ExecutorConfig> load_executor_files(const fs::path& config
     else if (x.id == config::kLocalExecutor || x.id == config::kOpenvaalaExecutor)
       r.error_line(0, "'" + x.id + "' is a built-in executor and cannot be redefined (rename the file)");
     if (root->IsNull()) {
-      r.error_line(0, "an executor file needs at least 'type' (ssh or virtual)");
+      r.error_line(0, "an executor file needs at least 'type' (ssh, container, devcontainer or virtual)");
       continue;
     }
     if (!r.expect_map(*root, "an executor file")) continue;
-    r.check_keys(*root, {"id", "type", "host", "user", "port", "identity_file", "ssh_options", "workdir", "env", "root", "read_only"},
+    r.check_keys(*root, {"id", "type", "host", "user", "port", "identity_file", "ssh_options", "workdir", "env", "root", "read_only",
+                         "engine", "container", "image", "mounts", "folder"},
                  "an executor file");
     if (auto id = r.string(*root, "id"); id && *id != x.id)
       r.error((*root)["id"], "id '" + *id + "' does not match the file name '" + x.id + ".yaml'");
     auto type = r.string(*root, "type");
-    if (!(*root)["type"]) r.error_line(0, "an executor file needs 'type' (ssh or virtual)");
+    if (!(*root)["type"]) r.error_line(0, "an executor file needs 'type' (ssh, container, devcontainer or virtual)");
     else if (type == "ssh") {
       x.type = ExecutorConfig::Type::Ssh;
       read_ssh(r, *root, x, home);
     } else if (type == "virtual") {
       x.type = ExecutorConfig::Type::Virtual;
       read_virtual(r, *root, x, home);
+    } else if (type == "container") {
+      x.type = ExecutorConfig::Type::Container;
+      read_container(r, *root, x, home);
+    } else if (type == "devcontainer") {
+      x.type = ExecutorConfig::Type::Devcontainer;
+      read_devcontainer(r, *root, x, home, diags);
     } else if (type) {
-      r.error((*root)["type"], "'type' must be ssh or virtual, not '" + *type + "' (local and openvaala are built in)");
+      r.error((*root)["type"], "'type' must be ssh, container, devcontainer or virtual, not '" + *type +
+                                   "' (local and openvaala are built in)");
     }
     if (config::has_errors(Diagnostics(diags.begin() + static_cast<long>(before), diags.end()))) continue;
     out[x.id] = std::move(x);
@@ -159,6 +171,8 @@ const char* executor_type_name(ExecutorConfig::Type t) {
     case ExecutorConfig::Type::Ssh: return "ssh";
     case ExecutorConfig::Type::Virtual: return "virtual";
     case ExecutorConfig::Type::Builtin: return "builtin";
+    case ExecutorConfig::Type::Container: return "container";
+    case ExecutorConfig::Type::Devcontainer: return "devcontainer";
     default: return "local";
   }
 }

@@ -2,7 +2,7 @@
 // The executors of one server process (DESIGN §10): the built-in `local` (per session: its
 // working directory is the session's cwd) and `openvaala`, and those of executors/*.yaml. Each
 // ssh executor keeps one multiplexed connection (ControlMaster) for the whole process, opened on
-// first use and closed by shutdown().
+// first use and closed by shutdown(); an image-mode container executor likewise one container.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -41,6 +41,8 @@ std::shared_ptr<Executor> make_virtual_executor(Deps deps, std::string id, std::
                                                 std::string prefix, bool read_only);
 // `control_dir`: a private (0700) folder for the connection's socket.
 std::shared_ptr<Executor> make_ssh_executor(Deps deps, config::ExecutorConfig config, fs::path control_dir);
+// `container` and `devcontainer` (container_executor.cpp): through podman or docker.
+std::shared_ptr<Executor> make_container_executor(Deps deps, config::ExecutorConfig config);
 
 // What `config check --executor` reports after connecting.
 struct Probe {
@@ -92,4 +94,6 @@ std::optional<InstallResult> parse_install_answer(const std::string& stdout_text
 namespace runtime::executors {
 // Connects to an ssh executor now (blocking) and reports what it found; closes the connection.
 Probe probe_ssh(const config::ExecutorConfig& config, const fs::path& control_dir);
+// The same for a container executor (an image-mode one is started, then removed).
+Probe probe_container(const config::ExecutorConfig& config);
 }  // namespace runtime::executors

@@ -18,7 +18,9 @@ namespace {
 std::string fingerprint(const config::ExecutorConfig& c) {
   std::string s = c.id + '\n' + config::executor_type_name(c.type) + '\n' + c.host + '\n' + c.user.value_or("") + '\n' +
                   std::to_string(c.port.value_or(0)) + '\n' + (c.identity_file ? c.identity_file->string() : "") + '\n' +
-                  c.workdir + '\n' + c.root.string() + '\n' + (c.read_only ? "ro" : "rw");
+                  c.workdir + '\n' + c.root.string() + '\n' + (c.read_only ? "ro" : "rw") + '\n' + c.engine + '\n' +
+                  c.container + '\n' + c.image + '\n' + c.folder.string();
+  for (const auto& m : c.mount_args) s += '\n' + m;
   for (const auto& o : c.ssh_options) s += '\n' + o;
   for (const auto& [k, v] : c.env) s += '\n' + k + '=' + v;
   return s;
@@ -59,6 +61,8 @@ void Registry::configure(const std::map<std::string, config::ExecutorConfig>& co
         else spdlog::error("cannot create the folder for ssh connections: {}", std::strerror(errno));
       }
       e->executor = make_ssh_executor(deps_, c, control_dir_);
+    } else if (c.type == config::ExecutorConfig::Type::Container || c.type == config::ExecutorConfig::Type::Devcontainer) {
+      e->executor = make_container_executor(deps_, c);
     } else {
       e->executor = make_virtual_executor(deps_, c.id, "virtual", c.root, "", c.read_only);
     }

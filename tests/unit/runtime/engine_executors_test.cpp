@@ -2,6 +2,8 @@
 // may name an executor (default_executor, an agent's executor:).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine_test_util.hpp"
 
 using namespace runtime::engine;
@@ -65,16 +67,16 @@ TEST(EngineExecutors, EveryRuleHasItsMessage) {
            x + "wrong.yaml:1: id 'other' does not match the file name 'wrong.yaml'",
            x + "bad name.yaml: the executor id 'bad name' (the file name) is invalid: use letters, digits, - and _",
            x + "local.yaml: 'local' is a built-in executor and cannot be redefined (rename the file)",
-           x + "notype.yaml: an executor file needs 'type' (ssh or virtual)",
-           x + "docker.yaml:1: 'type' must be ssh or virtual, not 'docker' (local and openvaala are built in)",
+           x + "notype.yaml: an executor file needs 'type' (ssh, container, devcontainer or virtual)",
+           x + "docker.yaml:1: 'type' must be ssh, container, devcontainer or virtual, not 'docker' (local and openvaala are built in)",
            x + "nohost.yaml: an ssh executor needs 'host' (a host name or an alias from ~/.ssh/config)",
            x + "port.yaml:3: 'port' must be a port number (1-65535)",
            x + "opts.yaml:4: each ssh_options entry must be 'Option=value' (as ssh -o takes it), got 'ProxyJump'",
            x + "opts.yaml:5: 'ControlPath' is set by openvaala (BatchMode and one shared connection per executor)",
            x + "unknown.yaml:3: unknown key 'password' in an executor file (allowed: id, type, host, user, port, "
-               "identity_file, ssh_options, workdir, env, root, read_only)",
+               "identity_file, ssh_options, workdir, env, root, read_only, engine, container, image, mounts, folder)",
            x + "mixed.yaml:3: 'root' is for virtual executors, not ssh",
-           x + "vhost.yaml:3: 'host' is for ssh executors, not virtual ones (they run nothing)",
+           x + "vhost.yaml:3: 'host' is for executors that run commands, not virtual ones (they run nothing)",
            x + "noroot.yaml: a virtual executor needs 'root' (a local folder, seen as / on it)",
            x + "missing.yaml:2: 'root' /does/not/exist is not a folder",
            x + "env.yaml:4: 'env' key '1BAD' is not a variable name",
@@ -99,4 +101,116 @@ TEST(EngineExecutors, WhoNamesAnExecutorMustNameOneThatExists) {
   // The order of DESIGN §10: the agent's, else default_executor, else local.
   EXPECT_EQ(e->default_executor(*e->find_agent("docs")), "openvaala");
   EXPECT_EQ(e->default_executor(*e->find_agent("remote")), "local");
+}
+
+TEST(EngineExecutors, AContainerExecutorExecsIntoARunningContainerOrStartsAnImage) {
+  Tree t;
+  t.write("home/src/app/readme", "x");
+  t.write("config/executors/box.yaml",
+          "type: container\nengine: docker\ncontainer: app-dev\nworkdir: /workspace\nuser: dev\nenv: {GOFLAGS: -mod=mod}\n");
+  t.write("config/executors/img.yaml",
+          "type: container\nimage: localhost/dev:1\nmounts: [\"~/src/app:/workspace\", \"/tmp:/scratch:ro\"]\nworkdir: /workspace\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  EXPECT_TRUE(d.empty()) << join(d);
+  const auto& box = e->executors().at("box");
+  EXPECT_EQ(box.type, ExecutorConfig::Type::Container);
+  EXPECT_EQ(box.engine, "docker");
+  EXPECT_EQ(box.container, "app-dev");
+  EXPECT_TRUE(box.image.empty());
+  EXPECT_EQ(box.user.value_or(""), "dev");
+  EXPECT_EQ(box.workdir, "/workspace");
+  ASSERT_EQ(box.env.size(), 1u);
+  const auto& img = e->executors().at("img");
+  EXPECT_EQ(img.engine, "") << "no engine: podman when found, else docker, chosen when it runs";
+  EXPECT_EQ(img.image, "localhost/dev:1");
+  EXPECT_EQ(img.mount_args, (std::vector<std::string>{"-v", (t.home() / "src/app").string() + ":/workspace", "-v", "/tmp:/scratch:ro"}))
+      << "mounts become the engine's -v, ~ being the local home";
+}
+
+TEST(EngineExecutors, EveryContainerRuleHasItsMessage) {
+  Tree t;
+  t.write("config/executors/neither.yaml", "type: container\n");
+  t.write("config/executors/both.yaml", "type: container\ncontainer: a\nimage: b\n");
+  t.write("config/executors/engine.yaml", "type: container\ncontainer: a\nengine: lxc\n");
+  t.write("config/executors/flag.yaml", "type: container\ncontainer: --privileged\n");
+  t.write("config/executors/mounts.yaml", "type: container\ncontainer: a\nmounts: [\"/a:/b\"]\n");
+  t.write("config/executors/badmount.yaml", "type: container\nimage: i\nmounts: [\"relative:/b\", \"/a:b\"]\n");
+  t.write("config/executors/sshkeys.yaml", "type: container\ncontainer: a\nhost: h\n");
+  t.write("config/executors/sshimage.yaml", "type: ssh\nhost: h\nimage: i\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  const std::string x = (t.config() / "executors").string() + "/";
+  for (const auto& want : std::vector<std::string>{
+           x + "neither.yaml: a container executor needs 'container' (a running container's name) or 'image' (to start one from)",
+           x + "both.yaml:3: a container executor takes 'container' (a running one) or 'image' (one started for it), not both",
+           x + "engine.yaml:3: 'engine' must be podman or docker, not 'lxc'",
+           x + "flag.yaml:2: 'container' must be a container's name or id",
+           x + "mounts.yaml:3: 'mounts' is for image mode: a running container has its own",
+           x + "badmount.yaml:3: the host side of mount 'relative:/b' must be absolute or start with ~/",
+           x + "badmount.yaml:3: each mount must be 'host-path:container-path' (the container path absolute), got '/a:b'",
+           x + "sshkeys.yaml:3: 'host' is not a container executor's (container, image, mounts, workdir, user, env)",
+           x + "sshimage.yaml:3: 'image' is for container executors, not ssh",
+       })
+    EXPECT_TRUE(contains(d, want)) << "missing: " << want << "\n got:\n" << join(d);
+  EXPECT_TRUE(e->executors().empty()) << "a broken executor file is left out";
+}
+
+TEST(EngineExecutors, ADevcontainerExecutorReadsTheFoldersDefinition) {
+  Tree t;
+  t.write("home/src/app/.devcontainer/devcontainer.json", R"({
+    // as VS Code writes it: comments and trailing commas
+    "name": "app",
+    "image": "localhost/dev:1",
+    "workspaceFolder": "/work/${localWorkspaceFolderBasename}",
+    "remoteUser": "dev",
+    "containerEnv": {"APP_HOME": "${containerWorkspaceFolder}", "FROM_HOST": "${localEnv:OPENVAALA_TEST_UNSET:fallback}"},
+    "mounts": ["source=/tmp,target=/scratch,type=bind", {"source": "cache", "target": "/cache", "type": "volume"},],
+  })");
+  t.write("config/executors/dev.yaml", "type: devcontainer\nfolder: ~/src/app\nenv: {EXTRA: x}\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  EXPECT_TRUE(d.empty()) << join(d);
+  const auto& dev = e->executors().at("dev");
+  const std::string folder = (t.home() / "src/app").string();
+  EXPECT_EQ(dev.type, ExecutorConfig::Type::Devcontainer);
+  EXPECT_EQ(dev.image, "localhost/dev:1");
+  EXPECT_EQ(dev.workdir, "/work/app") << "workspaceFolder, its variables replaced";
+  EXPECT_EQ(dev.user.value_or(""), "dev") << "remoteUser";
+  EXPECT_EQ(dev.mount_args, (std::vector<std::string>{"--mount", "type=bind,source=" + folder + ",target=/work/app", "--mount",
+                                                      "source=/tmp,target=/scratch,type=bind", "--mount",
+                                                      "type=volume,source=cache,target=/cache"}))
+      << "the default workspaceMount (the folder at workspaceFolder), then mounts in both forms";
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(dev.env, (Env{{"APP_HOME", "/work/app"}, {"FROM_HOST", "fallback"}, {"EXTRA", "x"}}))
+      << "containerEnv, then the file's env";
+}
+
+TEST(EngineExecutors, ADevcontainerThatNeedsABuilderOrIsBrokenSaysWhereAndWhy) {
+  Tree t;
+  t.write("home/built/.devcontainer/devcontainer.json", "{\n  \"name\": \"x\",\n  \"build\": {\"dockerfile\": \"Dockerfile\"}\n}\n");
+  t.write("home/broken/.devcontainer/devcontainer.json", "{\n  \"image\": \"i\"\n  \"remoteUser\": \"dev\"\n}\n");
+  t.write("home/vars/.devcontainer.json", "{\"image\": \"i\",\n \"workspaceFolder\": \"/w/${devcontainerId}\"}\n");
+  t.write("home/empty/readme", "x");
+  t.write("config/executors/built.yaml", "type: devcontainer\nfolder: ~/built\n");
+  t.write("config/executors/broken.yaml", "type: devcontainer\nfolder: ~/broken\n");
+  t.write("config/executors/vars.yaml", "type: devcontainer\nfolder: ~/vars\n");
+  t.write("config/executors/empty.yaml", "type: devcontainer\nfolder: ~/empty\n");
+  t.write("config/executors/nofolder.yaml", "type: devcontainer\nimage: i\n");
+  Diagnostics d;
+  auto e = t.load(d);
+  const std::string x = (t.config() / "executors").string() + "/";
+  const std::string h = t.home().string() + "/";
+  for (const auto& want : std::vector<std::string>{
+           h + "built/.devcontainer/devcontainer.json:3: 'build' needs a builder openvaala does not run: build the image, "
+               "then name it in 'image'",
+           h + "broken/.devcontainer/devcontainer.json:3: not valid JSON",
+           h + "vars/.devcontainer.json:2: the variable ${devcontainerId} is not one openvaala knows",
+           x + "empty.yaml:2: 'folder' " + h + "empty has no .devcontainer/devcontainer.json",
+           x + "nofolder.yaml: a devcontainer executor needs 'folder' (the project folder with .devcontainer/devcontainer.json)",
+           x + "nofolder.yaml:2: 'image' comes from devcontainer.json (a devcontainer executor takes folder, engine, env)",
+       })
+    EXPECT_TRUE(std::any_of(d.begin(), d.end(), [&](const auto& g) { return g.to_string().rfind(want, 0) == 0; }))
+        << "missing: " << want << "\n got:\n" << join(d);
+  EXPECT_TRUE(e->executors().empty()) << "a broken executor file is left out";
 }
