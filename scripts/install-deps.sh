@@ -47,4 +47,3 @@ if [ -f editor-extensions/vscode/package-lock.json ] && { [ ! -d editor-extensio
   echo "install-deps: npm ci (VS Code extension)" >&2
   (cd editor-extensions/vscode && npm ci --no-audit --no-fund >&2)
 fi
-
