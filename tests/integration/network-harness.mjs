@@ -102,7 +102,15 @@ export function connect(url, { token, permission = "allow_once", onPermission, o
     });
   const connection = app.connect({ readable, writable });
   const agent = connection.agent;
-  const call = (method, params, timeout = 15000) => withTimeout(agent.request(method, params), timeout, method);
+  // Calls still pending when the test closes the connection end then (the SDK leaves them
+  // pending): their timers must not keep the test file alive for the rest of their timeout.
+  const pending = new Set();
+  const call = (method, params, timeout = 15000) => {
+    let end;
+    const closed = new Promise((_, reject) => { end = reject; });
+    pending.add(end);
+    return withTimeout(Promise.race([agent.request(method, params), closed]), timeout, method).finally(() => pending.delete(end));
+  };
   const c = {
     connection, updates, permissionRequests, schemaErrors, call,
     initialize: () => call("initialize", {
@@ -115,7 +123,11 @@ export function connect(url, { token, permission = "allow_once", onPermission, o
     textOf: (sessionId) => updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk")
       .map((u) => u.update.content?.text ?? "").join(""),
     assertSchemaClean: () => assert.deepEqual(schemaErrors, [], "agent messages violate the ACP schema"),
-    close: () => { try { connection.close(); } catch { /* closed */ } },
+    close: () => {
+      for (const end of pending) end(new Error("the test closed the connection"));
+      pending.clear();
+      try { connection.close(); } catch { /* closed */ }
+    },
   };
   cleanups.push(async () => c.close());
   return c;
