@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Executors (DESIGN §10): what a tool call costs on an ssh executor over a warm multiplexed
-// connection to a loopback sshd, against local; and the first use (connect). Run on demand (as
+// connection to a loopback sshd, and in a podman container (exec mode; the set-up of
+// scripts/podman-test-env.sh), against local; and the first use (connect). Run on demand (as
 // root: it starts sshd with tests/integration/sshd.mjs). Figures: docs/PERFORMANCE.md.
 //
-//   node bench/executors_bench.mjs [--bin build/openvaala] [--calls 40]
+//   node bench/executors_bench.mjs [--bin build/openvaala] [--calls 40] [--no-container]
 // Per call: the time from the tool_call announcement to its completed update, median and p90,
 // seen by an ACP client (the SDK harness) — the same client for every row.
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { REPO_ROOT, agentBinary, makeConfigHome, makeWorkspace, startAgent, startFakeModel, writeFiles, removeTempDirs } from "../tests/integration/harness.mjs";
 import { startSshd } from "../tests/integration/sshd.mjs";
@@ -27,6 +29,10 @@ async function measure(sshd, { executor, tool, capabilities }) {
   sshd.writeRemote("file.txt", "x\n".repeat(100));
   const home = makeConfigHome({ modelUrl: fake.url });
   writeFiles(home.configDir, { "executors/box.yaml": sshd.executorYaml("box") });
+  if (container) {
+    execFileSync("podman", ["exec", "-i", container, "sh", "-c", "mkdir -p /srv/bench && cat > /srv/bench/file.txt"], { input: "x\n".repeat(100) });
+    writeFiles(home.configDir, { "executors/ctr.yaml": `type: container\ncontainer: ${container}\nworkdir: /srv/bench\n` });
+  }
   const started = new Map();
   const took = new Map();
   const h = await startAgent({
@@ -50,6 +56,15 @@ async function measure(sshd, { executor, tool, capabilities }) {
   return { first, median: quantile(warm, 0.5), p90: quantile(warm, 0.9), n: warm.length };
 }
 
+// A running container of the test image for the `ctr` rows (podman's own set-up in .tools/podman).
+let container = null;
+if (!argv.includes("--no-container")) {
+  const out = execFileSync(path.join(REPO_ROOT, "scripts/podman-test-env.sh"), { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  for (const m of out.matchAll(/^export (\w+)=(.*)$/gm)) process.env[m[1]] = m[2].replace(/^'(.*)'$/, "$1");
+  container = `ov-bench-${process.pid}`;
+  execFileSync("podman", ["run", "-d", "--init", "--name", container, "--entrypoint", "sleep", "localhost/openvaala-test:1", "infinity"]);
+}
+
 const sshd = await startSshd();
 try {
   const editor = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
@@ -59,12 +74,14 @@ try {
     rows.push([tool, "local, through the editor", await measure(sshd, { executor: "local", tool, capabilities: editor })]);
     rows.push([tool, "local, by the server itself", await measure(sshd, { executor: "local", tool, capabilities: bare })]);
     rows.push([tool, "ssh (loopback sshd)", await measure(sshd, { executor: "box", tool, capabilities: editor })]);
+    if (container) rows.push([tool, "container (podman exec)", await measure(sshd, { executor: "ctr", tool, capabilities: editor })]);
   }
   console.log(`| tool | where | first call (ms) | warm median (ms) | warm p90 (ms) | calls |`);
   console.log(`| --- | --- | ---: | ---: | ---: | ---: |`);
   for (const [tool, where, r] of rows)
     console.log(`| ${tool} | ${where} | ${r.first.toFixed(1)} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.n} |`);
 } finally {
+  if (container) execFileSync("podman", ["rm", "-f", "-t", "0", container]);
   await sshd.close();
   removeTempDirs();
 }

@@ -222,3 +222,44 @@ containerScenario("config check --executor: the engine, the image, the container
   assert.equal(gone.status, 1);
   assert.match(gone.stdout, /Executor gone: not reachable\n {2}executor 'gone' \(container podman ov-no-such-container\): the container 'ov-no-such-container' does not exist/);
 });
+
+/** A stdio MCP server in bash (the image has no node): one tool, `where`, answering where it runs. */
+const BASH_MCP_SERVER = `#!/bin/bash
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\\([0-9]*\\).*/\\1/p')
+  [ -z "$id" ] && continue
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"box-mcp","version":"1"}}}\\n' "$id" ;;
+    *'"method":"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"where","description":"Where it runs","inputSchema":{"type":"object","properties":{}}}]}}\\n' "$id" ;;
+    *'"method":"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"mcp as %s in %s on %s"}]}}\\n' "$id" "$(id -un)" "$(pwd)" "$(cat /etc/hostname)" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\\n' "$id" ;;
+  esac
+done
+`;
+
+containerScenario("a session on a container sees the container's AGENTS.md and skills, and a stdio MCP server listing it runs inside", async (ctx) => {
+  const box = runningContainer(ctx);
+  podman("exec", box, "sh", "-c", "useradd -m dev && mkdir -p /srv/app/.agents/skills/box-skill && chown -R dev /srv/app");
+  const put = (file, text) => execFileSync("podman", ["exec", "-i", "-u", "dev", box, "sh", "-c", `cat > ${file}`], { input: text });
+  put("/srv/app/AGENTS.md", "CONTAINER-AGENTS-MARK: run the tests with make check\n");
+  put("/srv/app/.agents/skills/box-skill/SKILL.md", "---\nname: box-skill\ndescription: A skill in the container\n---\nBody\n");
+  put("/srv/app/mcp.sh", BASH_MCP_SERVER);
+  const fake = await ctx.fakeModel([call("c_where", "mcp__boxmcp__where", {}), { text: "done" }]);
+  const ws = ctx.workspace({ "AGENTS.md": "LOCAL-AGENTS-MARK\n" });
+  const home = ctx.configHome({ modelUrl: fake.url, extraYaml: "default_executor: box\n" });
+  writeFiles(home.configDir, {
+    "executors/box.yaml": `type: container\ncontainer: ${box}\nuser: dev\nworkdir: /srv/app\n`,
+    "mcp_servers/boxmcp.yaml": "id: boxmcp\ntype: stdio\ncommand: bash\nargs: [/srv/app/mcp.sh]\nexecutors: [box]\n",
+  });
+  const h = await ctx.agent({ env: home.env, cwd: ws });
+  await h.initialize();
+  const { sessionId } = await h.newSession(ws);
+  assert.equal((await h.prompt(sessionId, "where")).stopReason, "end_turn");
+  const sys = JSON.stringify(fake.requests[0].body);
+  assert.match(sys, /CONTAINER-AGENTS-MARK/, "the container's AGENTS.md reaches the model");
+  assert.ok(!sys.includes("LOCAL-AGENTS-MARK"), "the local AGENTS.md is not given while no tool ran on local");
+  assert.ok(sys.includes("/srv/app/.agents/skills/box-skill/SKILL.md"), "the container's skill is offered, by its path there");
+  const hostname = podman("exec", box, "cat", "/etc/hostname").trim();
+  assert.equal(resultOf(fake, "c_where").trim(), `mcp as dev in /srv/app on ${hostname}`,
+    "the MCP server listing the container runs inside it, as the executor's user, in its working directory");
+});
