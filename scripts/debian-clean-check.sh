@@ -36,7 +36,7 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
 fi
 
 cleanup() {
-  for m in "$ROOT/tmp/cxx-build.lock" "$ROOT/dev/pts" "$ROOT/dev" "$ROOT/proc" "$ROOT/sys/fs/cgroup" "$ROOT/sys"; do
+  for m in "$ROOT/tmp/cxx-build.lock" "$ROOT/dev/pts" "$ROOT/dev" "$ROOT/proc" "$ROOT/sys/fs/cgroup" "$ROOT/sys" "$ROOT"; do
     mountpoint -q "$m" 2>/dev/null && umount -l "$m"
   done
   return 0
@@ -67,6 +67,10 @@ for f in "${HOME:-/root}/.npmrc" /etc/npmrc /usr/etc/npmrc /usr/local/etc/npmrc;
 done
 chmod 600 "$ROOT/root/.npmrc"
 
+# The root's "/" is a mount point, as on a real machine: podman's storage remounts "/" private
+# while it unpacks an image layer ("remount /, flags: 0x44000: invalid argument" otherwise).
+mountpoint -q "$ROOT" || mount --bind "$ROOT" "$ROOT"
+mount --make-rprivate "$ROOT"
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
 mountpoint -q "$ROOT/sys" || mount -t sysfs sys "$ROOT/sys"
 # A real machine has its cgroups mounted (podman, for the container executor tests, needs them).

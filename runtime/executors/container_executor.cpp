@@ -73,9 +73,14 @@ class ContainerChannel : public Channel {
     if (!r.started || code < 125 || code > 127 || r.stderr_data.rfind("Error", 0) != 0) return std::nullopt;
     return "the container '" + name_ + "' cannot run commands (" + engine_ + ": " + first_line(r.stderr_data) + ")";
   }
+  // Also after a lost channel: a container of ours that is still up is used again; one that is
+  // gone or stopped is replaced.
   std::string open(const std::atomic<bool>* cancel) override {
     if (!on_path(engine_)) return "the container engine '" + engine_ + "' is not installed (not found on PATH)";
-    return c_.image.empty() ? check_running(cancel) : start(cancel);
+    if (c_.image.empty()) return check_running(cancel);
+    if (started_ && check_running(cancel).empty()) return {};
+    close();
+    return start(cancel);
   }
   void close() override {
     if (c_.image.empty() || !started_) return;

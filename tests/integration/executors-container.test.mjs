@@ -216,8 +216,7 @@ containerScenario("config check --executor: the engine, the image, the container
   assert.match(ok.stdout, /working directory: \/tmp/);
   assert.match(ok.stdout, /bash: yes/);
   assert.match(ok.stdout, /commands: one `exec` of the engine per operation/);
-  assert.deepEqual(podman("ps", "-a", "-q", "--filter", "ancestor=" + IMAGE, "--filter", "name=openvaala-img-").split("\n").filter(Boolean), [],
-    "the probe's container is removed");
+  assert.deepEqual(containersOf(`openvaala.server=${ok.pid}`), [], "the probe's container is removed");
   const gone = run("--executor", "gone");
   assert.equal(gone.status, 1);
   assert.match(gone.stdout, /Executor gone: not reachable\n {2}executor 'gone' \(container podman ov-no-such-container\): the container 'ov-no-such-container' does not exist/);
