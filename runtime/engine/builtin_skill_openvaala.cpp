@@ -303,6 +303,54 @@ manifest makes the configuration fail to load: no session starts (the editor sho
 with file and line; once the file is fixed, the next new session loads it), and a reload of a
 running server keeps the old configuration.
 
+## Executors (`executors/<id>.yaml`)
+
+Where tools, hooks and MCP servers run besides this machine (`local`). A session's executor is
+`_meta.openvaala.executor` of `session/new`, else the agent's `executor:`, else
+`default_executor:` in config.yaml, else `local`; the `executor` session option switches it.
+
+```yaml
+# executors/devbox.yaml: a host over SSH (the system ssh client, BatchMode: a key or the agent)
+type: ssh
+host: devbox                 # a host name or an alias from ~/.ssh/config
+user: me                     # optional
+port: 22                     # optional
+identity_file: ~/.ssh/id_ed25519   # optional
+ssh_options: [ProxyJump=bastion]   # optional, each passed as -o
+workdir: ~/src/app           # default: the remote home
+env: {GOFLAGS: -mod=mod}     # optional
+```
+
+```yaml
+# executors/box.yaml: a container, through podman or docker
+type: container
+engine: podman               # optional: podman when found, else docker
+container: app-dev           # a running container; or instead
+image: localhost/dev:1       # one started for the server, removed when it ends
+mounts: ["~/src/app:/workspace"]   # image mode only
+workdir: /workspace
+user: dev                    # optional; everything runs and writes as this user
+env: {GOFLAGS: -mod=mod}
+```
+
+```yaml
+# executors/dev.yaml: a project's dev container (image, workspaceFolder, workspaceMount,
+# remoteUser, containerEnv, mounts come from .devcontainer/devcontainer.json; `build` and
+# compose files are not supported: build the image and name it in `image`)
+type: devcontainer
+folder: ~/src/app
+```
+
+```yaml
+# executors/notes.yaml: a local folder seen as / (files only: no commands, hooks or MCP servers)
+type: virtual
+root: ~/notes
+read_only: true
+```
+
+`openvaala config check --executor ID` connects and reports what it found there (or exactly why
+not).
+
 ## Commands
 
 | command | does |
