@@ -67,7 +67,7 @@ boost::asio::awaitable<std::optional<std::invoke_result_t<F, const std::atomic<b
   detail::post_blocking<R>(pool, state, [state_ref = state.get(), fn = std::move(fn)]() mutable {
     return fn(state_ref->stop);
   });
-  if (!co_await state->done.wait(nullptr)) {
+  if (!co_await state->done.wait(cancel)) {
     state->stop.store(true, std::memory_order_relaxed);
     co_return std::nullopt;
   }
