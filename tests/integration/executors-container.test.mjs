@@ -22,8 +22,8 @@ function inChroot() {
   try {
     const ours = fs.statSync("/"), init = fs.statSync("/proc/1/root");
     return ours.dev !== init.dev || ours.ino !== init.ino;
-  } catch {
-    return false;
+  } catch (e) {
+    return e.code === "EACCES";  // root is refused pid 1's root only from inside a chroot
   }
 }
 
