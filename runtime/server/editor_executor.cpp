@@ -81,6 +81,30 @@ boost::asio::awaitable<TerminalOutput> close_terminal(EditorHost& editor, const 
 
 }  // namespace
 
+// terminal/create is not given up the moment the turn is cancelled: the editor may have started
+// the command already, and only its terminal id lets us kill and release it (given up at once, a
+// cancel racing the reply left the command running). An editor that does not answer is given up
+// on kCreateGrace after the cancel.
+boost::asio::awaitable<std::string> EditorExecutor::create_terminal(const std::string& shell, const std::vector<std::string>& argv,
+                                                                    const std::string& cwd, std::int64_t output_limit,
+                                                                    support::CancelSource* cancel) {
+  constexpr auto kCreateGrace = std::chrono::seconds(5);
+  support::CancelSource give_up;
+  boost::asio::steady_timer grace(co_await boost::asio::this_coro::executor);
+  support::CancelSource::Registration reg;
+  if (cancel)
+    reg = cancel->on_cancel([&] {
+      grace.expires_after(kCreateGrace);
+      grace.async_wait([&give_up](boost::system::error_code ec) {
+        if (!ec) give_up.cancel();
+      });
+    });
+  auto id = co_await editor_.terminal_create(session_id_, shell, argv, cwd, output_limit, &give_up);
+  reg.reset();
+  grace.cancel();
+  co_return id;
+}
+
 // In the sandbox the editor runs the helper (request.wrapper), which confines itself and then runs
 // bash. Waits for the exit until the turn is cancelled or the timeout fires.
 boost::asio::awaitable<RunResult> EditorExecutor::run_in_terminal(RunRequest request, support::CancelSource* cancel) {
@@ -91,8 +115,7 @@ boost::asio::awaitable<RunResult> EditorExecutor::run_in_terminal(RunRequest req
   const std::string cwd = co_await local_->working_directory(cancel);
   std::string terminal_id;
   try {
-    terminal_id = co_await editor_.terminal_create(session_id_, shell, argv, cwd,
-                                                   static_cast<std::int64_t>(request.max_output_bytes), cancel);
+    terminal_id = co_await create_terminal(shell, argv, cwd, static_cast<std::int64_t>(request.max_output_bytes), cancel);
   } catch (const EditorError& e) {
     throw ExecutorError(std::string("The editor could not start the command: ") + e.what());
   }

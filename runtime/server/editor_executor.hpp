@@ -40,6 +40,9 @@ class EditorExecutor : public Executor {
 
  private:
   boost::asio::awaitable<RunResult> run_in_terminal(RunRequest request, support::CancelSource* cancel);
+  boost::asio::awaitable<std::string> create_terminal(const std::string& shell, const std::vector<std::string>& argv,
+                                                      const std::string& cwd, std::int64_t output_limit,
+                                                      support::CancelSource* cancel);
   // The editor opens files in its own process: a path that names a file of whichever process
   // opens it is refused here too, whatever the caller checked (DESIGN §11).
   static void refuse_process_file(const std::string& path);

@@ -19,6 +19,7 @@ class OfferingEditor : public fakes::FakeEditor {
  public:
   bool reads = true, writes = true, terminals = true;
   bool exits = true;  // the command exits by itself (else it runs until killed)
+  int create_ms = 0;  // terminal/create is answered this late (a given-up request: an error)
   std::vector<std::vector<std::string>> created;
   std::vector<std::string> killed, released;
   bool can_read_files() const override { return reads; }
@@ -26,7 +27,12 @@ class OfferingEditor : public fakes::FakeEditor {
   bool has_terminals() const override { return terminals; }
   boost::asio::awaitable<std::string> terminal_create(const std::string&, const std::string& command,
                                                       const std::vector<std::string>& args, const std::string& cwd,
-                                                      std::int64_t, support::CancelSource*) override {
+                                                      std::int64_t, support::CancelSource* cancel) override {
+    if (create_ms > 0) {
+      boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(create_ms));
+      co_await t.async_wait(boost::asio::use_awaitable);
+      if (cancel && cancel->cancelled()) throw EditorError(-32800, "terminal/create given up");
+    }
     created.push_back(args);
     created.back().insert(created.back().begin(), command);
     created.back().push_back("@" + cwd);
@@ -139,5 +145,22 @@ TEST_F(EditorExecutorTest, ATimeoutKillsTheTerminal) {
   auto r = run(ex->run(std::move(request), nullptr));
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(editor.killed, (std::vector<std::string>{"term_1"}));
+  EXPECT_EQ(editor.released, (std::vector<std::string>{"term_1"}));
+}
+
+TEST_F(EditorExecutorTest, ATurnCancelledWhileTheTerminalIsCreatedStillKillsAndReleasesIt) {
+  editor.exits = false;
+  editor.create_ms = 30;
+  auto ex = io();
+  support::CancelSource turn;
+  boost::asio::steady_timer soon(ioc, std::chrono::milliseconds(5));
+  soon.async_wait([&](boost::system::error_code) { turn.cancel(); });
+  try {
+    run(ex->run(RunRequest{"sleep 30"}, &turn));
+  } catch (const ExecutorError& e) {
+    ADD_FAILURE() << "the editor answered terminal/create after the cancel: " << e.what();
+  }
+  EXPECT_EQ(editor.killed, (std::vector<std::string>{"term_1"}))
+      << "the editor had started the command when the turn was cancelled: it must be killed, not forgotten";
   EXPECT_EQ(editor.released, (std::vector<std::string>{"term_1"}));
 }
