@@ -102,7 +102,7 @@ run_in_root() { # name, command
   set +e
   env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      OPENVAALA_BUILD_LOCK="$LOCK_IN" \
+      OPENVAALA_BUILD_LOCK="$LOCK_IN" OPENVAALA_IN_CHROOT=1 \
       ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy} \
       ${no_proxy:+no_proxy=$no_proxy} ${HTTP_PROXY:+HTTP_PROXY=$HTTP_PROXY} \
       ${HTTPS_PROXY:+HTTPS_PROXY=$HTTPS_PROXY} ${NO_PROXY:+NO_PROXY=$NO_PROXY} \
