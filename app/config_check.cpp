@@ -95,34 +95,43 @@ std::string sandbox_summary(runtime::config::SandboxSetting setting) {
 std::string executor_summary(const runtime::config::ExecutorConfig& x) {
   using T = runtime::config::ExecutorConfig::Type;
   if (x.type == T::Virtual) return "virtual  " + x.root.string() + (x.read_only ? "  read-only" : "");
+  const std::string workdir = "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
   if (x.type == T::Container || x.type == T::Devcontainer)
     return std::string(runtime::config::executor_type_name(x.type)) + "  " + (x.engine.empty() ? "podman (else docker)" : x.engine) +
-           (x.image.empty() ? "  container " + x.container : "  image " + x.image) + (x.user ? "  user " + *x.user : "") +
-           "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
-  std::string s = "ssh  " + (x.user ? *x.user + "@" : "") + x.host + (x.port ? ":" + std::to_string(*x.port) : "");
-  return s + "  workdir " + (x.workdir.empty() ? std::string("~") : x.workdir);
+           (x.image.empty() ? "  container " + x.container : "  image " + x.image) + (x.user ? "  user " + *x.user : "") + workdir;
+  return "ssh  " + (x.user ? *x.user + "@" : "") + x.host + (x.port ? ":" + std::to_string(*x.port) : "") + workdir;
 }
 
 json::object executor_json(const runtime::config::ExecutorConfig& x) {
+  using T = runtime::config::ExecutorConfig::Type;
   json::object o{{"id", x.id}, {"type", runtime::config::executor_type_name(x.type)}, {"file", x.file.string()}};
-  if (x.type == runtime::config::ExecutorConfig::Type::Ssh) {
-    o["host"] = x.host;
-    if (x.user) o["user"] = *x.user;
-    if (x.port) o["port"] = *x.port;
-    o["workdir"] = x.workdir;
-  } else if (x.type == runtime::config::ExecutorConfig::Type::Container ||
-             x.type == runtime::config::ExecutorConfig::Type::Devcontainer) {
-    o["engine"] = x.engine.empty() ? "auto" : x.engine;
-    if (x.image.empty()) o["container"] = x.container;
-    else o["image"] = x.image;
-    if (x.user) o["user"] = *x.user;
-    if (!x.folder.empty()) o["folder"] = x.folder.string();
-    o["workdir"] = x.workdir;
-  } else {
+  if (x.type == T::Virtual) {
     o["root"] = x.root.string();
     o["read_only"] = x.read_only;
+    return o;
   }
+  if (x.user) o["user"] = *x.user;
+  o["workdir"] = x.workdir;
+  if (x.type == T::Ssh) {
+    o["host"] = x.host;
+    if (x.port) o["port"] = *x.port;
+    return o;
+  }
+  o["engine"] = x.engine.empty() ? "auto" : x.engine;
+  o[x.image.empty() ? "container" : "image"] = x.image.empty() ? x.container : x.image;
+  if (!x.folder.empty()) o["folder"] = x.folder.string();
   return o;
+}
+
+// Connects to an ssh or container executor now (an ssh one through a private socket folder).
+runtime::executors::Probe probe_now(const runtime::config::ExecutorConfig& x) {
+  if (x.type != runtime::config::ExecutorConfig::Type::Ssh) return runtime::executors::probe_container(x);
+  std::string tmpl = (fs::temp_directory_path() / "openvaala-check-XXXXXX").string();
+  fs::path dir = ::mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::temp_directory_path();
+  auto p = runtime::executors::probe_ssh(x, dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return p;
 }
 
 // `--executor ID`: connects now and says what is there, or exactly why not.
@@ -153,16 +162,7 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
     return o;
   }
   const bool container = x.type != runtime::config::ExecutorConfig::Type::Ssh;
-  runtime::executors::Probe p;
-  if (container) {
-    p = runtime::executors::probe_container(x);
-  } else {
-    std::string tmpl = (fs::temp_directory_path() / "openvaala-check-XXXXXX").string();
-    fs::path dir = ::mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::temp_directory_path();
-    p = runtime::executors::probe_ssh(x, dir);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  const auto p = probe_now(x);
   o["reachable"] = p.reachable;
   char ms[64];
   std::snprintf(ms, sizeof ms, "%.1f", p.connect_ms);
@@ -182,10 +182,8 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
   text = "Executor " + id + ": reachable (" + executor_summary(x) + ")\n  connected in " + ms + " ms; round trip " + rt +
          " ms\n  working directory: " + p.working_directory + "\n  bash: " + (p.has_bash ? "yes" : "NOT FOUND (bash cannot run there)") +
          "\n  tar: " + (p.has_tar ? "yes" : "not found (plugin folders cannot be copied there)") + "\n";
-  if (container) {
-    o["commands"] = "one engine exec per operation";
-    text += "  commands: one `exec` of the engine per operation\n";
-  }
+  if (container) o["commands"] = "one engine exec per operation";
+  if (container) text += "  commands: one `exec` of the engine per operation\n";
   return o;
 }
 

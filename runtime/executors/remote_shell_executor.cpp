@@ -254,8 +254,6 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
     co_return local;
   }
 
-  std::string describe() const override { return Executor::describe(); }
-
   void shutdown() override {
     forwards_.clear();
     if (!opened_) return;
