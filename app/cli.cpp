@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "bridge/process/orphan_guard.hpp"
+#include "runtime/executors/helper_protocol.hpp"
 
 namespace app {
 
@@ -123,6 +124,12 @@ int run_cli(const std::vector<std::string>& args) {
   if (cmd == "__orphan-guard")
     return bridge::process::run_orphan_guard(STDIN_FILENO, std::chrono::milliseconds(500),
                                              args.size() > 1 ? static_cast<pid_t>(std::atol(args[1].c_str())) : 0);
+  // Internal: started on the other side of a remote executor's channel (DESIGN §10).
+  if (cmd == "executor-helper") {
+    const int rc = runtime::executors::helper::serve(STDIN_FILENO, STDOUT_FILENO);
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
   // Before any logger or guard: it only restricts itself and executes the command.
   if (cmd == "sandbox") return run_sandbox(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "acp") {

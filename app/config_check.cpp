@@ -161,7 +161,6 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
     text = "Executor " + id + ": virtual, root " + x.root.string() + (ok ? " (a folder)\n" : " is not a folder\n");
     return o;
   }
-  const bool container = x.type != runtime::config::ExecutorConfig::Type::Ssh;
   const auto p = probe_now(x);
   o["reachable"] = p.reachable;
   char ms[64];
@@ -182,8 +181,8 @@ json::object probe_json(const eng::Engine& e, const std::string& id, std::string
   text = "Executor " + id + ": reachable (" + executor_summary(x) + ")\n  connected in " + ms + " ms; round trip " + rt +
          " ms\n  working directory: " + p.working_directory + "\n  bash: " + (p.has_bash ? "yes" : "NOT FOUND (bash cannot run there)") +
          "\n  tar: " + (p.has_tar ? "yes" : "not found (plugin folders cannot be copied there)") + "\n";
-  if (container) o["commands"] = "one engine exec per operation";
-  if (container) text += "  commands: one `exec` of the engine per operation\n";
+  o["helper"] = p.helper;
+  text += "  helper: " + p.helper + "\n";
   return o;
 }
 

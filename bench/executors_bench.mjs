@@ -28,10 +28,15 @@ async function measure(sshd, { executor, tool, capabilities }) {
   const ws = makeWorkspace({ "file.txt": "x\n".repeat(100) });
   sshd.writeRemote("file.txt", "x\n".repeat(100));
   const home = makeConfigHome({ modelUrl: fake.url });
-  writeFiles(home.configDir, { "executors/box.yaml": sshd.executorYaml("box") });
+  // `-cmd`: the same executor without the helper (one channel command per operation).
+  writeFiles(home.configDir, {
+    "executors/box.yaml": sshd.executorYaml("box"),
+    "executors/box-cmd.yaml": sshd.executorYaml("box-cmd", "helper: false\n"),
+  });
   if (container) {
     execFileSync("podman", ["exec", "-i", container, "sh", "-c", "mkdir -p /srv/bench && cat > /srv/bench/file.txt"], { input: "x\n".repeat(100) });
-    writeFiles(home.configDir, { "executors/ctr.yaml": `type: container\ncontainer: ${container}\nworkdir: /srv/bench\n` });
+    const yaml = `type: container\ncontainer: ${container}\nworkdir: /srv/bench\n`;
+    writeFiles(home.configDir, { "executors/ctr.yaml": yaml, "executors/ctr-cmd.yaml": `${yaml}helper: false\n` });
   }
   const started = new Map();
   const took = new Map();
@@ -73,8 +78,13 @@ try {
   for (const tool of ["read_file", "bash"]) {
     rows.push([tool, "local, through the editor", await measure(sshd, { executor: "local", tool, capabilities: editor })]);
     rows.push([tool, "local, by the server itself", await measure(sshd, { executor: "local", tool, capabilities: bare })]);
-    rows.push([tool, "ssh (loopback sshd)", await measure(sshd, { executor: "box", tool, capabilities: editor })]);
-    if (container) rows.push([tool, "container (podman exec)", await measure(sshd, { executor: "ctr", tool, capabilities: editor })]);
+    // Pair by pair: a command per operation, then the helper, back to back.
+    rows.push([tool, "ssh, a command per operation", await measure(sshd, { executor: "box-cmd", tool, capabilities: editor })]);
+    rows.push([tool, "ssh, the helper", await measure(sshd, { executor: "box", tool, capabilities: editor })]);
+    if (container) {
+      rows.push([tool, "container, a command per operation", await measure(sshd, { executor: "ctr-cmd", tool, capabilities: editor })]);
+      rows.push([tool, "container, the helper", await measure(sshd, { executor: "ctr", tool, capabilities: editor })]);
+    }
   }
   console.log(`| tool | where | first call (ms) | warm median (ms) | warm p90 (ms) | calls |`);
   console.log(`| --- | --- | ---: | ---: | ---: | ---: |`);

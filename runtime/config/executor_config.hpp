@@ -21,6 +21,7 @@ struct ExecutorConfig {
   std::vector<std::string> ssh_options;      // each passed as `-o`
   std::string workdir;                       // as written (`~/x` is expanded there); empty: the remote home
   std::vector<std::pair<std::string, std::string>> env;  // added to commands run there
+  bool helper = true;                        // ssh, container: run operations through `openvaala executor-helper` there
   // container (and devcontainer, read from its devcontainer.json)
   std::string engine;                        // "podman" | "docker"; empty: podman when found, else docker
   std::string container;                     // exec into this running container; or

@@ -96,7 +96,7 @@ void read_ssh(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, 
 
 void read_virtual(config::YamlReader& r, const YAML::Node& root, ExecutorConfig& x, const fs::path& home) {
   for (const char* k : {"host", "user", "port", "identity_file", "ssh_options", "workdir", "env", "engine", "container", "image",
-                        "mounts", "folder"})
+                        "mounts", "folder", "helper"})
     if (root[k]) r.error(root[k], std::string("'") + k + "' is for executors that run commands, not virtual ones (they run nothing)");
   auto root_dir = r.string(root, "root");
   if (!root["root"]) r.error_line(0, "a virtual executor needs 'root' (a local folder, seen as / on it)");
@@ -135,7 +135,7 @@ std::map<std::string, ExecutorConfig> load_executor_files(const fs::path& config
     }
     if (!r.expect_map(*root, "an executor file")) continue;
     r.check_keys(*root, {"id", "type", "host", "user", "port", "identity_file", "ssh_options", "workdir", "env", "root", "read_only",
-                         "engine", "container", "image", "mounts", "folder"},
+                         "engine", "container", "image", "mounts", "folder", "helper"},
                  "an executor file");
     if (auto id = r.string(*root, "id"); id && *id != x.id)
       r.error((*root)["id"], "id '" + *id + "' does not match the file name '" + x.id + ".yaml'");
@@ -157,6 +157,7 @@ std::map<std::string, ExecutorConfig> load_executor_files(const fs::path& config
       r.error((*root)["type"], "'type' must be ssh, container, devcontainer or virtual, not '" + *type +
                                    "' (local and openvaala are built in)");
     }
+    if (x.type != ExecutorConfig::Type::Virtual) x.helper = r.boolean(*root, "helper").value_or(true);
     if (config::has_errors(Diagnostics(diags.begin() + static_cast<long>(before), diags.end()))) continue;
     out[x.id] = std::move(x);
   }

@@ -51,6 +51,7 @@ struct Probe {
   std::string working_directory;
   bool has_bash = false;
   bool has_tar = false;
+  std::string helper;        // whether the executor helper runs there, and if not why
   double round_trip_ms = 0;  // one command over the warm connection
   double connect_ms = 0;     // the first connection
 };

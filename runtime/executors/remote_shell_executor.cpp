@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "runtime/executors/helper_binary.hpp"
+#include "runtime/executors/remote_helper.hpp"
 #include "runtime/executors/run_async.hpp"
 #include "runtime/protocol/executor_paths.hpp"
 #include "support/one_shot_event.hpp"
@@ -49,17 +51,13 @@ std::string workdir_word(const std::string& w) {
   return shell_quote(w);
 }
 
-std::string env_exports(const EnvList& env) {
-  std::string s;
-  for (const auto& [k, v] : env) s += "export " + k + "=" + shell_quote(v) + "\n";
-  return s;
-}
-
-// What the first command there learns: the working directory, bash and tar.
+// What the first command there learns: the working directory, bash, tar, and for the helper the
+// machine and whether this build is there.
 struct Place {
   std::string workdir;  // absolute; empty when not there
   bool has_bash = false;
   bool has_tar = false;
+  RemoteHelper::There there;
 };
 
 class RemoteShellExecutor : public Executor, public ExecutorPaths {
@@ -71,6 +69,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
   ~RemoteShellExecutor() override { shutdown(); }
 
   const ExecutorInfo& info() const override { return info_; }
+  std::optional<std::string> take_notice() override { return std::exchange(notice_, std::nullopt); }
 
   boost::asio::awaitable<std::string> working_directory(support::CancelSource* cancel) override {
     co_await connect(cancel);
@@ -79,6 +78,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
 
   boost::asio::awaitable<std::string> read_file(const std::string& path, support::CancelSource* cancel) override {
     co_await connect(cancel);
+    if (auto h = helper_) co_return co_await h->read_file(path, cancel);
     // A FIFO or a device there would hold the call until cancelled: only regular files.
     const std::string q = shell_quote(path);
     const std::string script =
@@ -92,6 +92,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
   boost::asio::awaitable<void> write_file(const std::string& path, const std::string& content,
                                           support::CancelSource* cancel) override {
     co_await connect(cancel);
+    if (auto h = helper_) co_return co_await h->write_file(path, content, cancel);
     const std::string script =
         "f=" + shell_quote(path) +
         "; d=$(dirname -- \"$f\") && mkdir -p -- \"$d\" && t=$(mktemp \"$d/.openvaala.XXXXXX\") || exit 1\n"
@@ -104,12 +105,14 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
 
   boost::asio::awaitable<void> remove_file(const std::string& path, support::CancelSource* cancel) override {
     co_await connect(cancel);
+    if (auto h = helper_) co_return co_await h->remove_file(path, cancel);
     auto out = co_await over_channel(in_workdir("rm -- " + shell_quote(path)), {}, 64 * 1024, cancel);
     check(out, "cannot remove " + path);
   }
 
   boost::asio::awaitable<FileInfo> stat(const std::string& path, support::CancelSource* cancel) override {
     co_await connect(cancel);
+    if (auto h = helper_) co_return co_await h->stat(path, cancel);
     const std::string q = shell_quote(path);
     auto out = co_await over_channel(
         in_workdir("if [ -d " + q + " ]; then echo d; elif [ -e " + q + " ]; then echo f $(wc -c < " + q + "); else echo n; fi"),
@@ -130,13 +133,18 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
   boost::asio::awaitable<RealPaths> real_paths(const std::vector<std::string>& paths,
                                                support::CancelSource* cancel) override {
     co_await connect(cancel);
-    std::string args;
-    for (const auto& p : paths) args += " " + shell_quote(p);
-    const std::string script = "realpath -m -z -- \"$@\" \"${XDG_CONFIG_HOME:-$HOME/.config}/openvaala\"";
-    auto out = co_await over_channel(in_workdir(script) + " sh" + args, {}, 1024 * 1024, cancel);
-    check(out, "cannot resolve paths");
+    std::string o;
+    if (auto h = helper_) {
+      o = co_await h->real_paths(paths, cancel);
+    } else {
+      std::string args;
+      for (const auto& p : paths) args += " " + shell_quote(p);
+      const std::string script = "realpath -m -z -- \"$@\" \"${XDG_CONFIG_HOME:-$HOME/.config}/openvaala\"";
+      auto out = co_await over_channel(in_workdir(script) + " sh" + args, {}, 1024 * 1024, cancel);
+      check(out, "cannot resolve paths");
+      o = std::move(out.stdout_data);
+    }
     std::vector<std::string> real;
-    const auto& o = out.stdout_data;
     for (std::size_t at = 0, end; (end = o.find('\0', at)) != std::string::npos; at = end + 1)
       real.push_back(o.substr(at, end - at));
     if (real.size() != paths.size() + 1)
@@ -153,6 +161,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
     if (!request.wrapper.empty()) throw error("commands cannot run in the sandbox on " + info_.type + " executors");
     co_await connect(cancel);
     if (!place_.has_bash) throw error("bash is not installed there (not found on the PATH there)");
+    if (auto h = helper_) co_return co_await h->run(request, cancel);
     auto tail = std::make_shared<detail::OutputTail>(request.max_output_bytes);
     auto on_output = [tail, user = std::move(request.on_output)](std::string_view chunk) {
       tail->add(chunk);
@@ -256,6 +265,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
 
   void shutdown() override {
     forwards_.clear();
+    if (auto h = std::exchange(helper_, nullptr)) h->close();
     if (!opened_) return;
     opened_ = false;
     channel_->close();
@@ -272,9 +282,12 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
       return p;
     }
     p.reachable = true;
+    helper_ = std::exchange(started_helper_, nullptr);
     p.working_directory = place_.workdir;
     p.has_bash = place_.has_bash;
     p.has_tar = place_.has_tar;
+    p.helper = helper_ ? "running (" + helper_->path() + " there): one stream for every operation"
+                       : "not used (" + helper_why_ + "): one " + channel_->argv("")[0] + " command per operation";
     auto t1 = Clock::now();
     bridge::process::ProcessSpec spec;
     spec.argv = channel_->argv("true");
@@ -345,6 +358,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
     } catch (...) {
       failure = "cannot connect";
     }
+    helper_ = std::exchange(started_helper_, nullptr);  // made on the pool, used here
     connecting_.reset();
     event->set();
     if (!failure.empty()) throw ExecutorError(failure);
@@ -359,7 +373,7 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
                               " 2>/dev/null || { echo OVNOWD; exit 0; }\n"
                               "echo \"OVPWD $(pwd -P)\"\n"
                               "command -v bash >/dev/null 2>&1 && echo OVBASH\n"
-                              "command -v tar >/dev/null 2>&1 && echo OVTAR\n";
+                              "command -v tar >/dev/null 2>&1 && echo OVTAR\n" + helper_probe_lines();
     bridge::process::ProcessSpec spec;
     spec.argv = channel_->argv("sh -c " + shell_quote(probe));
     spec.timeout = std::chrono::milliseconds(30'000);
@@ -379,15 +393,42 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
     place_.has_bash = o.find("OVBASH") != std::string::npos;
     place_.has_tar = o.find("OVTAR") != std::string::npos;
     place_.workdir = o.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+    RemoteHelper::read_probe(o, place_.there);
+    place_.there.workdir = place_.workdir;
     spdlog::info("executor {}: connected to {} (working directory {}, bash {}, tar {})", c_.id, info_.where, place_.workdir,
                  place_.has_bash ? "yes" : "no", place_.has_tar ? "yes" : "no");
+    start_helper(cancel);
     return {};
+  }
+
+  std::string helper_probe_lines() const {
+    std::string unused;
+    auto binary = c_.helper ? helper_binary(unused) : std::nullopt;
+    return binary ? RemoteHelper::probe_lines(binary->hash) : std::string();
+  }
+
+  // Blocking, after the probe: the helper there, or why not (said once, as a notice).
+  void start_helper(const std::atomic<bool>* cancel) {
+    std::string why = "helper: false";
+    auto h = c_.helper ? RemoteHelper::start(deps_, *channel_, c_, place_.there, cancel, why) : nullptr;
+    if (h) {
+      h->set_errors([this](const std::string& what) { return error(what); }, [this] { lost_connection(); });
+      spdlog::info("executor {}: the helper runs there ({})", c_.id, h->path());
+    } else if (!c_.helper) {
+      spdlog::info("executor {}: one command per operation (helper: false)", c_.id);
+    } else if (helper_why_ != why) {
+      spdlog::warn("executor {}: one command per operation, the helper is not used: {}", c_.id, why);
+      notice_ = "The helper cannot run there, so each operation is one `" + channel_->argv("")[0] + "` command (slower): " + why;
+    }
+    helper_why_ = h ? "" : why;
+    started_helper_ = std::move(h);
   }
 
   // The next use connects again (ssh: a new master) and checks the place again.
   void lost_connection() {
     place_.workdir.clear();
     forwards_.clear();  // they ended with the old connection
+    if (auto h = std::exchange(helper_, nullptr)) boost::asio::post(*deps_.pool, [h] { h->close(); });
   }
 
   Deps deps_;
@@ -398,9 +439,19 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
   std::shared_ptr<support::OneShotEvent> connecting_;
   Place place_;
   bool opened_ = false;
+  std::shared_ptr<RemoteHelper> helper_;          // null: the per-operation scripts
+  std::shared_ptr<RemoteHelper> started_helper_;  // connect_blocking's, taken by connect()
+  std::string helper_why_;                        // why there is none
+  std::optional<std::string> notice_;             // for the first session that asks
 };
 
 }  // namespace
+
+std::string env_exports(const EnvList& env) {
+  std::string s;
+  for (const auto& [k, v] : env) s += "export " + k + "=" + shell_quote(v) + "\n";
+  return s;
+}
 
 std::string last_line(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();

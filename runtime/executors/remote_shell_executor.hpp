@@ -16,6 +16,9 @@ std::shared_ptr<Executor> make_remote_shell_executor(Deps deps, config::Executor
 // Opens the channel now (blocking), reports what is there and one round trip's time, and closes it.
 Probe probe_channel(const config::ExecutorConfig& config, std::unique_ptr<Channel> channel);
 
+// `export K='v'` lines for a POSIX shell.
+std::string env_exports(const EnvList& env);
+
 // The last line of a command's output, without its line end.
 std::string last_line(std::string s);
 

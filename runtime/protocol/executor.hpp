@@ -117,6 +117,9 @@ class Executor {
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
   virtual void shutdown() {}
+  // Something the user should hear once about this executor (it works, but slower than it could:
+  // the helper cannot run there, and why); empty afterwards.
+  virtual std::optional<std::string> take_notice() { return std::nullopt; }
   // Whether another process opens the files this executor reads (`writes` false) or writes: the
   // editor's fs/* does, and there /proc/self/… or /dev/fd/… name other files than the ones judged.
   virtual bool opens_elsewhere(bool /*writes*/) const { return false; }

@@ -117,6 +117,26 @@ containerScenario("exec into a running container as its user: read, patch and ba
   assert.match(podman("exec", box, "cat", "/tmp/hook.log"), new RegExp(`hook ran as dev in /srv/app on ${hostname}`),
     "the PreToolUse hook's script was copied into the container and ran there, as its user");
   assert.equal(h.requestsOf("terminal/create").length, 0, "nothing went through the editor's terminal");
+  assert.match(podman("exec", box, "sh", "-c", "ls /home/dev/.cache/openvaala/bin/*/openvaala"), /openvaala\n/,
+    "the helper was copied to the executor user's ~/.cache/openvaala/bin/<build-id>/ in the container");
+  assert.equal(processesIn(box, "executor-helper").length, 1, "one helper serves every operation");
+  assert.deepEqual(h.noticesOf(sessionId).filter((n) => /runs each operation as a command/.test(n)), [], "no fallback notice");
+});
+
+containerScenario("where the helper cannot be copied (a read-only ~/.cache), each operation is a command, and the user is told once", async (ctx) => {
+  const readOnly = fs.mkdtempSync("/tmp/ov-rocache-");
+  ctx.defer(() => fs.rmSync(readOnly, { recursive: true, force: true }));
+  const { fake, ws, h } = await setUp(ctx, {
+    executors: { img: `type: container\nimage: ${IMAGE}\nworkdir: /tmp\nmounts: ["${readOnly}:/root/.cache:ro"]\n` },
+    script: [call("c_bash", "bash", { command: "echo works" }), call("c_read", "read_file", { path: "/etc/hostname" }), { text: "done" }],
+  });
+  const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
+  assert.equal((await h.prompt(sessionId, "go")).stopReason, "end_turn");
+  assert.match(resultOf(fake, "c_bash"), /works/);
+  assert.ok(resultOf(fake, "c_read").trim().length > 0, "files are still read");
+  const told = h.noticesOf(sessionId).filter((n) => /runs each operation as a command/.test(n));
+  assert.equal(told.length, 1, `told once: ${JSON.stringify(h.noticesOf(sessionId))}`);
+  assert.match(told[0], /cannot copy it there: .*Read-only file system/);
 });
 
 containerScenario("cancel mid-command leaves no process in the container, and the session goes on", async (ctx) => {
@@ -219,7 +239,7 @@ containerScenario("config check --executor: the engine, the image, the container
   assert.match(ok.stdout, /Executor img: reachable/);
   assert.match(ok.stdout, /working directory: \/tmp/);
   assert.match(ok.stdout, /bash: yes/);
-  assert.match(ok.stdout, /commands: one `exec` of the engine per operation/);
+  assert.match(ok.stdout, /helper: running \(~\/\.cache\/openvaala\/bin\/[0-9a-f]+\/openvaala there\): one stream for every operation/);
   assert.deepEqual(containersOf(`openvaala.server=${ok.pid}`), [], "the probe's container is removed");
   const gone = run("--executor", "gone");
   assert.equal(gone.status, 1);

@@ -64,6 +64,8 @@ sshScenario("a session on an ssh executor reads, patches and runs there; the edi
   assert.match(out, /\n0\n/, "no temp file of the atomic write is left beside the file");
   assert.match(out, /env=set-by-executor/, "the executor's env reaches commands run there");
 
+  // (At least one: other test files may use the same remote user at the same time.)
+  assert.ok(sshd.processes("executor-helper").length >= 1, "the operations went to the executor helper there");
   // Nothing went through the editor's fs/terminal: those are local.
   assert.equal(h.requestsOf("fs/read_text_file").length, 0);
   assert.equal(h.requestsOf("fs/write_text_file").length, 0);
@@ -273,6 +275,7 @@ sshScenario("config check --executor: what it found there, or exactly why not", 
   assert.match(ok.stdout, /bash: yes/);
   assert.match(ok.stdout, /tar: yes/);
   assert.match(ok.stdout, /round trip \d+(\.\d+)? ms/);
+  assert.match(ok.stdout, /helper: running \(~\/\.cache\/openvaala\/bin\/[0-9a-f]+\/openvaala there\)/);
   const js = JSON.parse(run("--executor", "box", "--json").stdout);
   assert.equal(js.executor_check.reachable, true);
   assert.equal(js.executor_check.working_directory, sshd.workdir);

@@ -28,6 +28,8 @@ boost::asio::awaitable<void> read_view(Session& s) {
       notify(s, {NoticeSeverity::Warning, "Skills and AGENTS.md of executor `" + s.settings.executor + "` could not be read",
                  e.what()});
     }
+    if (auto notice = ex->take_notice())
+      notify(s, {NoticeSeverity::Info, "Executor `" + s.settings.executor + "` runs each operation as a command", *notice});
     s.services.executor_files = std::make_shared<const engine::ExecutorSnapshot>(std::move(snap));
   }
   rebuild_view(s);

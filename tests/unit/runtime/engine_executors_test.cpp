@@ -18,7 +18,7 @@ TEST(EngineExecutors, EveryFieldOfTheDesignLoads) {
   t.write("home/notes/design/readme.md", "x");
   t.write("config/executors/devbox.yaml",
           "id: devbox\ntype: ssh\nhost: devbox\nuser: me\nport: 2222\nidentity_file: ~/.ssh/id_ed25519\n"
-          "ssh_options: [ProxyJump=bastion]\nworkdir: ~/src/app\nenv: {GOFLAGS: -mod=mod}\n");
+          "ssh_options: [ProxyJump=bastion]\nworkdir: ~/src/app\nenv: {GOFLAGS: -mod=mod}\nhelper: false\n");
   t.write("config/executors/docs.yaml", "id: docs\ntype: virtual\nroot: ~/notes/design\nread_only: true\n");
   t.write("config/config.yaml", "default_executor: devbox\n");
   Diagnostics d;
@@ -32,6 +32,7 @@ TEST(EngineExecutors, EveryFieldOfTheDesignLoads) {
   EXPECT_EQ(dev.port.value_or(0), 2222);
   EXPECT_EQ(dev.identity_file.value_or(""), t.home() / ".ssh/id_ed25519");  // ~ is the local home
   EXPECT_EQ(dev.ssh_options, std::vector<std::string>{"ProxyJump=bastion"});
+  EXPECT_FALSE(dev.helper) << "helper: false (the default is true)";
   EXPECT_EQ(dev.workdir, "~/src/app");  // expanded on the remote side, not here
   ASSERT_EQ(dev.env.size(), 1u);
   EXPECT_EQ(dev.env[0].first, "GOFLAGS");
@@ -60,6 +61,8 @@ TEST(EngineExecutors, EveryRuleHasItsMessage) {
   t.write("config/executors/missing.yaml", "type: virtual\nroot: /does/not/exist\n");
   t.write("config/executors/env.yaml", "type: ssh\nhost: h\nenv:\n  1BAD: x\n");
   t.write("config/executors/dash.yaml", "type: ssh\nhost: -oProxyCommand=x\n");
+  t.write("config/executors/helper.yaml", "type: ssh\nhost: h\nhelper: sometimes\n");
+  t.write("config/executors/vhelper.yaml", "type: virtual\nroot: /\nhelper: false\n");
   Diagnostics d;
   auto e = t.load(d);
   const std::string x = (t.config() / "executors").string() + "/";
@@ -74,7 +77,9 @@ TEST(EngineExecutors, EveryRuleHasItsMessage) {
            x + "opts.yaml:4: each ssh_options entry must be 'Option=value' (as ssh -o takes it), got 'ProxyJump'",
            x + "opts.yaml:5: 'ControlPath' is set by openvaala (BatchMode and one shared connection per executor)",
            x + "unknown.yaml:3: unknown key 'password' in an executor file (allowed: id, type, host, user, port, "
-               "identity_file, ssh_options, workdir, env, root, read_only, engine, container, image, mounts, folder)",
+               "identity_file, ssh_options, workdir, env, root, read_only, engine, container, image, mounts, folder, helper)",
+           x + "helper.yaml:3: 'helper' must be true or false",
+           x + "vhelper.yaml:3: 'helper' is for executors that run commands, not virtual ones (they run nothing)",
            x + "mixed.yaml:3: 'root' is for virtual executors, not ssh",
            x + "vhost.yaml:3: 'host' is for executors that run commands, not virtual ones (they run nothing)",
            x + "noroot.yaml: a virtual executor needs 'root' (a local folder, seen as / on it)",

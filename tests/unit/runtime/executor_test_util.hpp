@@ -58,8 +58,12 @@ class ExecutorTest : public ::testing::Test {
   template <class T>
   T run(asio::awaitable<T> a) {
     auto f = asio::co_spawn(ioc, std::move(a), asio::use_future);
-    ioc.restart();
-    ioc.run_for(std::chrono::seconds(20));
+    // In slices: other work on ioc (a command started in the background) may outlive this call.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready && std::chrono::steady_clock::now() < until) {
+      ioc.restart();
+      ioc.run_for(std::chrono::milliseconds(10));
+    }
     if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
       throw std::runtime_error("the executor call did not finish within 20 s");
     return f.get();
