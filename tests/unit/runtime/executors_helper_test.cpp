@@ -251,9 +251,28 @@ TEST_F(SshExecutorWithHelper, WhereItCannotBeCopiedEachOperationIsACommandAndThe
 TEST_F(SshExecutorWithHelper, ALostHelperIsALostConnectionAndTheNextCallStartsItAgain) {
   write_text(home / "work" / "a.txt", "x");
   run(ex().working_directory(nullptr));
+  std::string running_error;
+  bool running_done = false;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        RunRequest r;
+        r.command = "echo $$ > pid; sleep 30";
+        try {
+          co_await ex().run(std::move(r), nullptr);
+        } catch (const runtime::ExecutorError& e) {
+          running_error = e.what();
+        }
+        running_done = true;
+      },
+      asio::detached);
+  ioc.restart();  // run() left it stopped
+  ioc.run_for(std::chrono::milliseconds(50));
+  ASSERT_GT(pid_from(home / "work" / "pid"), 0);
   // "[.]": the pattern must not match the shell that runs pkill.
   ASSERT_EQ(std::system(("pkill -KILL -f '" + home.string() + "/[.]cache/openvaala/bin'").c_str()), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_NE(error([&] { run(ex().read_file("a.txt", nullptr)); }).find("the connection was lost"), std::string::npos);
+  for (int i = 0; i < 500 && !running_done; ++i) ioc.run_for(std::chrono::milliseconds(10));
+  EXPECT_NE(running_error.find("the command: the connection was lost"), std::string::npos)
+      << "a command running when the helper dies is told so, not given an empty answer: " << running_error;
   EXPECT_EQ(run(ex().read_file("a.txt", nullptr)), "x") << "the next call connects and starts the helper again";
 }
