@@ -250,11 +250,61 @@ void checkpoint_turn_start(Session& session, const std::string& message_id) {
   if (auto store = checkpoints_of(session)) store->begin_message(message_id);
 }
 
+fs::path remote_file_key(const std::string& executor, const std::string& path) { return "@" + executor + ":" + path; }
+
+std::optional<std::pair<std::string, std::string>> remote_file_of(const fs::path& key) {
+  const std::string& s = key.native();
+  const auto colon = s.find(':');
+  if (s.empty() || s[0] != '@' || colon == std::string::npos) return std::nullopt;
+  return std::pair{s.substr(1, colon - 1), s.substr(colon + 1)};
+}
+
+boost::asio::awaitable<RemoteContent> remote_content(Executor& ex, const std::string& path) {
+  try {
+    const FileInfo info = co_await ex.stat(path, nullptr);
+    if (!info.exists) co_return RemoteContent{};
+    if (info.is_directory || info.size > kMaxFileBytes) co_return RemoteContent{false, {}};
+    std::string content = co_await ex.read_file(path, nullptr);
+    co_return RemoteContent{true, std::move(content)};
+  } catch (const ExecutorError& e) {
+    spdlog::warn("file checkpoint of {} on {}: {}", path, ex.info().id, e.what());
+    co_return RemoteContent{false, {}};
+  }
+}
+
+namespace {
+
+// An edit on another executor: what its files hold there now, read through the executor.
+boost::asio::awaitable<void> checkpoint_remote(sessions::CheckpointStore& store, Executor& ex,
+                                               const std::vector<fs::path>& edits, bool before) {
+  for (const auto& p : edits) {
+    const std::string path = p.string();  // (named: GCC 12 destroys a temporary in co_await twice)
+    const auto now = co_await remote_content(ex, path);
+    const auto key = remote_file_key(ex.info().id, path);
+    if (!before) store.after_change(key, now.content);
+    else if (now.kept) store.before_change(key, now.content);
+    else store.before_change_unkept(key);
+  }
+}
+
+}  // namespace
+
 boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, const ToolEnv& env, const std::string& tool,
                                                             tools::Permission permission, std::vector<fs::path> edits,
                                                             boost::asio::thread_pool& pool) {
   FileCheckpoint c;
-  if (!session.services.checkpoints || !env.on_local()) co_return c;
+  if (!session.services.checkpoints) co_return c;
+  if (!env.on_local()) {
+    auto ex = session.services.executors ? session.services.executors->find(env.executor, env.cwd) : nullptr;
+    if (permission != tools::Permission::Edit || !ex) co_return c;
+    c.store_ = session.services.checkpoints;
+    c.remote_ = std::move(ex);
+    c.edits_ = std::move(edits);
+    for (auto& p : c.edits_)
+      if (p.is_relative()) p = env.cwd / p;
+    co_await checkpoint_remote(*c.store_, *c.remote_, c.edits_, true);
+    co_return c;
+  }
   const bool bash = tool == "bash" && permission == tools::Permission::Execute;
   if (permission != tools::Permission::Edit && !bash) co_return c;
   c.store_ = session.services.checkpoints;
@@ -279,6 +329,7 @@ boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, co
 
 boost::asio::awaitable<void> FileCheckpoint::finish() {
   if (!store_) co_return;
+  if (remote_) co_return co_await checkpoint_remote(*store_, *remote_, edits_, false);
   auto job = [this] {
     try {
       for (const auto& p : edits_) store_->after_change(p, content_of(p));

@@ -1,9 +1,11 @@
 #pragma once
 // The file checkpoints the tools take (issue 36, runtime/sessions/checkpoints.hpp): before a call
-// runs, what the files it will change hold; after it, what they hold then. On `local` only (the
-// files another executor changes are not on this machine). The edit tools (apply_patch) name their
-// files in their approval request; for bash in a git work tree the files git does not ignore are
-// compared before and after the command (GitSnapshot in checkpointing.cpp).
+// runs, what the files it will change hold; after it, what they hold then. The edit tools
+// (apply_patch) name their files in their approval request, on any executor: a file on another
+// executor is read and put back there, keyed "@<executor>:<path there>" (remote_file_key). For
+// bash in a git work tree on `local` the files git does not ignore are compared before and after
+// the command (GitSnapshot in checkpointing.cpp); commands on other executors are not
+// checkpointed (docs/editors.md says so).
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
@@ -26,6 +28,19 @@ std::shared_ptr<sessions::CheckpointStore> checkpoints_of(Session& session);
 // The store is made here (beside the journal, its folder at the first change); none without a journal.
 void checkpoint_turn_start(Session& session, const std::string& message_id);
 
+// A file on another executor in the checkpoint store: "@<executor>:<path there>", never an
+// absolute local path; and back (nullopt: a local path).
+std::filesystem::path remote_file_key(const std::string& executor, const std::string& path);
+std::optional<std::pair<std::string, std::string>> remote_file_of(const std::filesystem::path& key);
+
+// What a file on `ex` holds for a checkpoint: `kept` false when it cannot be kept (a folder, too
+// large, unreadable: a restore reports it unavailable); `content` nullopt when it does not exist.
+struct RemoteContent {
+  bool kept = true;
+  std::optional<std::string> content;
+};
+boost::asio::awaitable<RemoteContent> remote_content(Executor& ex, const std::string& path);
+
 struct GitSnapshot;
 
 // One tool call's checkpoint: `take` before run(), `finish` after it.
@@ -43,6 +58,7 @@ class FileCheckpoint {
   boost::asio::thread_pool* pool_ = nullptr;
   std::vector<std::filesystem::path> edits_;  // the files an edit tool changes
   std::shared_ptr<GitSnapshot> git_;  // bash in a git work tree: what it held before (checkpointing.cpp)
+  std::shared_ptr<Executor> remote_;  // the edits are there (not on local)
 };
 
 }  // namespace runtime

@@ -19,7 +19,7 @@ std::string fingerprint(const config::ExecutorConfig& c) {
   std::string s = c.id + '\n' + config::executor_type_name(c.type) + '\n' + c.host + '\n' + c.user.value_or("") + '\n' +
                   std::to_string(c.port.value_or(0)) + '\n' + (c.identity_file ? c.identity_file->string() : "") + '\n' +
                   c.workdir + '\n' + c.root.string() + '\n' + (c.read_only ? "ro" : "rw") + '\n' + c.engine + '\n' +
-                  c.container + '\n' + c.image + '\n' + c.folder.string();
+                  c.container + '\n' + c.image + '\n' + c.folder.string() + '\n' + (c.helper ? "helper" : "no helper");
   for (const auto& m : c.mount_args) s += '\n' + m;
   for (const auto& o : c.ssh_options) s += '\n' + o;
   for (const auto& [k, v] : c.env) s += '\n' + k + '=' + v;

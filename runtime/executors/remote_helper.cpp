@@ -86,7 +86,7 @@ void RemoteHelper::lost(const std::string& what, const std::string& after) {
   throw error_for_(what + ": the connection was lost" + (said.empty() ? "" : " (" + said + ")") + after);
 }
 
-boost::asio::awaitable<std::string> RemoteHelper::call(char kind, std::string payload, const std::string& what,
+boost::asio::awaitable<std::string> RemoteHelper::call(char kind, std::string payload, std::string what,
                                                        support::CancelSource* cancel) {
   HelperClient::Outcome outcome{};
   auto reply = co_await client_->call(kind, std::move(payload), kFileOpTimeout, cancel, outcome);

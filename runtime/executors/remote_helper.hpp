@@ -57,8 +57,8 @@ class RemoteHelper {
   void close() { client_->close(); }
 
  private:
-  boost::asio::awaitable<std::string> call(char kind, std::string payload, const std::string& what,
-                                           support::CancelSource* cancel);
+  // (`what` by value: a temporary bound to a reference inside co_await is destroyed twice by GCC 12.)
+  boost::asio::awaitable<std::string> call(char kind, std::string payload, std::string what, support::CancelSource* cancel);
   // The channel ended: on_lost, then an error "<what>: the connection was lost (…)<after>".
   [[noreturn]] void lost(const std::string& what, const std::string& after = {});
 

@@ -81,13 +81,20 @@ void AcpAgent::bind_methods() {
   steering_.bind(binder_);
 }
 
+// The extensions a client may use, in the response's top-level `_meta` (where the peers put them).
+boost::json::object AcpAgent::initialize_meta() {
+  boost::json::object meta = AcpSteering::initialize_meta();
+  for (auto& [key, value] : AcpRewind::initialize_meta()) meta[key] = value;
+  return meta;
+}
+
 acp::awaitable<schema::InitializeResponse> AcpAgent::initialize(schema::InitializeRequest req) {
   client_.set_capabilities(req.clientCapabilities);
   if (!binder_.is_initialized()) bind_methods();
   binder_.initialized();
   // We speak version 1 and answer 1 to any request: the client decides whether it can continue.
   co_return schema::InitializeResponse{kProtocolVersion, agent_capabilities(), auth_.methods(),
-                                       {"openvaala", "OpenVaala", OPENVAALA_VERSION}, AcpSteering::initialize_meta()};
+                                       {"openvaala", "OpenVaala", OPENVAALA_VERSION}, initialize_meta()};
 }
 
 // Named arguments, no temporaries inside co_await: GCC 12 destroys such temporaries twice.

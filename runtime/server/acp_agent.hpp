@@ -71,6 +71,7 @@ class AcpAgent {
 
   void bind_methods();
   awaitable<acp::schema::InitializeResponse> initialize(acp::schema::InitializeRequest req);
+  static boost::json::object initialize_meta();
 
   // The session lifecycle.
   awaitable<acp::schema::NewSessionResponse> new_session(acp::schema::NewSessionRequest req);

@@ -34,6 +34,10 @@ void AcpRewind::bind(acp::Binder& binder) {
   binder.method(acp::methods::kSessionRewindFiles, this, &AcpRewind::rewind_files);
 }
 
+boost::json::object AcpRewind::initialize_meta() {
+  return boost::json::object{{"rewind", boost::json::object{{"supported", true}, {"files", true}}}};
+}
+
 // A turn running is -32600, an unknown message -32602, an unknown or closed session -32002.
 acp::awaitable<schema::RewindResponse> AcpRewind::rewind(schema::RewindRequest req) {
   auto session = find_open_session(sessions_, req.sessionId);

@@ -16,6 +16,8 @@ class AcpRewind {
  public:
   explicit AcpRewind(SessionManager& sessions) : sessions_(sessions) {}
   void bind(acp::Binder& binder);
+  // `_meta.rewind` of initialize: {supported: true, files: true}.
+  static boost::json::object initialize_meta();
 
  private:
   acp::awaitable<acp::schema::RewindResponse> rewind(acp::schema::RewindRequest req);

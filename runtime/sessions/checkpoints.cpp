@@ -165,13 +165,24 @@ std::optional<std::string> CheckpointStore::blob_content(const Change& c) const 
   return content;
 }
 
-std::optional<std::vector<CheckpointStore::FileBefore>> CheckpointStore::before(const std::string& message_id) const {
-  std::optional<std::size_t> from;
+std::optional<std::size_t> CheckpointStore::message_index(const std::string& message_id) const {
   for (std::size_t i = messages_.size(); i-- > 0;)
-    if (messages_[i] == message_id) {
-      from = i;
-      break;
-    }
+    if (messages_[i] == message_id) return i;
+  return std::nullopt;
+}
+
+std::optional<std::vector<fs::path>> CheckpointStore::changed_since(const std::string& message_id) const {
+  const auto from = message_index(message_id);
+  if (!from) return std::nullopt;
+  std::vector<fs::path> out;
+  for (const auto& c : changes_)
+    if (c.message >= *from && std::find(out.begin(), out.end(), c.path) == out.end()) out.push_back(c.path);
+  return out;
+}
+
+std::optional<std::vector<CheckpointStore::FileBefore>> CheckpointStore::before(const std::string& message_id,
+                                                                                const Contents& known_now) const {
+  const auto from = message_index(message_id);
   if (!from) return std::nullopt;
   std::vector<FileBefore> out;
   std::map<fs::path, bool> seen;
@@ -181,8 +192,10 @@ std::optional<std::vector<CheckpointStore::FileBefore>> CheckpointStore::before(
     if (f.available) f.content = blob_content(c);
     auto last = last_write_.find(c.path);
     std::error_code ec;
-    const bool exists = fs::exists(c.path, ec);
-    const auto now = exists ? support::read_file(c.path) : std::optional<std::string>();
+    const auto known = known_now.find(c.path);
+    const auto now = known != known_now.end() ? known->second
+                     : fs::exists(c.path, ec) ? support::read_file(c.path)
+                                              : std::optional<std::string>();
     const std::string hash_now = hash_of(now);
     f.unchanged = f.available && hash_now == hash_of(f.content);
     // No write of the agent recorded (the tool failed before it): anything but the old content is by hand.

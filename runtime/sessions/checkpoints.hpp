@@ -45,7 +45,12 @@ class CheckpointStore {
     bool changed_by_hand = false;        // it holds something else than the agent's last write now
     bool unchanged = false;              // it holds that content now: nothing to put back
   };
-  std::optional<std::vector<FileBefore>> before(const std::string& message_id) const;
+  // `now`: what files hold now where this machine cannot read them (another executor's, by key);
+  // the others are read here.
+  using Contents = std::map<std::filesystem::path, std::optional<std::string>>;
+  std::optional<std::vector<FileBefore>> before(const std::string& message_id, const Contents& now = {}) const;
+  // The files changed from `message_id` on (nullopt: no such message was begun).
+  std::optional<std::vector<std::filesystem::path>> changed_since(const std::string& message_id) const;
 
   std::uint64_t bytes() const { return bytes_; }  // of contents kept
   std::size_t dropped() const { return dropped_; }  // contents dropped by the bound so far
@@ -62,6 +67,7 @@ class CheckpointStore {
     std::uint64_t size = 0;
     bool dropped = false;
   };
+  std::optional<std::size_t> message_index(const std::string& message_id) const;  // the last begun with it
   void load();
   void append(const std::string& line);
   void flush_marks();

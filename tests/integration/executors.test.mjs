@@ -259,6 +259,41 @@ sshScenario("a host without bash or tar: bash is refused naming the executor, fi
   assert.match(r.stdout, /tar: not found/);
 });
 
+sshScenario("rewind_files puts back the agent's edits on an ssh executor, there: a created file deleted, a file changed by hand left alone", async (ctx) => {
+  sshd.writeRemote("a.txt", "a0\n");
+  sshd.writeRemote("b.txt", "b0\n");
+  const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a0\n+a1\n*** Update File: b.txt\n@@\n-b0\n+b1\n*** Add File: new.txt\n+created\n*** End Patch";
+  const { h, ws } = await setUp(ctx, {
+    executors: { box: sshd.executorYaml("box") },
+    files: { "a.txt": "local a\n" },
+    script: [call("c_patch", "apply_patch", { patch }), { text: "changed" }],
+  });
+  const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "box" } } });
+  await h.setMode(sessionId, "full_auto");
+  await h.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "change them" }], messageId: "m-1" });
+  const there = (name) => (fs.existsSync(path.join(sshd.workdir, name)) ? fs.readFileSync(path.join(sshd.workdir, name), "utf8") : null);
+  assert.equal(there("a.txt"), "a1\n");
+  assert.equal(there("new.txt"), "created\n");
+  const byName = (r) => Object.fromEntries(r.files.map((f) => [f.path, f.action]));
+  const key = (name) => `@box:${path.join(sshd.workdir, name)}`;
+
+  const dry = await h.request("_session/rewind_files", { sessionId, messageId: "m-1", dryRun: true });
+  assert.deepEqual(byName(dry), { [key("a.txt")]: "restore", [key("b.txt")]: "restore", [key("new.txt")]: "delete" },
+    "promise: the remote files are listed by executor and path there");
+  assert.equal(there("a.txt"), "a1\n", "a dry run changes nothing");
+
+  sshd.writeRemote("b.txt", "by hand\n");
+  const done = await h.request("_session/rewind_files", { sessionId, messageId: "m-1" });
+  assert.deepEqual(byName(done), { [key("a.txt")]: "restore", [key("b.txt")]: "conflict", [key("new.txt")]: "delete" });
+  assert.equal(there("a.txt"), "a0\n", "promise: a file the agent changed on the executor is put back there");
+  assert.equal(there("new.txt"), null, "promise: a file the agent created there is deleted");
+  assert.equal(there("b.txt"), "by hand\n", "promise: a remote file changed by hand is left alone");
+  assert.equal(fs.readFileSync(path.join(ws, "a.txt"), "utf8"), "local a\n", "the local file of the same name is not touched");
+  const again = await h.request("_session/rewind_files", { sessionId, messageId: "m-1", dryRun: true });
+  assert.deepEqual(byName(again), { [key("b.txt")]: "conflict" }, "what was put back is not listed again");
+  h.assertSchemaClean();
+});
+
 sshScenario("config check --executor: what it found there, or exactly why not", async (ctx) => {
   const closedPort = await freePort();
   const home = ctx.configHome({ modelUrl: "http://127.0.0.1:9" });

@@ -20,7 +20,11 @@ async function loadAgain(ctx, home, ws, sessionId) {
 scenario("a rewind drops the message and what follows from the model's next request and from session/load", async (ctx) => {
   const { fake, ws, home, h } = await ctx.setup({
     script: [{ text: "Answer one." }, { text: "Answer two." }, { text: "Answer three." }, { text: "Answer edited." }],
+    initialize: false,
   });
+  const init = await h.initialize();
+  assert.deepEqual(init._meta?.rewind, { supported: true, files: true },
+    "promise: initialize advertises _session/rewind and _session/rewind_files (_meta.rewind), beside _meta.steering");
   const { sessionId } = await h.newSession(ws);
   const first = await h.prompt(sessionId, "alpha question");
   assert.match(first.userMessageId, /^msg_/, "promise: the prompt's answer names its user message's id");
