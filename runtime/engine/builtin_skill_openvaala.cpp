@@ -348,8 +348,15 @@ root: ~/notes
 read_only: true
 ```
 
+ssh and container executors copy `openvaala` itself (without debug information) once per build to
+`~/.cache/openvaala/bin/<build-id>/` there and run `openvaala executor-helper` over their
+connection, so each file operation or command is a message, not a new `ssh` / `podman exec`
+process. Where it cannot run (another architecture, a read-only or `noexec` home, an older glibc)
+each operation is one command, slower, and the first session says why; `helper: false` in the
+executor's file chooses that.
+
 `openvaala config check --executor ID` connects and reports what it found there (or exactly why
-not).
+not), and whether the helper runs.
 
 ## Commands
 
