@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { before } from "node:test";
 import {
-  scenario, agentBinary, agentEnv, assertProcessesGone, toolResultText, writeFiles,
+  scenario, agentBinary, agentEnv, assertProcessesGone, executorFiles, lastToolResult, writeFiles,
 } from "./harness.mjs";
 
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
@@ -52,25 +52,9 @@ function runningContainer(ctx) {
   return name;
 }
 
-async function setUp(ctx, { script, executors = {}, files = {}, hooks = {} }) {
-  const fake = await ctx.fakeModel(script);
-  const ws = ctx.workspace({ "where.txt": "local\n", ...files });
-  const home = ctx.configHome({ modelUrl: fake.url });
-  for (const [id, yaml] of Object.entries(executors)) writeFiles(home.configDir, { [`executors/${id}.yaml`]: yaml });
-  writeFiles(home.configDir, hooks);
-  for (const f of Object.keys(hooks)) if (!f.endsWith(".yaml")) fs.chmodSync(path.join(home.configDir, f), 0o755);
-  const h = await ctx.agent({ env: home.env, cwd: ws });
-  await h.initialize();
-  return { fake, ws, home, h };
-}
+const setUp = (ctx, { script, executors = {}, files = {}, hooks = {} }) =>
+  ctx.setup({ script, files: { "where.txt": "local\n", ...files }, configFiles: { ...executorFiles(executors), ...hooks } });
 
-function resultOf(fake, id) {
-  for (let i = fake.requests.length - 1; i >= 0; i--) {
-    const t = toolResultText(fake.requests[i], id);
-    if (t !== undefined) return t;
-  }
-  return undefined;
-}
 const call = (id, name, args) => ({ toolCalls: [{ id, name, arguments: args }] });
 
 /** Scenario that removes the containers it started, whatever happened. */
@@ -103,12 +87,12 @@ containerScenario("exec into a running container as its user: read, patch and ba
   });
   const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "box" } } });
   assert.equal((await h.prompt(sessionId, "work in the container")).stopReason, "end_turn");
-  assert.match(resultOf(fake, "c_read"), /^in the container\n?$/, "read_file read the container's file, not the local one");
+  assert.match(lastToolResult(fake, "c_read"), /^in the container\n?$/, "read_file read the container's file, not the local one");
   assert.equal(podman("exec", box, "cat", "/srv/app/where.txt"), "patched in the container\n", "the patch changed the container's file");
   assert.equal(podman("exec", box, "stat", "-c", "%U", "/srv/app/where.txt").trim(), "dev", "written as the executor's user: the owner stays");
   assert.equal(fs.readFileSync(path.join(ws, "where.txt"), "utf8"), "local\n", "the local file is untouched");
   const hostname = podman("exec", box, "cat", "/etc/hostname").trim();
-  const out = resultOf(fake, "c_bash");
+  const out = lastToolResult(fake, "c_bash");
   assert.match(out, /Exit code: 0/);
   assert.match(out, /\/srv\/app\n/, "bash ran in the executor's workdir");
   assert.match(out, /\ndev\n/, "bash ran as the executor's user");
@@ -132,8 +116,8 @@ containerScenario("where the helper cannot be copied (a read-only ~/.cache), eac
   });
   const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
   assert.equal((await h.prompt(sessionId, "go")).stopReason, "end_turn");
-  assert.match(resultOf(fake, "c_bash"), /works/);
-  assert.ok(resultOf(fake, "c_read").trim().length > 0, "files are still read");
+  assert.match(lastToolResult(fake, "c_bash"), /works/);
+  assert.ok(lastToolResult(fake, "c_read").trim().length > 0, "files are still read");
   const told = h.noticesOf(sessionId).filter((n) => /runs each operation as a command/.test(n));
   assert.equal(told.length, 1, `told once: ${JSON.stringify(h.noticesOf(sessionId))}`);
   assert.match(told[0], /cannot copy it there: .*Read-only file system/);
@@ -156,7 +140,7 @@ containerScenario("cancel mid-command leaves no process in the container, and th
   });
   fake.push([call("c_next", "bash", { command: "echo still here" }), { text: "ok" }]);
   await h.prompt(sessionId, "again");
-  assert.match(resultOf(fake, "c_next"), /still here/);
+  assert.match(lastToolResult(fake, "c_next"), /still here/);
 });
 
 for (const how of ["session end (stdin closed)", "SIGKILL of the server"]) {
@@ -171,7 +155,7 @@ for (const how of ["session end (stdin closed)", "SIGKILL of the server"]) {
     });
     const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
     assert.equal((await h.prompt(sessionId, "work in a fresh container")).stopReason, "end_turn");
-    const out = resultOf(fake, "c_bash");
+    const out = lastToolResult(fake, "c_bash");
     assert.match(out, /mounted\n\/workspace\n/, "the mount and workdir of the executor file");
     assert.equal(fs.readFileSync(path.join(mounted, "made.txt"), "utf8"), "made-inside\n", "written inside, through the mount");
     const label = `openvaala.server=${h.pid}`;
@@ -198,7 +182,7 @@ containerScenario("devcontainer: the folder's devcontainer.json gives image, wor
   const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "dev" } } });
   assert.equal((await h.prompt(sessionId, "work in the dev container")).stopReason, "end_turn");
   const base = path.basename(project);
-  const out = resultOf(fake, "c_bash");
+  const out = lastToolResult(fake, "c_bash");
   assert.ok(out.includes(`the project\n/workspaces/${base}\nhome=/workspaces/${base}`), out);
   await h.close({ grace: 15000 });
   await assertProcessesGone(() => containersOf(`openvaala.server=${h.pid}`), { within: 15000, interval: 200, promise: "its container is removed" });
@@ -219,11 +203,11 @@ containerScenario("a missing container or engine is a tool error naming the exec
   });
   const { sessionId } = await h.newSession(ws);
   assert.equal((await h.prompt(sessionId, "try them")).stopReason, "end_turn");
-  assert.match(resultOf(fake, "c_gone"), /executor 'gone' \(container podman ov-no-such-container\): the container 'ov-no-such-container' does not exist/);
+  assert.match(lastToolResult(fake, "c_gone"), /executor 'gone' \(container podman ov-no-such-container\): the container 'ov-no-such-container' does not exist/);
   // docker's CLI may be here without its daemon: either way the engine is named, not the container.
-  assert.match(resultOf(fake, "c_engine"),
+  assert.match(lastToolResult(fake, "c_engine"),
     /executor 'noengine' \(container docker x\): the container engine 'docker' (is not installed|cannot be used \(docker: .+\))/);
-  assert.match(resultOf(fake, "c_local"), /local/, "a local tool still works");
+  assert.match(lastToolResult(fake, "c_local"), /local/, "a local tool still works");
 });
 
 containerScenario("config check --executor: the engine, the image, the container's working directory, or why not", async (ctx) => {
@@ -283,6 +267,6 @@ containerScenario("a session on a container sees the container's AGENTS.md and s
   assert.ok(!sys.includes("LOCAL-AGENTS-MARK"), "the local AGENTS.md is not given while no tool ran on local");
   assert.ok(sys.includes("/srv/app/.agents/skills/box-skill/SKILL.md"), "the container's skill is offered, by its path there");
   const hostname = podman("exec", box, "cat", "/etc/hostname").trim();
-  assert.equal(resultOf(fake, "c_where").trim(), `mcp as dev in /srv/app on ${hostname}`,
+  assert.equal(lastToolResult(fake, "c_where").trim(), `mcp as dev in /srv/app on ${hostname}`,
     "the MCP server listing the container runs inside it, as the executor's user, in its working directory");
 });

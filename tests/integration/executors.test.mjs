@@ -8,31 +8,16 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {
-  scenario, agentBinary, agentEnv, assertProcessesGone, makeWorkspace, sleep, toolCallsById, toolResultText, writeFiles,
+  scenario, agentBinary, agentEnv, assertProcessesGone, executorFiles, lastToolResult, makeWorkspace, sleep, toolCallsById,
+  writeFiles,
 } from "./harness.mjs";
 import { freePort, sshdForThisFile, startSshd } from "./sshd.mjs";
 
 const { sshd, sshScenario } = sshdForThisFile();
 
 /** Fake model + workspace (where.txt says "local") + config with executors/<id>.yaml files. */
-async function setUp(ctx, { script, executors = {}, extraYaml = "", files = {} }) {
-  const fake = await ctx.fakeModel(script);
-  const ws = ctx.workspace({ "where.txt": "local\n", ...files });
-  const home = ctx.configHome({ modelUrl: fake.url, extraYaml });
-  // Before the server starts: it reads the configuration once, at start-up.
-  for (const [id, yaml] of Object.entries(executors)) writeFiles(home.configDir, { [`executors/${id}.yaml`]: yaml });
-  const h = await ctx.agent({ env: home.env, cwd: ws });
-  await h.initialize();
-  return { fake, ws, home, h };
-}
-
-function lastResultText(fake, id) {
-  for (let i = fake.requests.length - 1; i >= 0; i--) {
-    const t = toolResultText(fake.requests[i], id);
-    if (t !== undefined) return t;
-  }
-  return undefined;
-}
+const setUp = (ctx, { script, executors = {}, extraYaml = "", files = {} }) =>
+  ctx.setup({ script, extraYaml, files: { "where.txt": "local\n", ...files }, configFiles: executorFiles(executors) });
 
 const call = (id, name, args) => ({ toolCalls: [{ id, name, arguments: args }] });
 
@@ -52,11 +37,11 @@ sshScenario("a session on an ssh executor reads, patches and runs there; the edi
   const res = await h.prompt(sessionId, "work on the remote");
   assert.equal(res.stopReason, "end_turn");
 
-  assert.match(lastResultText(fake, "c_read"), /^remote\n?$/, "read_file read the remote where.txt, not the local one");
+  assert.match(lastToolResult(fake, "c_read"), /^remote\n?$/, "read_file read the remote where.txt, not the local one");
   assert.equal(fs.readFileSync(path.join(sshd.workdir, "where.txt"), "utf8"), "patched remotely\n", "the patch changed the remote file");
   assert.equal(fs.readFileSync(path.join(ws, "where.txt"), "utf8"), "local\n", "the local file is untouched");
   assert.equal(fs.statSync(path.join(sshd.workdir, "where.txt")).uid, sshd.uid, "written as the remote user");
-  const out = lastResultText(fake, "c_bash");
+  const out = lastToolResult(fake, "c_bash");
   assert.match(out, /Exit code: 0/);
   assert.match(out, /patched remotely\n/);
   assert.ok(out.includes(`${sshd.workdir}\n`), `bash ran in the executor's workdir: ${out}`);
@@ -114,7 +99,7 @@ sshScenario("the executor session option: offered, switched, journaled and kept 
   const set = await h.request("session/set_config_option", { sessionId: r.sessionId, configId: "executor", value: "box" });
   assert.equal(set.configOptions.find((o) => o.id === "executor").currentValue, "box");
   await h.prompt(r.sessionId, "who");
-  assert.match(lastResultText(fake, "c1"), /\novtest\n/, "after switching, bash runs on box");
+  assert.match(lastToolResult(fake, "c1"), /\novtest\n/, "after switching, bash runs on box");
   const bad = await h.request("session/set_config_option", { sessionId: r.sessionId, configId: "executor", value: "nowhere" }).catch((e) => e);
   assert.equal(bad.code, -32602, "an unknown executor is invalid params");
   assert.match(bad.message, /no executor 'nowhere'/);
@@ -125,7 +110,7 @@ sshScenario("the executor session option: offered, switched, journaled and kept 
   const loaded = await h2.request("session/load", { sessionId: r.sessionId, cwd: ws, mcpServers: [] });
   assert.equal(loaded.configOptions.find((o) => o.id === "executor").currentValue, "box", "session/load keeps the executor");
   await h2.prompt(r.sessionId, "who again");
-  assert.match(lastResultText(fake, "c2"), /\novtest\n/);
+  assert.match(lastToolResult(fake, "c2"), /\novtest\n/);
 });
 
 sshScenario("default executor: default_executor of config.yaml; an unknown _meta executor is refused", async (ctx) => {
@@ -167,7 +152,7 @@ for (const how of ["cancel", "SIGKILL of the server"]) {
       // The session keeps working, on the same connection.
       fake.push([call("c_next", "bash", { command: "echo still here" }), { text: "ok" }]);
       await h.prompt(sessionId, "again");
-      assert.match(lastResultText(fake, "c_next"), /still here/);
+      assert.match(lastToolResult(fake, "c_next"), /still here/);
     }
   });
 }
@@ -217,17 +202,17 @@ sshScenario("faults name the executor in the tool result and the session keeps w
   const res = await turn;
   assert.equal(res.stopReason, "end_turn");
 
-  assert.match(lastResultText(fake, "c_down"), /executor 'down' \(ssh ovtest@127\.0\.0\.1:\d+\): cannot connect: connection refused/);
-  assert.match(lastResultText(fake, "c_nokey"), /executor 'nokey' .*authentication refused/);
-  assert.match(lastResultText(fake, "c_stranger"), /executor 'stranger' .*the host key is not trusted: add it to ~\/\.ssh\/known_hosts/,
+  assert.match(lastToolResult(fake, "c_down"), /executor 'down' \(ssh ovtest@127\.0\.0\.1:\d+\): cannot connect: connection refused/);
+  assert.match(lastToolResult(fake, "c_nokey"), /executor 'nokey' .*authentication refused/);
+  assert.match(lastToolResult(fake, "c_stranger"), /executor 'stranger' .*the host key is not trusted: add it to ~\/\.ssh\/known_hosts/,
     "an unknown host key is refused, never accepted (BatchMode, host keys checked)");
-  assert.match(lastResultText(fake, "c_drop"), /executor 'drop' .*the connection was lost/);
-  assert.match(lastResultText(fake, "c_unknown"), /There is no executor 'nowhere' \(available: local, openvaala, docs, down, drop, nokey, stranger\)/);
-  assert.match(lastResultText(fake, "c_vbash"), /Executor 'docs' \(virtual\) has files only: bash cannot run there/);
+  assert.match(lastToolResult(fake, "c_drop"), /executor 'drop' .*the connection was lost/);
+  assert.match(lastToolResult(fake, "c_unknown"), /There is no executor 'nowhere' \(available: local, openvaala, docs, down, drop, nokey, stranger\)/);
+  assert.match(lastToolResult(fake, "c_vbash"), /Executor 'docs' \(virtual\) has files only: bash cannot run there/);
   assert.ok(!fs.existsSync("/tmp/ov-should-not-exist"), "never attempted");
-  assert.equal(lastResultText(fake, "c_vread"), "virtual note\n");
-  assert.match(lastResultText(fake, "c_vpatch"), /Executor 'docs' is read-only/);
-  assert.equal(lastResultText(fake, "c_local"), "local\n", "the session keeps working on local");
+  assert.equal(lastToolResult(fake, "c_vread"), "virtual note\n");
+  assert.match(lastToolResult(fake, "c_vpatch"), /Executor 'docs' is read-only/);
+  assert.equal(lastToolResult(fake, "c_local"), "local\n", "the session keeps working on local");
   assert.equal(h.requestsOf("session/request_permission").filter((r) => r.params.toolCall?.toolCallId === "c_vbash").length, 0,
     "no permission was asked for a bash that cannot run there");
   await assertProcessesGone(() => sshd.processes("sleep 424203"), { within: 5000, promise: "the dropped connection's command is gone" });
@@ -251,8 +236,8 @@ sshScenario("a host without bash or tar: bash is refused naming the executor, fi
   });
   const { sessionId } = await h.newSession(ws);
   await h.prompt(sessionId, "try");
-  assert.match(lastResultText(fake, "c_bash"), /executor 'bare' \(ssh [^)]*\): bash is not installed there/);
-  assert.equal(lastResultText(fake, "c_read"), "bare host\n");
+  assert.match(lastToolResult(fake, "c_bash"), /executor 'bare' \(ssh [^)]*\): bash is not installed there/);
+  assert.equal(lastToolResult(fake, "c_read"), "bare host\n");
   const r = spawnSync(agentBinary(), ["config", "check", "--executor", "bare"], { env: agentEnv(home.env), encoding: "utf8" });
   assert.equal(r.status, 1, "a host without bash fails the check");
   assert.match(r.stdout, /bash: NOT FOUND/);

@@ -1146,11 +1146,17 @@ export class ScenarioContext {
     this.defer(() => h.close());
     return h;
   }
-  /** one-stop setup: fake model + workspace + config + started, initialized agent */
-  async setup({ provider = "openai", script = [], files = {}, extraYaml = "", configOpts = {}, agentOpts = {}, fakeOpts = {}, initialize = true } = {}) {
+  /**
+   * one-stop setup: fake model + workspace + config + started, initialized agent. `configFiles`:
+   * more files of the config root ({"executors/box.yaml": …}), written before the agent starts
+   * (it reads its configuration once); those starting with "#!" are made executable.
+   */
+  async setup({ provider = "openai", script = [], files = {}, extraYaml = "", configFiles = {}, configOpts = {}, agentOpts = {}, fakeOpts = {}, initialize = true } = {}) {
     const fake = await this.fakeModel(script, fakeOpts);
     const ws = this.workspace(files);
     const home = this.configHome({ provider, modelUrl: fake.url, extraYaml, ...configOpts });
+    writeFiles(home.configDir, configFiles);
+    for (const [f, text] of Object.entries(configFiles)) if (text.startsWith("#!")) fs.chmodSync(path.join(home.configDir, f), 0o755);
     const h = await this.agent({ env: home.env, cwd: ws, ...agentOpts });
     if (initialize) await h.initialize();
     return { fake, ws, home, h };
@@ -1276,6 +1282,16 @@ export function toolResultText(req, toolCallId) {
   assert.ok(r, `the model request carries a tool result for ${toolCallId}; it has ${JSON.stringify(all).slice(0, 1500)}`);
   return r.content;
 }
+
+/** The result the model was last sent for tool call `toolCallId`; undefined when none was. */
+export function lastToolResult(fake, toolCallId) {
+  for (let i = fake.requests.length - 1; i >= 0; i--)
+    if (toolResults(fake.requests[i]).some((x) => x.id === toolCallId)) return toolResultText(fake.requests[i], toolCallId);
+  return undefined;
+}
+
+/** `executors/<id>.yaml` config files for ctx.setup's `configFiles`. */
+export const executorFiles = (executors) => Object.fromEntries(Object.entries(executors).map(([id, yaml]) => [`executors/${id}.yaml`, yaml]));
 
 /** The system prompt of a recorded request (OpenAI system/developer message or Anthropic `system`). */
 export function systemPrompt(req) {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { DEFAULT_CLIENT_CAPABILITIES, scenario, toolResultText, writeFiles } from "./harness.mjs";
+import { DEFAULT_CLIENT_CAPABILITIES, executorFiles, lastToolResult, scenario } from "./harness.mjs";
 import { sshdForThisFile } from "./sshd.mjs";
 
 const { sshd, sshScenario } = sshdForThisFile();
@@ -13,28 +13,16 @@ const call = (id, name, args) => ({ toolCalls: [{ id, name, arguments: args }] }
 const WITH_NOTICES = { ...DEFAULT_CLIENT_CAPABILITIES, session: { notices: {} } };
 
 /** Fake model, workspace, config (executors/<id>.yaml, hooks/guard.yaml running `script`), server. */
-async function setUp(ctx, { script, guard, guardName, executors = {} }) {
-  const fake = await ctx.fakeModel(script);
-  const ws = ctx.workspace({});
-  const home = ctx.configHome({ modelUrl: fake.url });
-  for (const [id, yaml] of Object.entries(executors)) writeFiles(home.configDir, { [`executors/${id}.yaml`]: yaml });
-  writeFiles(home.configDir, {
-    "hooks/guard.yaml": `hooks:\n  PreToolUse:\n    - matcher: bash\n      hooks:\n        - type: command\n          script: ${guardName}\n`,
-    [`hooks/${guardName}`]: guard,
+const setUp = (ctx, { script, guard, guardName, executors = {} }) =>
+  ctx.setup({
+    script,
+    configFiles: {
+      ...executorFiles(executors),
+      "hooks/guard.yaml": `hooks:\n  PreToolUse:\n    - matcher: bash\n      hooks:\n        - type: command\n          script: ${guardName}\n`,
+      [`hooks/${guardName}`]: guard,
+    },
+    agentOpts: { clientCapabilities: WITH_NOTICES },
   });
-  fs.chmodSync(path.join(home.configDir, "hooks", guardName), 0o755);
-  const h = await ctx.agent({ env: home.env, cwd: ws, clientCapabilities: WITH_NOTICES });
-  await h.initialize();
-  return { fake, ws, home, h };
-}
-
-function resultOf(fake, id) {
-  for (let i = fake.requests.length - 1; i >= 0; i--) {
-    const t = toolResultText(fake.requests[i], id);
-    if (t !== undefined) return t;
-  }
-  return undefined;
-}
 
 /** The copies of a hook script in the remote user's ~/.cache/openvaala/hooks/<hash>/. */
 function remoteCopies(fileName) {
@@ -73,9 +61,9 @@ sshScenario("a PreToolUse script hook on an ssh executor runs on every call, not
 
   const log = fs.readFileSync(path.join(sshd.workdir, `${tag}.log`), "utf8").trim().split("\n");
   assert.equal(log.length, 3, `promise: the remote hook script ran for each of the three bash calls: ${log}`);
-  assert.match(resultOf(fake, "c_rm1"), /Blocked by a PreToolUse hook.*no rm here/s);
-  assert.match(resultOf(fake, "c_echo"), /between/);
-  assert.match(resultOf(fake, "c_rm2"), /Blocked by a PreToolUse hook.*no rm here/s,
+  assert.match(lastToolResult(fake, "c_rm1"), /Blocked by a PreToolUse hook.*no rm here/s);
+  assert.match(lastToolResult(fake, "c_echo"), /between/);
+  assert.match(lastToolResult(fake, "c_rm2"), /Blocked by a PreToolUse hook.*no rm here/s,
     "promise: the second rm is refused too (its hook ran from the cached copy)");
   assert.ok(fs.existsSync(victim), "the file the guard protects is still there");
   assert.deepEqual(h.updatesOf(sessionId, "notice").filter((n) => /hook/.test(n.title)), [], "no hook failed");
@@ -102,14 +90,14 @@ sshScenario("a remote hook cache deleted between two calls is copied again and t
   const log = fs.readFileSync(path.join(sshd.workdir, `${tag}.log`), "utf8").trim().split("\n");
   assert.equal(log.length, 2, `the hook ran for both calls: ${log}`);
   assert.match(log[1], /echo two/);
-  assert.match(resultOf(fake, "c2"), /two/);
+  assert.match(lastToolResult(fake, "c2"), /two/);
   h.assertSchemaClean();
 });
 
 /** The error notice a blocked call leaves and the tool result the model got, checked together. */
 function assertBlockedForNotRunning(h, fake, sessionId, id, why) {
-  assert.match(resultOf(fake, id), /Blocked by a PreToolUse hook \(guard-[^)]*\.sh\): hook guard-\S+\.sh could not run/,
-    `promise: a guard that could not run blocks the call: ${resultOf(fake, id)}`);
+  assert.match(lastToolResult(fake, id), /Blocked by a PreToolUse hook \(guard-[^)]*\.sh\): hook guard-\S+\.sh could not run/,
+    `promise: a guard that could not run blocks the call: ${lastToolResult(fake, id)}`);
   const notices = h.updatesOf(sessionId, "notice").filter((n) => /PreToolUse hook/.test(n.title));
   assert.equal(notices.length, 1, JSON.stringify(notices));
   assert.equal(notices[0].severity, "error");
