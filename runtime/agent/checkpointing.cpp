@@ -295,7 +295,7 @@ boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, co
   FileCheckpoint c;
   if (!session.services.checkpoints) co_return c;
   if (!env.on_local()) {
-    auto ex = session.services.executors ? session.services.executors->find(env.executor, env.cwd) : nullptr;
+    auto ex = use_executor(session, env.executor);
     if (permission != tools::Permission::Edit || !ex) co_return c;
     c.store_ = session.services.checkpoints;
     c.remote_ = std::move(ex);

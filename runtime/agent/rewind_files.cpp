@@ -69,7 +69,7 @@ boost::asio::awaitable<sessions::CheckpointStore::Contents> remote_contents_now(
   for (const auto& key : keys) {
     auto remote = remote_file_of(key);
     if (!remote) continue;
-    auto ex = s.services.executors ? s.services.executors->find(remote->first, s.settings.cwd) : nullptr;
+    auto ex = use_executor(s, remote->first);
     if (!ex) {
       unreachable[key] = "there is no executor '" + remote->first + "' now";
       continue;
@@ -84,7 +84,7 @@ boost::asio::awaitable<sessions::CheckpointStore::Contents> remote_contents_now(
 // Puts one file on another executor back (the decision is `r`'s); `r` says how it went.
 boost::asio::awaitable<void> restore_remote(Session& s, const FileBefore& f, FileRewound& r) {
   auto remote = remote_file_of(f.path);
-  auto ex = s.services.executors ? s.services.executors->find(remote->first, s.settings.cwd) : nullptr;
+  auto ex = use_executor(s, remote->first);
   try {
     if (!ex) throw ExecutorError("there is no executor '" + remote->first + "' now");
     if (f.content) co_await ex->write_file(remote->second, *f.content, nullptr);

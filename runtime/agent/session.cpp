@@ -30,6 +30,11 @@ Session Session::child_of(const Session& parent, std::shared_ptr<const engine::E
   return child;
 }
 
+std::shared_ptr<Executor> use_executor(const Session& session, const std::string& id) {
+  const auto& registry = session.services.executors;
+  return registry ? registry->use(id, session.settings.cwd, session.id) : nullptr;
+}
+
 void notify(const Session& session, Notice notice) {
   if (session.closing->cancelled() || !session.services.editor) return;
   session.services.editor->emit(session.id, std::move(notice));

@@ -184,6 +184,10 @@ struct Session {
   std::optional<ShownIn> shown_in;
 };
 
+// The executor `id` for this session's work, which marks it as used by the session (an
+// image-mode container stays until no open session uses it); null when there is none.
+std::shared_ptr<Executor> use_executor(const Session& session, const std::string& id);
+
 // Shows a notice to the user only (never to the model). Before the editor has the session/new|load
 // answer the editor's side holds it (SessionPresentation); after the session closed it is dropped.
 void notify(const Session& session, Notice notice);

@@ -19,6 +19,9 @@ namespace {
 
 std::string new_session_id() { return support::random_id("ses_"); }
 
+// (The executor by value: the coroutine outlives the caller's loop.)
+boost::asio::awaitable<void> release_executor(std::shared_ptr<Executor> ex) { co_await ex->release(); }
+
 std::shared_ptr<executors::Registry> make_registry(const SessionManager::Deps& deps) {
   return std::make_shared<executors::Registry>(
       executors::Deps{deps.io, deps.pool, std::make_shared<support::LazyThreadPool>(executors::kFileIoThreads)},
@@ -281,6 +284,10 @@ boost::asio::awaitable<void> SessionManager::close(const std::string& id) {
   if (session->turn.cancel) session->turn.cancel->cancel();
   session->closing->cancel();
   if (auto mcp = session->services.mcp) co_await mcp->close();
+  // The executors it alone used are released (an image-mode container goes), in the background:
+  // removing a container takes a moment, and the close is answered now.
+  for (auto& ex : executors_ ? executors_->session_ended(id) : std::vector<std::shared_ptr<Executor>>{})
+    boost::asio::co_spawn(deps_.io, release_executor(ex), boost::asio::detached);
 }
 
 boost::asio::awaitable<void> SessionManager::remove(const std::string& id) {

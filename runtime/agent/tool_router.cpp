@@ -418,7 +418,7 @@ boost::asio::awaitable<void> ToolRouter::run(Call& c) {
 // directory the call's; false with the error as the result when it cannot be used.
 boost::asio::awaitable<bool> ToolRouter::connect_executor(Call& c) {
   c.env.executor = tools::executor_of(c.args, c.env);
-  if (c.session.services.executors) c.executor = c.session.services.executors->find(c.env.executor, c.session.settings.cwd);
+  if (c.session.services.executors) c.executor = use_executor(c.session, c.env.executor);
   else if (c.env.on_local()) {  // a session without the server's executors (tests): local still works
     auto io = co_await boost::asio::this_coro::executor;
     c.executor = executors::make_local_executor({io, &hooks_.pool()}, c.session.settings.cwd);

@@ -326,7 +326,7 @@ env: {GOFLAGS: -mod=mod}     # optional
 type: container
 engine: podman               # optional: podman when found, else docker
 container: app-dev           # a running container; or instead
-image: localhost/dev:1       # one started for the server, removed when it ends
+image: localhost/dev:1       # one started while sessions use it, removed after the last
 mounts: ["~/src/app:/workspace"]   # image mode only
 workdir: /workspace
 user: dev                    # optional; everything runs and writes as this user

@@ -31,6 +31,9 @@ class Channel {
   virtual std::string open(const std::atomic<bool>* /*cancel*/) { return {}; }
   // Blocking, bounded: ends what open() and the commands left (the ssh master, the container).
   virtual void close() {}
+  // Whether open() starts the place for those who use it (an image-mode container): then it goes
+  // (close) once no session uses it, and the next use starts a fresh one.
+  virtual bool started_for_use() const { return false; }
   // The argv that makes the local `local_address` ("127.0.0.1:<port>") lead to `destination`
   // ("host:port") from there, for as long as the channel is open; nullopt where it cannot.
   virtual std::optional<std::vector<std::string>> forward_argv(const std::string& /*local_address*/,

@@ -82,6 +82,7 @@ class ContainerChannel : public Channel {
     close();
     return start(cancel);
   }
+  bool started_for_use() const override { return !c_.image.empty(); }
   void close() override {
     if (c_.image.empty() || !started_) return;
     started_ = false;

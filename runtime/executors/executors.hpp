@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ class Registry {
   void configure(const std::map<std::string, config::ExecutorConfig>& configs);
   // nullptr when there is no such executor. `cwd`: the session's (local's working directory).
   std::shared_ptr<Executor> find(const std::string& id, const fs::path& cwd) const;
+  // As find, for session `session`, which uses it from now on (until session_ended).
+  std::shared_ptr<Executor> use(const std::string& id, const fs::path& cwd, const std::string& session);
+  // `session` ended: the executors no other session uses now, to be released (Executor::release).
+  std::vector<std::shared_ptr<Executor>> session_ended(const std::string& session);
   // Every id: local, openvaala, then executors/*.yaml by id.
   std::vector<std::string> ids() const;
   // Closes every connection (`ssh -O exit`); blocking, bounded.
@@ -79,6 +84,7 @@ class Registry {
   fs::path control_dir_;  // created on the first ssh executor
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_;
+  std::map<std::string, std::set<std::string>> users_;  // executor id -> the sessions that use it
   std::vector<std::shared_ptr<Executor>> retired_;  // replaced on reload; closed at shutdown
   std::shared_ptr<Executor> openvaala_;
 };

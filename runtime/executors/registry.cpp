@@ -81,6 +81,29 @@ std::shared_ptr<Executor> Registry::find(const std::string& id, const fs::path& 
   return it == entries_.end() ? nullptr : it->second->executor;
 }
 
+std::shared_ptr<Executor> Registry::use(const std::string& id, const fs::path& cwd, const std::string& session) {
+  auto ex = find(id, cwd);
+  if (ex && id != config::kLocalExecutor && id != config::kOpenvaalaExecutor) {
+    std::lock_guard lock(mu_);
+    users_[id].insert(session);
+  }
+  return ex;
+}
+
+std::vector<std::shared_ptr<Executor>> Registry::session_ended(const std::string& session) {
+  std::vector<std::shared_ptr<Executor>> unused;
+  std::lock_guard lock(mu_);
+  for (auto it = users_.begin(); it != users_.end();) {
+    if (it->second.erase(session) && it->second.empty()) {
+      if (auto e = entries_.find(it->first); e != entries_.end()) unused.push_back(e->second->executor);
+      it = users_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return unused;
+}
+
 std::vector<std::string> Registry::ids() const {
   std::vector<std::string> out{config::kLocalExecutor, config::kOpenvaalaExecutor};
   std::lock_guard lock(mu_);

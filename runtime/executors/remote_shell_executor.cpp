@@ -263,6 +263,30 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
     co_return local;
   }
 
+  // Waits for a connect in progress, and holds the next ones until the place is closed.
+  boost::asio::awaitable<void> release() override {
+    if (!channel_->started_for_use()) co_return;
+    while (connecting_) {
+      auto pending = connecting_;
+      co_await pending->wait();
+    }
+    if (!opened_) co_return;
+    connecting_ = std::make_shared<support::OneShotEvent>(deps_.io);
+    auto event = connecting_;
+    auto helper = std::exchange(helper_, nullptr);
+    lost_connection();
+    opened_ = false;
+    auto job = [helper, channel = channel_.get()] {
+      if (helper) helper->close();
+      channel->close();
+      return true;
+    };
+    co_await support::run_blocking(*deps_.pool, std::move(job));
+    spdlog::info("executor {}: released (no session uses it)", c_.id);
+    connecting_.reset();
+    event->set();
+  }
+
   void shutdown() override {
     forwards_.clear();
     if (auto h = std::exchange(helper_, nullptr)) h->close();

@@ -117,6 +117,9 @@ class Executor {
   virtual std::string describe() const;
   // The server is ending: close connections now (blocking, bounded).
   virtual void shutdown() {}
+  // No session uses it any more: what was started for them goes (an image-mode container is
+  // removed); the next use starts afresh. A connection that is only kept (ssh) stays.
+  virtual boost::asio::awaitable<void> release() { co_return; }
   // Something the user should hear once about this executor (it works, but slower than it could:
   // the helper cannot run there, and why); empty afterwards.
   virtual std::optional<std::string> take_notice() { return std::nullopt; }

@@ -168,6 +168,32 @@ for (const how of ["session end (stdin closed)", "SIGKILL of the server"]) {
   });
 }
 
+containerScenario("image mode: the container goes when the last session using it closes; the next session gets a fresh one", async (ctx) => {
+  const { fake, ws, h } = await setUp(ctx, {
+    executors: { img: `type: container\nimage: ${IMAGE}\nworkdir: /tmp\n` },
+    script: [
+      call("c_mark", "bash", { command: "echo here > /tmp/mark; cat /etc/hostname" }), { text: "one" },
+      call("c_look", "bash", { command: "cat /tmp/mark 2>&1 || true" }), { text: "two" },
+    ],
+  });
+  const label = `openvaala.server=${h.pid}`;
+  const first = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
+  const other = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
+  await h.prompt(first.sessionId, "mark");
+  const [box] = containersOf(label);
+  assert.ok(box, "a container was started for the sessions");
+  await h.request("session/close", { sessionId: first.sessionId });
+  assert.deepEqual(containersOf(label), [box], "promise: a container another open session uses stays");
+  await h.request("session/close", { sessionId: other.sessionId });
+  await assertProcessesGone(() => containersOf(label), {
+    within: 15000, interval: 200, promise: "after the last session using it closed, the container started for it is removed",
+  });
+  const next = await h.newSession(ws, { _meta: { openvaala: { executor: "img" } } });
+  assert.equal((await h.prompt(next.sessionId, "look")).stopReason, "end_turn");
+  assert.match(lastToolResult(fake, "c_look"), /No such file/, "a fresh container: the first one's files are gone");
+  assert.equal(containersOf(label).length, 1);
+});
+
 containerScenario("devcontainer: the folder's devcontainer.json gives image, workspace mount, user and env", async (ctx) => {
   const project = ctx.workspace({
     "where.txt": "the project\n",

@@ -80,7 +80,7 @@ boost::asio::awaitable<std::shared_ptr<const hooks::HookPlace>> hook_place(const
   if (id == config::kLocalExecutor || !session.services.executors) co_return nullptr;
   auto place = std::make_shared<hooks::HookPlace>();
   place->executor = id;
-  auto ex = session.services.executors->find(id, session.settings.cwd);
+  auto ex = use_executor(session, id);
   if (!ex) {
     place->refusal = "there is no executor '" + id + "' to run it on";
     co_return place;

@@ -28,7 +28,7 @@ boost::asio::awaitable<McpExecutorLinks> connect_mcp_executors(const Session& s)
   for (const auto& c : s.services.view.mcp_servers) {
     const std::string id = mcp_executor(c, s.settings.executor);
     if (id == config::kLocalExecutor || links.unreachable.count(id)) continue;
-    auto ex = s.services.executors->find(id, s.settings.cwd);
+    auto ex = use_executor(s, id);
     if (!ex || !ex->info().can_run) continue;  // place_mcp_server says why
     try {
       co_await ex->working_directory(nullptr);
@@ -53,7 +53,7 @@ bridge::mcp::ServerSpec place_mcp_server(bridge::mcp::ServerSpec spec, const eng
   const std::string id = mcp_executor(c, s.settings.executor);
   spec.executor = id;
   if (id == config::kLocalExecutor) return spec;
-  auto ex = s.services.executors ? s.services.executors->find(id, s.settings.cwd) : nullptr;
+  auto ex = use_executor(s, id);
   if (!ex) throw ExecutorError("there is no executor '" + id + "'");
   if (!ex->info().can_run)
     throw ExecutorError("executor '" + id + "' cannot run MCP servers: it has files only (" + ex->info().type + ")");

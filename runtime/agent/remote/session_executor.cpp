@@ -17,7 +17,7 @@ boost::asio::awaitable<void> read_view(Session& s) {
   s.services.executor_files.reset();
   const auto& set = s.settings;
   std::shared_ptr<Executor> ex;
-  if (set.executor != config::kLocalExecutor && s.services.executors) ex = s.services.executors->find(set.executor, set.cwd);
+  if (set.executor != config::kLocalExecutor) ex = use_executor(s, set.executor);
   if (ex) {
     engine::ExecutorSnapshot snap;
     snap.executor = s.settings.executor;
@@ -39,7 +39,7 @@ boost::asio::awaitable<void> reread_agents_md(Session& s, boost::asio::thread_po
   if (!s.services.executor_files) {
     auto job = [cwd = s.settings.cwd] { return engine::load_agents_md_chain(cwd); };
     s.services.view.agents_md = co_await support::run_blocking(pool, std::move(job));
-  } else if (auto ex = s.services.executors ? s.services.executors->find(s.settings.executor, s.settings.cwd) : nullptr) {
+  } else if (auto ex = use_executor(s, s.settings.executor)) {
     try {
       s.services.view.agents_md = (co_await read_executor_files(*ex, false, cancel)).agents_md;
     } catch (const ExecutorError& e) {  // the last ones read stay
