@@ -289,13 +289,13 @@ boost::asio::awaitable<void> checkpoint_remote(sessions::CheckpointStore& store,
 
 }  // namespace
 
-boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, const ToolEnv& env, const std::string& tool,
-                                                            tools::Permission permission, std::vector<fs::path> edits,
-                                                            boost::asio::thread_pool& pool) {
+// An edit on another executor: its files read there before; a command there: noted as not kept.
+boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take_remote(Session& session, const ToolEnv& env, bool bash,
+                                                                   tools::Permission permission, std::vector<fs::path> edits) {
   FileCheckpoint c;
-  if (!session.services.checkpoints) co_return c;
-  if (!env.on_local()) {
-    auto ex = use_executor(session, env.executor);
+  auto ex = use_executor(session, env.executor);
+  try {
+    if (bash) session.services.checkpoints->commands_unkept(env.executor);
     if (permission != tools::Permission::Edit || !ex) co_return c;
     c.store_ = session.services.checkpoints;
     c.remote_ = std::move(ex);
@@ -303,9 +303,19 @@ boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, co
     for (auto& p : c.edits_)
       if (p.is_relative()) p = env.cwd / p;
     co_await checkpoint_remote(*c.store_, *c.remote_, c.edits_, true);
-    co_return c;
+  } catch (const std::exception& e) {
+    spdlog::error("file checkpoint before {} on {}: {}", bash ? "a command" : "an edit", env.executor, e.what());
   }
+  co_return c;
+}
+
+boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, const ToolEnv& env, const std::string& tool,
+                                                            tools::Permission permission, std::vector<fs::path> edits,
+                                                            boost::asio::thread_pool& pool) {
+  FileCheckpoint c;
+  if (!session.services.checkpoints) co_return c;
   const bool bash = tool == "bash" && permission == tools::Permission::Execute;
+  if (!env.on_local()) co_return co_await take_remote(session, env, bash, permission, std::move(edits));
   if (permission != tools::Permission::Edit && !bash) co_return c;
   c.store_ = session.services.checkpoints;
   c.pool_ = &pool;
@@ -329,7 +339,14 @@ boost::asio::awaitable<FileCheckpoint> FileCheckpoint::take(Session& session, co
 
 boost::asio::awaitable<void> FileCheckpoint::finish() {
   if (!store_) co_return;
-  if (remote_) co_return co_await checkpoint_remote(*store_, *remote_, edits_, false);
+  if (remote_) {
+    try {
+      co_await checkpoint_remote(*store_, *remote_, edits_, false);
+    } catch (const std::exception& e) {
+      spdlog::error("file checkpoint after an edit on {}: {}", remote_->info().id, e.what());
+    }
+    co_return;
+  }
   auto job = [this] {
     try {
       for (const auto& p : edits_) store_->after_change(p, content_of(p));

@@ -54,6 +54,9 @@ class FileCheckpoint {
   boost::asio::awaitable<void> finish();
 
  private:
+  static boost::asio::awaitable<FileCheckpoint> take_remote(Session& session, const ToolEnv& env, bool bash,
+                                                            tools::Permission permission,
+                                                            std::vector<std::filesystem::path> edits);
   std::shared_ptr<sessions::CheckpointStore> store_;
   boost::asio::thread_pool* pool_ = nullptr;
   std::vector<std::filesystem::path> edits_;  // the files an edit tool changes

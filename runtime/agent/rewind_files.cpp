@@ -116,6 +116,7 @@ boost::asio::awaitable<FilesRewound> rewind_files(SessionHistory& history, std::
     if (!before && !journal_has(history.store(), s.id, message_id)) return std::nullopt;
     FilesRewound out;
     out.dropped = store->dropped();
+    out.unkept_commands = store->unkept_commands_since(message_id);
     for (const auto& f : before.value_or(std::vector<FileBefore>{})) {
       if (auto why = unreachable.find(f.path); why != unreachable.end()) {
         out.files.push_back({f.path.string(), "unavailable", why->second});

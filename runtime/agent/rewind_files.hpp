@@ -21,6 +21,7 @@ struct FileRewound {
 struct FilesRewound {
   std::vector<FileRewound> files;
   std::size_t dropped = 0;  // checkpoints the bound has dropped in this session
+  std::vector<std::string> unkept_commands;  // executors where commands ran since, not checkpointed
 };
 
 // Throws AgentError: InvalidRequest while a turn runs or for a session that is not saved,

@@ -21,9 +21,14 @@ schema::RewindFilesResponse files_answer(const FilesRewound& done, bool dry_run)
     unavailable = unavailable || f.action == "unavailable";
   }
   if (done.dropped) answer.droppedCheckpoints = static_cast<std::int64_t>(done.dropped);
+  std::string note;
   if (unavailable)
-    answer.note = "Some files cannot be restored: their checkpoints were dropped (the oldest go past the size limit) "
-                  "or they were too large to keep.";
+    note = "Some files cannot be restored: their checkpoints were dropped (the oldest go past the size limit), they "
+           "were too large to keep, or their executor cannot be reached.";
+  for (const auto& executor : done.unkept_commands)
+    note += std::string(note.empty() ? "" : " ") + "Commands ran on executor '" + executor +
+            "', where what commands change is not checkpointed: those changes are not put back.";
+  if (!note.empty()) answer.note = std::move(note);
   return answer;
 }
 

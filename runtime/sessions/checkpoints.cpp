@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <system_error>
 
 #include "support/file_io.hpp"
@@ -61,6 +62,8 @@ void CheckpointStore::load() {
       if (c.dropped) ++dropped_;
       else bytes_ += c.size;
       changes_.push_back(std::move(c));
+    } else if (kind == "c" && !messages_.empty()) {
+      unkept_commands_.emplace_back(messages_.size() - 1, str("executor"));
     } else if (kind == "a") {
       last_write_[str("path")] = str("hash");
     } else if (kind == "d") {
@@ -148,6 +151,23 @@ void CheckpointStore::before_change_unkept(const fs::path& path) {
   ++dropped_;
   add(Change{messages_.size() - 1, path, blob, 0, true},
       json::object{{"k", "b"}, {"path", path.string()}, {"blob", blob}, {"size", 0}, {"dropped", true}});
+}
+
+void CheckpointStore::commands_unkept(const std::string& executor) {
+  if (messages_.empty()) return;
+  const std::pair<std::size_t, std::string> entry{messages_.size() - 1, executor};
+  if (std::find(unkept_commands_.begin(), unkept_commands_.end(), entry) != unkept_commands_.end()) return;
+  flush_marks();
+  append(json::serialize(json::object{{"k", "c"}, {"executor", executor}}));
+  unkept_commands_.push_back(entry);
+}
+
+std::vector<std::string> CheckpointStore::unkept_commands_since(const std::string& message_id) const {
+  std::set<std::string> out;
+  if (const auto from = message_index(message_id))
+    for (const auto& [message, executor] : unkept_commands_)
+      if (message >= *from) out.insert(executor);
+  return {out.begin(), out.end()};
 }
 
 void CheckpointStore::after_change(const fs::path& path, const std::optional<std::string>& content) {

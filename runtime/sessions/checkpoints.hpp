@@ -33,6 +33,11 @@ class CheckpointStore {
   void before_change(const std::filesystem::path& path, const std::optional<std::string>& content);
   // The same for a file whose content is not kept (too large): a restore reports it unavailable.
   void before_change_unkept(const std::filesystem::path& path);
+  // A command of this turn ran on `executor`, where what commands change is not checkpointed: a
+  // restore says so (once per turn and executor).
+  void commands_unkept(const std::string& executor);
+  // The executors where commands ran unkept from `message_id` on, sorted.
+  std::vector<std::string> unkept_commands_since(const std::string& message_id) const;
   // `path` now holds `content` (nullopt: removed), written by the agent (or put back by a restore).
   void after_change(const std::filesystem::path& path, const std::optional<std::string>& content);
 
@@ -81,6 +86,7 @@ class CheckpointStore {
   std::vector<std::string> messages_;  // begun, in order
   std::size_t written_marks_ = 0;      // messages_ already in the index
   std::vector<Change> changes_;        // in order
+  std::vector<std::pair<std::size_t, std::string>> unkept_commands_;  // message index, executor
   std::map<std::filesystem::path, std::string> last_write_;  // hash of the agent's last write, by file
   std::uint64_t next_blob_ = 0;
   std::uint64_t bytes_ = 0;

@@ -251,7 +251,7 @@ sshScenario("rewind_files puts back the agent's edits on an ssh executor, there:
   const { h, ws } = await setUp(ctx, {
     executors: { box: sshd.executorYaml("box") },
     files: { "a.txt": "local a\n" },
-    script: [call("c_patch", "apply_patch", { patch }), { text: "changed" }],
+    script: [call("c_patch", "apply_patch", { patch }), call("c_cmd", "bash", { command: "echo by-command > cmd.txt" }), { text: "changed" }],
   });
   const { sessionId } = await h.newSession(ws, { _meta: { openvaala: { executor: "box" } } });
   await h.setMode(sessionId, "full_auto");
@@ -273,6 +273,9 @@ sshScenario("rewind_files puts back the agent's edits on an ssh executor, there:
   assert.equal(there("a.txt"), "a0\n", "promise: a file the agent changed on the executor is put back there");
   assert.equal(there("new.txt"), null, "promise: a file the agent created there is deleted");
   assert.equal(there("b.txt"), "by hand\n", "promise: a remote file changed by hand is left alone");
+  assert.match(done.note ?? "", /Commands ran on executor 'box', where what commands change is not checkpointed/,
+    "promise: a restore says that commands run on another executor are not put back");
+  assert.equal(there("cmd.txt"), "by-command\n");
   assert.equal(fs.readFileSync(path.join(ws, "a.txt"), "utf8"), "local a\n", "the local file of the same name is not touched");
   const again = await h.request("_session/rewind_files", { sessionId, messageId: "m-1", dryRun: true });
   assert.deepEqual(byName(again), { [key("b.txt")]: "conflict" }, "what was put back is not listed again");

@@ -119,3 +119,34 @@ TEST_F(CheckpointStoreTest, ATurnThatChangesNothingLeavesNoFolder) {
   store.begin_message("m1");
   EXPECT_FALSE(fs::exists(dir_ / "ses.checkpoints"));
 }
+
+TEST_F(CheckpointStoreTest, CommandsOnAnotherExecutorAreRememberedPerMessageAndReadBack) {
+  {
+    CheckpointStore store(dir_ / "ses.checkpoints");
+    store.begin_message("m1");
+    store.commands_unkept("box");
+    store.commands_unkept("box");
+    store.begin_message("m2");
+    store.commands_unkept("ctr");
+    EXPECT_EQ(store.unkept_commands_since("m1"), (std::vector<std::string>{"box", "ctr"}));
+    EXPECT_EQ(store.unkept_commands_since("m2"), std::vector<std::string>{"ctr"}) << "only from that message on";
+  }
+  CheckpointStore again(dir_ / "ses.checkpoints");
+  EXPECT_EQ(again.unkept_commands_since("m1"), (std::vector<std::string>{"box", "ctr"})) << "kept with the session";
+  EXPECT_TRUE(again.unkept_commands_since("nope").empty());
+}
+
+TEST_F(CheckpointStoreTest, AFileOnAnotherExecutorIsJudgedByWhatItHoldsThere) {
+  CheckpointStore store(dir_ / "ses.checkpoints");
+  const fs::path key = "@box:/srv/a.txt";
+  store.begin_message("m1");
+  store.before_change(key, std::string("old"));
+  store.after_change(key, std::string("new"));
+  auto as_agent_left = store.before("m1", {{key, std::string("new")}});
+  ASSERT_TRUE(as_agent_left && as_agent_left->size() == 1u);
+  EXPECT_FALSE((*as_agent_left)[0].changed_by_hand);
+  EXPECT_EQ((*as_agent_left)[0].content, std::optional<std::string>("old"));
+  auto by_hand = store.before("m1", {{key, std::string("edited there")}});
+  EXPECT_TRUE((*by_hand)[0].changed_by_hand) << "what it holds there now, not a local file of that name";
+  EXPECT_EQ(*store.changed_since("m1"), std::vector<fs::path>{key});
+}
