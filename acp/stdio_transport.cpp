@@ -407,7 +407,10 @@ void StdioTransport::writer_loop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      while (!stopping_ && queue_.empty()) {
+      // Held lines wait for the release or a batch worth a write, also when the periodic check of
+      // the output (or a spurious wake-up) wakes the writer meanwhile.
+      auto nothing_to_write = [this] { return queue_.empty() || (holds_ > 0 && queued_bytes_ < kBurstBatchBytes); };
+      while (!stopping_ && nothing_to_write()) {
         if (work_cv_.wait_for(lock, kOutputCheckInterval) == std::cv_status::timeout && queue_.empty() &&
             !stopping_ && !write_failed_ && output_broken(out_fd_)) {
           lock.unlock();

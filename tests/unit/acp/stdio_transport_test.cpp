@@ -133,6 +133,29 @@ TEST_F(StdioTransportTest, LinesSentWhileTheOutputIsHeldLeaveTogetherAtTheReleas
   in.close_write();
 }
 
+TEST_F(StdioTransportTest, AHeldLineStaysHeldWhenTheWriterWakesToCheckTheOutput) {
+  auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
+  t->start(handlers());
+  t->hold_output();
+  t->send(R"({"jsonrpc":"2.0","method":"n"})");
+  std::this_thread::sleep_for(700ms);  // past the writer's periodic check of the output (500 ms)
+  int unread = -1;
+  ASSERT_EQ(::ioctl(out.read_end(), FIONREAD, &unread), 0);
+  EXPECT_EQ(unread, 0) << "a held line must wait for the release, whatever wakes the writer meanwhile";
+  t->release_output();
+  std::string got;
+  char buf[4096];
+  for (int i = 0; i < 30 && got.find('\n') == std::string::npos; ++i) {
+    pollfd p{out.read_end(), POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      const ssize_t n = ::read(out.read_end(), buf, sizeof buf);
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  EXPECT_EQ(got, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n") << "released, it is written";
+  in.close_write();
+}
+
 TEST_F(StdioTransportTest, ABulkProducerWaitsWhileThePeerDoesNotReadAndResumesWhenItDoes) {
   auto t = acp::make_stdio_transport(ioc.get_executor(), in.read_end(), out.write_end());
   t->start(handlers());
