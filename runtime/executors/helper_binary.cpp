@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 
 #include "bridge/process/child_process.hpp"
@@ -97,23 +98,33 @@ fs::path stripped_copy(const fs::path& self, const std::string& hash) {
 }  // namespace
 
 std::optional<HelperBinary> helper_binary(std::string& why) {
+  // Cached per program to copy ($OPENVAALA_HELPER_BINARY may name another between calls: tests).
   static std::mutex mu;
-  static std::optional<HelperBinary> found;
-  static std::string found_why;
-  static bool looked = false;
+  static std::map<std::string, std::optional<HelperBinary>> found;
+  static std::map<std::string, std::string> found_why;
+  const char* other = std::getenv("OPENVAALA_HELPER_BINARY");
+  const std::string key = other ? other : "";
   std::lock_guard lock(mu);
-  if (!looked) {
-    looked = true;
+  if (!found.count(key)) {
     std::error_code ec;
-    const char* other = std::getenv("OPENVAALA_HELPER_BINARY");
-    const fs::path self = other && *other ? fs::path(other) : fs::read_symlink("/proc/self/exe", ec);
-    std::string hash = other && *other ? "" : own_build_id();
+    const fs::path self = key.empty() ? fs::read_symlink("/proc/self/exe", ec) : fs::path(key);
+    std::string hash = key.empty() ? own_build_id() : "";
     if (hash.empty()) hash = size_and_time(self, ec);
-    if (ec) found_why = "cannot find the program to copy (" + self.string() + "): " + ec.message();
-    else found = HelperBinary{other && *other ? self : stripped_copy(self, hash), hash, machine()};
+    if (ec) found_why[key] = "cannot find the program to copy (" + self.string() + "): " + ec.message();
+    found[key] = ec ? std::nullopt : std::optional<HelperBinary>(HelperBinary{self, hash, machine(), !key.empty()});
   }
-  if (!found) why = found_why;
-  return found;
+  if (!found[key]) why = found_why[key];
+  return found[key];
+}
+
+fs::path helper_file_to_copy(const HelperBinary& binary) {
+  if (binary.as_is) return binary.program;
+  static std::mutex mu;
+  static std::map<fs::path, fs::path> made;  // program -> the copy made of it
+  std::lock_guard lock(mu);
+  std::error_code ec;
+  if (auto it = made.find(binary.program); it != made.end() && fs::exists(it->second, ec)) return it->second;
+  return made[binary.program] = stripped_copy(binary.program, binary.hash);
 }
 
 std::string remote_helper_path(const std::string& hash) { return ".cache/openvaala/bin/" + hash + "/openvaala"; }

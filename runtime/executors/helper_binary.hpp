@@ -12,15 +12,19 @@
 namespace runtime::executors {
 
 struct HelperBinary {
-  std::filesystem::path file;  // the local file to copy
-  std::string hash;            // the build-id, hex
-  std::string arch;            // uname -m here ("x86_64")
+  std::filesystem::path program;  // this program's file (or $OPENVAALA_HELPER_BINARY)
+  std::string hash;               // the build-id, hex
+  std::string arch;               // uname -m here ("x86_64")
+  bool as_is = false;             // copied as it is (named by $OPENVAALA_HELPER_BINARY)
 };
 
-// Blocking the first time (the stripped copy is made), then cached. nullopt and `why` when there
-// is nothing to copy (this program's file cannot be found). $OPENVAALA_HELPER_BINARY names
-// another file to copy instead (the unit tests, whose own binary is not openvaala).
+// Cheap (no file is copied or made); cached. nullopt and `why` when there is nothing to copy
+// (this program's file cannot be found). $OPENVAALA_HELPER_BINARY names another file to copy
+// instead (the unit tests, whose own binary is not openvaala).
 std::optional<HelperBinary> helper_binary(std::string& why);
+
+// The file to copy there: the stripped copy, made the first time it is needed (blocking).
+std::filesystem::path helper_file_to_copy(const HelperBinary& binary);
 
 // Where the helper goes there, relative to $HOME.
 std::string remote_helper_path(const std::string& hash);

@@ -225,13 +225,16 @@ namespace {
 
 // Starts argv (looked up on PATH) in its own process group with three pipes; errno or 0.
 int spawn_channel(const std::vector<std::string>& argv, HelperClient::State& s) {
-  int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return errno;
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+  int p[3][2];  // stdin, stdout, stderr
+  for (int i = 0; i < 3; ++i) {
+    if (::pipe2(p[i], O_CLOEXEC) == 0) continue;
     const int e = errno;
-    for (int fd : {in[0], in[1]}) ::close(fd);
+    for (int j = 0; j < i; ++j) ::close(p[j][0]), ::close(p[j][1]);
     return e;
   }
+  auto& in = p[0];
+  auto& out = p[1];
+  auto& err = p[2];
   bridge::process::ProcessSpec spec;
   spec.argv = argv;
   const bridge::process::detail::ChildCommand command(spec);
@@ -281,8 +284,8 @@ std::shared_ptr<HelperClient> HelperClient::start(asio::any_io_executor io, cons
     return nullptr;
   }
   if (!read_hello(*s, hello_timeout)) {
-    ::close(s->in);
     bridge::process::forget_group_input(s->pid);
+    ::close(s->in);
     std::string said = last_line_of(read_for(s->err, std::chrono::milliseconds(500)));
     why_not = said.empty() ? "it did not answer" : said;
     s->reap(std::chrono::milliseconds(500));

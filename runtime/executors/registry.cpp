@@ -27,15 +27,6 @@ std::string fingerprint(const config::ExecutorConfig& c) {
 }
 }  // namespace
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) {
-    if (ch == '\'') out += "'\\''";
-    else out += ch;
-  }
-  return out + "'";
-}
-
 Registry::Registry(Deps deps, fs::path builtin_skills_dir)
     : deps_(std::move(deps)), builtin_skills_dir_(std::move(builtin_skills_dir)) {
   openvaala_ = make_virtual_executor(deps_, config::kOpenvaalaExecutor, "builtin", builtin_skills_dir_, "/skills", true);

@@ -64,7 +64,7 @@ std::shared_ptr<RemoteHelper> RemoteHelper::start(const Deps& deps, const Channe
   }
   const std::string rel = remote_helper_path(binary->hash);
   if (!there.has_build) {
-    if (auto failed = copy_there(channel, binary->file.string(), rel, cancel); !failed.empty()) {
+    if (auto failed = copy_there(channel, helper_file_to_copy(*binary).string(), rel, cancel); !failed.empty()) {
       why = "cannot copy it there: " + failed;
       return nullptr;
     }

@@ -471,26 +471,6 @@ class RemoteShellExecutor : public Executor, public ExecutorPaths {
 
 }  // namespace
 
-std::string env_exports(const EnvList& env) {
-  std::string s;
-  for (const auto& [k, v] : env) s += "export " + k + "=" + shell_quote(v) + "\n";
-  return s;
-}
-
-std::string last_line(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  auto nl = s.rfind('\n');
-  return nl == std::string::npos ? s : s.substr(nl + 1);
-}
-
-std::optional<InstallResult> parse_install_answer(const std::string& stdout_text) {
-  const std::string line = last_line(stdout_text);
-  using Answer = std::pair<std::string_view, bool>;  // prefix, written
-  for (const auto& [prefix, written] : {Answer{"OVSAME ", false}, Answer{"OVNEW ", true}})
-    if (line.starts_with(prefix) && line.size() > prefix.size()) return InstallResult{line.substr(prefix.size()), written};
-  return std::nullopt;
-}
-
 std::shared_ptr<Executor> make_remote_shell_executor(Deps deps, config::ExecutorConfig config,
                                                      std::unique_ptr<Channel> channel) {
   return std::make_shared<RemoteShellExecutor>(std::move(deps), std::move(config), std::move(channel));
