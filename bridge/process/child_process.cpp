@@ -400,6 +400,7 @@ ProcessResult run_process(const ProcessSpec& spec, const std::atomic<bool>* canc
   guard_group(pgid);
   pipes.close_child_ends();
   result.started = true;
+  if (spec.on_start) spec.on_start(pgid);
 
   RunningChild child(spec, pid, pipes, result);
   child.wait(cancel);

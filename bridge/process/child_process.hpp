@@ -3,6 +3,8 @@
 // cap, a timeout, and cancellation. The child leads its own process group, and on timeout or
 // cancel the whole group is killed (SIGTERM, then SIGKILL), so nothing it started outlives it.
 // Blocking: call it from a worker thread, never from the io_context thread.
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -30,6 +32,9 @@ struct ProcessSpec {
   bool merge_stderr = false;
   // Each chunk of stdout as it is read, on the calling thread (in addition to the capture).
   std::function<void(std::string_view)> on_stdout;
+  // Called once the child runs, with its process group (what it leaves in the background stays in
+  // that group after run_process returns: the executor helper ends those groups when it exits).
+  std::function<void(pid_t pgid)> on_start;
 };
 
 struct ProcessResult {

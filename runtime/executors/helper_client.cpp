@@ -24,6 +24,7 @@
 #include "bridge/process/child_spawn.hpp"
 #include "bridge/process/process_groups.hpp"
 #include "runtime/executors/helper_protocol.hpp"
+#include "runtime/executors/remote_shell_executor.hpp"
 #include "support/one_shot_event.hpp"
 
 namespace runtime::executors {
@@ -44,12 +45,6 @@ struct Op {
   bool lost = false;
   std::function<void(std::string_view)> on_output;  // touched on io only
 };
-
-std::string last_line_of(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  const auto nl = s.rfind('\n');
-  return nl == std::string::npos ? s : s.substr(nl + 1);
-}
 
 // Reads what `fd` has until EOF or `within` has passed.
 std::string read_for(int fd, std::chrono::milliseconds within) {
@@ -286,7 +281,7 @@ std::shared_ptr<HelperClient> HelperClient::start(asio::any_io_executor io, cons
   if (!read_hello(*s, hello_timeout)) {
     bridge::process::forget_group_input(s->pid);
     ::close(s->in);
-    std::string said = last_line_of(read_for(s->err, std::chrono::milliseconds(500)));
+    std::string said = last_line(read_for(s->err, std::chrono::milliseconds(500)));
     why_not = said.empty() ? "it did not answer" : said;
     s->reap(std::chrono::milliseconds(500));
     ::close(s->out);
@@ -308,7 +303,7 @@ bool HelperClient::alive() const {
 
 std::string HelperClient::why_lost() const {
   std::lock_guard lock(state_->mu);
-  return last_line_of(state_->err_tail);
+  return last_line(state_->err_tail);
 }
 
 void HelperClient::close() {

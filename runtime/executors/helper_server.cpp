@@ -1,14 +1,15 @@
 // `openvaala executor-helper` (helper_protocol.hpp): the far side of a remote executor's channel.
 // The main thread reads requests; each file operation runs on a thread of its own (a hung mount
-// holds that request only), each command on a thread that streams its output and reports its
-// exit. Replies share stdout under one lock.
+// holds that request only), each command on a thread that runs it with bridge::process::
+// run_process (its own process group, ended on a kill request), streams its output and reports
+// its exit. Replies share stdout under one lock.
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -21,8 +22,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bridge/process/child_command.hpp"
-#include "bridge/process/child_spawn.hpp"
+#include "bridge/process/child_process.hpp"
 #include "runtime/executors/helper_protocol.hpp"
 #include "runtime/protocol/executor.hpp"
 
@@ -57,31 +57,37 @@ class Replies {
   int fd_;
 };
 
-// The process groups started and not yet known to be gone.
-class Groups {
+// The commands running (their stop flags, run_process's cancel) and every process group started:
+// what a command left in the background stays in its group until the helper ends it.
+class Commands {
  public:
-  void add(std::uint32_t id, pid_t pgid) {
+  std::shared_ptr<std::atomic<bool>> add(std::uint32_t id) {
+    auto stop = std::make_shared<std::atomic<bool>>(false);
     std::lock_guard lock(mu_);
-    by_id_[id] = pgid;
-    all_.insert(pgid);
+    running_[id] = stop;
+    return stop;
+  }
+  void started(pid_t pgid) {
+    std::lock_guard lock(mu_);
+    groups_.insert(pgid);
   }
   void done(std::uint32_t id) {
     std::lock_guard lock(mu_);
-    by_id_.erase(id);
+    running_.erase(id);
   }
-  std::optional<pid_t> find(std::uint32_t id) {
+  // run_process ends its group: SIGTERM, then SIGKILL.
+  void stop(std::uint32_t id) {
     std::lock_guard lock(mu_);
-    auto it = by_id_.find(id);
-    if (it == by_id_.end()) return std::nullopt;
-    return it->second;
+    if (auto it = running_.find(id); it != running_.end()) it->second->store(true);
   }
-  // SIGTERM to every group still there (a finished command's background children too), SIGKILL
-  // to what is left after a second.
+  // Every command stopped, then SIGTERM to every group still there (the background children of
+  // finished commands too), SIGKILL to what is left after a second.
   void end_all() {
     std::set<pid_t> groups;
     {
       std::lock_guard lock(mu_);
-      groups = all_;
+      for (auto& [_, stop] : running_) stop->store(true);
+      groups = groups_;
     }
     for (pid_t g : groups) ::kill(-g, SIGTERM);
     for (int i = 0; i < 20 && any_alive(groups); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -98,23 +104,9 @@ class Groups {
     return false;
   }
   std::mutex mu_;
-  std::map<std::uint32_t, pid_t> by_id_;
-  std::set<pid_t> all_;
+  std::map<std::uint32_t, std::shared_ptr<std::atomic<bool>>> running_;
+  std::set<pid_t> groups_;
 };
-
-// Starts argv in a process group of its own (argv[0] looked up on PATH); errno on failure.
-int start(const std::vector<std::string>& argv, int in, int out, int err, pid_t& pid) {
-  bridge::process::ProcessSpec spec;
-  spec.argv = argv;
-  const bridge::process::detail::ChildCommand command(spec);
-  const bridge::process::ChildSpawn spawn(in, out, err, nullptr);
-  int rc = ENOENT;
-  for (const auto& path : command.candidates()) {
-    rc = spawn.spawn(pid, path.c_str(), command.argv(), command.envp());
-    if (rc != ENOENT && rc != EACCES && rc != ENOTDIR) break;
-  }
-  return rc;
-}
 
 std::string read_regular(const std::string& path) {
   // O_NONBLOCK: a FIFO must not hold the request until someone writes to it.
@@ -198,51 +190,24 @@ std::string stat_answer(const std::string& path) {
   return out;
 }
 
-// What a command printed to `fd` (at most `limit` bytes) and how it exited.
-struct Captured {
-  std::string out;
-  int status = 0;
-};
-Captured capture(const std::vector<std::string>& argv, std::size_t limit) {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) fail_errno(errno);
-  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  pid_t pid = -1;
-  const int rc = start(argv, null_fd, p[1], p[1], pid);
-  ::close(p[1]);
-  ::close(null_fd);
-  if (rc != 0) {
-    ::close(p[0]);
-    throw Failure("cannot run " + argv[0] + ": " + std::strerror(rc));
-  }
-  Captured c;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    if (c.out.size() < limit) c.out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(p[0]);
-  while (::waitpid(pid, &c.status, 0) < 0 && errno == EINTR) {
-  }
-  return c;
-}
-
 // realpath -m of each path, then of the config root there: the very command the per-operation
 // scripts run, so containment judges the same names whether the helper runs or not.
 std::string real_paths(PayloadReader& in) {
-  std::vector<std::string> argv{"realpath", "-m", "-z", "--"};
-  for (std::uint32_t n = in.u32(); n > 0; --n) argv.push_back(in.string());
+  bridge::process::ProcessSpec spec;
+  spec.argv = {"realpath", "-m", "-z", "--"};
+  for (std::uint32_t n = in.u32(); n > 0; --n) spec.argv.push_back(in.string());
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
   const char* home = std::getenv("HOME");
-  argv.push_back((xdg && *xdg ? std::string(xdg) : std::string(home ? home : "") + "/.config") + "/openvaala");
-  auto c = capture(argv, 1024 * 1024);
-  if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-    std::string why = c.out;
+  spec.argv.push_back((xdg && *xdg ? std::string(xdg) : std::string(home ? home : "") + "/.config") + "/openvaala");
+  spec.max_output_bytes = 1024 * 1024;
+  const auto r = bridge::process::run_process(spec);
+  if (!r.started) throw Failure("cannot run realpath: " + r.spawn_error);
+  if (r.exit_code != 0) {
+    std::string why = r.stderr_data;
     while (!why.empty() && why.back() == '\n') why.pop_back();
     throw Failure(why.empty() ? "realpath failed" : why.substr(why.rfind('\n') + 1));
   }
-  return c.out;
+  return r.stdout_data;
 }
 
 class Helper : public std::enable_shared_from_this<Helper> {
@@ -256,12 +221,12 @@ class Helper : public std::enable_shared_from_this<Helper> {
 
   // The threads hold the helper: serve() may return while one is stuck on a hung mount.
   void dispatch(Frame f) {
-    if (f.kind == kKill) return kill_group(f.id);
+    if (f.kind == kKill) return commands_.stop(f.id);
     if (f.kind == kSpawn) return std::thread([self = shared_from_this(), f = std::move(f)] { self->run_command(f); }).detach();
     std::thread([self = shared_from_this(), f = std::move(f)] { self->file_operation(f); }).detach();
   }
 
-  void end() { groups_.end_all(); }
+  void end() { commands_.end_all(); }
 
  private:
   void file_operation(const Frame& f) {
@@ -286,72 +251,31 @@ class Helper : public std::enable_shared_from_this<Helper> {
     }
   }
 
-  // bash -c COMMAND in its own process group, stdin /dev/null, stderr into stdout.
+  // bash -c COMMAND in its own process group (run_process), stderr into stdout, the output sent
+  // as it comes.
   void run_command(const Frame& f) {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) return replies_.send(f.id, kError, std::strerror(errno));
-    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    pid_t pid = -1;
-    int rc;
+    bridge::process::ProcessSpec spec;
     try {
-      rc = start({"bash", "-c", PayloadReader(f.payload).string()}, null_fd, p[1], p[1], pid);
-    } catch (const std::exception&) {
-      rc = EINVAL;
+      spec.argv = {"bash", "-c", PayloadReader(f.payload).string()};
+    } catch (const std::exception& e) {
+      return replies_.send(f.id, kError, e.what());
     }
-    ::close(p[1]);
-    ::close(null_fd);
-    if (rc != 0) {
-      ::close(p[0]);
-      return replies_.send(f.id, kError, std::string("cannot start bash: ") + std::strerror(rc));
-    }
-    groups_.add(f.id, pid);
-    const int status = stream_output(f.id, p[0], pid);
-    ::close(p[0]);
-    groups_.done(f.id);
+    spec.merge_stderr = true;
+    spec.max_output_bytes = 0;  // sent, not kept
+    spec.on_stdout = [&](std::string_view chunk) { replies_.send(f.id, kOutput, chunk); };
+    spec.on_start = [this](pid_t pgid) { commands_.started(pgid); };
+    const auto stop = commands_.add(f.id);
+    const auto r = bridge::process::run_process(spec, stop.get());
+    commands_.done(f.id);
+    if (!r.started) return replies_.send(f.id, kError, "cannot start bash: " + r.spawn_error);
     std::string exit;
-    put_u32(exit, static_cast<std::uint32_t>(WIFEXITED(status) ? WEXITSTATUS(status) : -1));
-    put_u32(exit, static_cast<std::uint32_t>(WIFSIGNALED(status) ? WTERMSIG(status) : -1));
+    put_u32(exit, static_cast<std::uint32_t>(r.exit_code.value_or(-1)));
+    put_u32(exit, static_cast<std::uint32_t>(r.term_signal.value_or(-1)));
     replies_.send(f.id, kExit, exit);
   }
 
-  // Sends the output as it comes until the command has exited and its output is drained (a
-  // background child that keeps the pipe open is given 200 ms); answers its wait status.
-  int stream_output(std::uint32_t id, int fd, pid_t pid) {
-    int status = 0;
-    bool exited = false;
-    auto drain_until = std::chrono::steady_clock::time_point::max();
-    char buf[65536];
-    while (std::chrono::steady_clock::now() < drain_until) {
-      pollfd pfd{fd, POLLIN, 0};
-      const int ready = ::poll(&pfd, 1, exited ? 20 : 100);
-      if (ready > 0) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n == 0) break;
-        if (n > 0) replies_.send(id, kOutput, std::string_view(buf, static_cast<std::size_t>(n)));
-      }
-      if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        drain_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      }
-    }
-    if (!exited)
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    return status;
-  }
-
-  void kill_group(std::uint32_t id) {
-    const auto pgid = groups_.find(id);
-    if (!pgid) return;
-    ::kill(-*pgid, SIGTERM);
-    std::thread([pgid = *pgid] {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      ::kill(-pgid, SIGKILL);
-    }).detach();
-  }
-
   Replies replies_;
-  Groups groups_;
+  Commands commands_;
   mode_t umask_ = 022;
 };
 

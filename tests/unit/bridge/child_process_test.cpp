@@ -385,3 +385,16 @@ TEST(ChildProcess, KeptOpenStdinReachesEofOnlyWhenTheChildIsDone) {
   EXPECT_EQ(d.exit_code, 0);
   EXPECT_EQ(d.stdout_data, "done\n");
 }
+
+TEST(ChildProcess, OnStartNamesTheGroupWhatItLeftBehindStaysIn) {
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "sleep 30 >/dev/null 2>&1 </dev/null & echo started"};
+  pid_t group = 0;
+  spec.on_start = [&](pid_t pgid) { group = pgid; };
+  auto r = run_process(spec);
+  ASSERT_TRUE(r.started);
+  EXPECT_EQ(r.stdout_data, "started\n");
+  ASSERT_GT(group, 0) << "on_start is called with the child's process group";
+  EXPECT_EQ(::kill(-group, 0), 0) << "the background sleep is still in that group (the executor helper ends it later)";
+  ::kill(-group, SIGKILL);
+}

@@ -182,6 +182,17 @@ TEST_F(Helper, ClosingTheChannelEndsEverythingItStarted) {
   EXPECT_TRUE(background_done) << "the command's caller is answered (its exit, or the lost channel)";
 }
 
+TEST_F(Helper, WhatAFinishedCommandLeftRunningEndsWithTheChannel) {
+  runtime::RunRequest r;
+  r.command = "sleep 30 >/dev/null 2>&1 </dev/null & echo $! > " + (dir / "pid").string();
+  EXPECT_EQ(run(remote->run(r, nullptr)).exit_code, 0);
+  const pid_t sleeper = pid_from(dir / "pid");
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(process_alive(sleeper)) << "a background process outlives its command while the channel is open";
+  client->close();
+  EXPECT_TRUE(gone_within(sleeper, std::chrono::seconds(5))) << "nothing the helper started outlives its channel";
+}
+
 TEST_F(Helper, ATimeoutKillsTheCommandAndSaysSo) {
   runtime::RunRequest r;
   r.command = "sleep 30";
