@@ -76,4 +76,14 @@ test("the confirmation lists each file with what will be done, and only Restore 
   assert.equal(await confirmRestore([{ path: "/w/a.txt", action: "restore" }]), false);
   const shown = __test.state.messages[0]!;
   assert.match(JSON.stringify(shown.items), /restore: \/w\/a\.txt\\ndelete: \/w\/n\.txt/);
+  assert.match(shown.text, /Put these files back as they were before this message\?/, "the question says what Restore does");
+  const [options, button] = shown.items as unknown as [{ modal: boolean }, string];
+  assert.equal(options.modal, true, "a modal question: files are not put back by a stray click elsewhere");
+  assert.equal(button, "Restore", "the one button that agrees is named Restore");
+});
+
+test("files on another executor are listed by executor and path there", async () => {
+  __test.state.messageAnswers.push(undefined);
+  assert.equal(await confirmRestore([{ path: "@devbox:/home/me/src/main.c", action: "restore" }]), false);
+  assert.match(JSON.stringify(__test.state.messages[0]!.items), /restore: @devbox:\/home\/me\/src\/main\.c/);
 });
