@@ -103,6 +103,21 @@ TEST_F(StdioTransportTest, AnOutputPipeIsGrownToHoldAWholeWriterBatch) {
   in.close_write();
 }
 
+// What `fd` delivers until it has `lines` lines (or 3 s have passed).
+static std::string read_lines(int fd, long lines) {
+  std::string got;
+  char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (std::count(got.begin(), got.end(), '\n') < lines && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  return got;
+}
+
 // A replay sends thousands of lines in a row. Written one by one as they come (a lone reply's
 // path) each costs a system call or two; held, they are left to the writer and leave in batches.
 TEST_F(StdioTransportTest, LinesSentWhileTheOutputIsHeldLeaveTogetherAtTheRelease) {
@@ -116,16 +131,7 @@ TEST_F(StdioTransportTest, LinesSentWhileTheOutputIsHeldLeaveTogetherAtTheReleas
   ASSERT_EQ(::ioctl(out.read_end(), FIONREAD, &unread), 0);
   EXPECT_EQ(unread, 0) << "a line sent while the output is held must be left to the writer, not written at once";
   t->release_output();
-  std::string got;
-  char buf[65536];
-  const auto deadline = std::chrono::steady_clock::now() + 3s;
-  while (std::count(got.begin(), got.end(), '\n') < 100 && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{out.read_end(), POLLIN, 0};
-    if (::poll(&p, 1, 100) == 1) {
-      const ssize_t n = ::read(out.read_end(), buf, sizeof buf);
-      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
-    }
-  }
+  const std::string got = read_lines(out.read_end(), 100);
   std::string expected;
   for (int i = 0; i < 100; ++i) expected += R"({"jsonrpc":"2.0","method":"n","params":{"i":)" + std::to_string(i) + "}}\n";
   EXPECT_TRUE(got == expected) << "once released, every held line must reach the peer, whole and in order; got "
@@ -143,16 +149,7 @@ TEST_F(StdioTransportTest, AHeldLineStaysHeldWhenTheWriterWakesToCheckTheOutput)
   ASSERT_EQ(::ioctl(out.read_end(), FIONREAD, &unread), 0);
   EXPECT_EQ(unread, 0) << "a held line must wait for the release, whatever wakes the writer meanwhile";
   t->release_output();
-  std::string got;
-  char buf[4096];
-  for (int i = 0; i < 30 && got.find('\n') == std::string::npos; ++i) {
-    pollfd p{out.read_end(), POLLIN, 0};
-    if (::poll(&p, 1, 100) == 1) {
-      const ssize_t n = ::read(out.read_end(), buf, sizeof buf);
-      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  EXPECT_EQ(got, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n") << "released, it is written";
+  EXPECT_EQ(read_lines(out.read_end(), 1), "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n") << "released, it is written";
   in.close_write();
 }
 
